@@ -1,0 +1,57 @@
+"""The ``aliasfuzz`` command line: argparse subcommands, one line per result.
+
+Exit codes: 0 success, 1 a finding that fails the run (see each subcommand), 2 a user's
+mistake (bad flag, bad file, unknown pipeline), reported as one line on stderr.
+Each subcommand module exposes ``add_parser(subparsers)`` and sets ``func`` to a
+``(args) -> int`` callable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from aliasfuzz.errors import InvalidArgument
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit code 2 (argparse prints usage otherwise)."""
+
+    def error(self, message: str):  # noqa: D401
+        self.exit(2, f"aliasfuzz: error: {message}\n")
+
+
+def _cmd_sample(args) -> int:
+    from aliasfuzz.fuzz.sample import sample_programs
+
+    for i, text in enumerate(sample_programs(args.n, seed=args.seed, max_statements=args.max_statements)):
+        print(f"# --- program {i} (seed {args.seed}) ---")
+        print(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="aliasfuzz", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("sample", help="print N generated programs as Python")
+    p.add_argument("-n", type=int, default=3, help="number of programs (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    p.add_argument("--max-statements", type=int, default=8)
+    p.set_defaults(func=_cmd_sample)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except InvalidArgument as e:
+        print(f"aliasfuzz: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Rendering: Program -> readable Python source, and loading it as a function.
+
+:func:`render_module` gives a module with one statement per line, stable names (the IR's
+own) and a map from statement index to source line, so that FX nodes can be traced back
+to statements through their ``stack_trace``. :func:`load_function` writes the module to a
+file (``@triton.jit`` and ``inspect`` need real source files) and imports it.
+
+Module-level definitions an op needs (custom ops, Triton kernels) come from
+:mod:`aliasfuzz.fuzz.preludes`: imported from there in-process (registered once), or
+inlined by :func:`render_inputs`' sibling :mod:`aliasfuzz.fuzz.repro` for standalone repros.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aliasfuzz.fuzz._files import load_module, workdir
+from aliasfuzz.fuzz.ir import Op, Program
+from aliasfuzz.fuzz.ops import lookup
+from aliasfuzz.fuzz.ops._build import lit
+
+__all__ = [
+    "FUNCTION_NAME",
+    "load_module",
+    "workdir",
+    "Rendered",
+    "load_function",
+    "render_inputs",
+    "render_module",
+    "render_statement",
+]
+
+FUNCTION_NAME = "program"
+_INDENT = "    "
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """Rendered source of a program and the source line (1-based) of each statement."""
+
+    source: str
+    statement_lines: tuple[int, ...]
+    preludes: tuple[str, ...]
+
+    def statement_at(self, lineno: int) -> int | None:
+        """The statement index rendered at ``lineno``, or None."""
+        try:
+            return self.statement_lines.index(lineno)
+        except ValueError:
+            return None
+
+
+def render_statement(op: Op) -> str:
+    """One statement as a line of Python (no indentation)."""
+    d = lookup(op.op)
+    text = d.render(op.args, op.params)
+    if d.statement or not op.out:
+        return text
+    return f"{', '.join(op.out)}{',' if len(op.out) == 1 and d.n_out != 1 else ''} = {text}"
+
+
+def preludes_of(program: Program) -> tuple[str, ...]:
+    """Names of module-level definitions the program's ops need, in first-use order."""
+    seen: dict[str, None] = {}
+    for op in program.body:
+        for name in lookup(op.op).prelude:
+            seen.setdefault(name, None)
+    return tuple(seen)
+
+
+def _signature(program: Program) -> str:
+    parts = []
+    for t in program.inputs:
+        ann = "Optional[torch.Tensor]" if t.optional else "torch.Tensor"
+        parts.append(f"{t.name}: {ann}")
+    return ", ".join(parts)
+
+
+def render_function_lines(program: Program, name: str = FUNCTION_NAME) -> list[str]:
+    """The ``def`` of the program, as lines; statement i is line i + 1 of the result."""
+    lines = [f"def {name}({_signature(program)}):"]
+    for op in program.body:
+        lines.append(_INDENT + render_statement(op))
+    if program.outputs:
+        outs = ", ".join(program.outputs)
+        lines.append(f"{_INDENT}return ({outs},)")
+    else:
+        lines.append(f"{_INDENT}return None")
+    return lines
+
+
+def render_module(program: Program, *, inline_preludes: bool = False) -> Rendered:
+    """The program as a Python module defining ``program(...)``.
+
+    With ``inline_preludes`` the custom-op and kernel definitions are pasted in (for a
+    standalone file); otherwise they are imported from :mod:`aliasfuzz.fuzz.preludes`.
+    """
+    from aliasfuzz.fuzz import preludes as _preludes
+
+    needed = preludes_of(program)
+    head = ["from typing import Optional", "", "import torch", ""]
+    if needed:
+        if inline_preludes:
+            head += _preludes.sources(needed)
+        else:
+            head.append(f"from aliasfuzz.fuzz.preludes import {', '.join(needed)}  # noqa: F401")
+        head.append("")
+    head.append("")
+    fn = render_function_lines(program)
+    first = len(head) + 2  # line number of the first statement (1-based)
+    lines = [*head, *fn, ""]
+    return Rendered(
+        source="\n".join(lines),
+        statement_lines=tuple(range(first, first + len(program.body))),
+        preludes=needed,
+    )
+
+
+def render_inputs(program: Program, *, device: str = "cpu", name: str = "make_inputs") -> str:
+    """Source of a function that builds the program's inputs exactly as :mod:`eager` does."""
+    from aliasfuzz.fuzz.eager import storage_expr
+
+    lines = [f"def {name}(device={device!r}):"]
+    for s in program.storages:
+        lines.append(f"{_INDENT}{s.name} = {storage_expr(s)}.to(device)")
+    names = []
+    for t in program.inputs:
+        if t.none:
+            lines.append(f"{_INDENT}{t.name} = None")
+        else:
+            expr = f"torch.as_strided({t.storage}, {lit(t.shape)}, {lit(t.stride)}, {t.offset})"
+            if t.requires_grad:
+                expr += ".detach().requires_grad_()"
+            lines.append(f"{_INDENT}{t.name} = {expr}")
+        names.append(t.name)
+    lines.append(f"{_INDENT}return ({', '.join(names)}{',' if len(names) == 1 else ''})")
+    return "\n".join(lines) + "\n"
+
+
+def load_function(program: Program):
+    """Render ``program`` and return ``(function, Rendered)``; the function is fresh per call."""
+    rendered = render_module(program)
+    module = load_module(rendered.source)
+    return getattr(module, FUNCTION_NAME), rendered

@@ -1,0 +1,1 @@
+"""The oracle: exact alias model, ground truth per candidate, differential checks, verdicts."""

@@ -1,0 +1,51 @@
+"""Verdicts: one ordered enum, worst first among findings; ``unknown`` is neither pass nor bug."""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["FINDINGS", "Verdict"]
+
+
+class Verdict(enum.Enum):
+    """Per program and pipeline. Order matters: a run reports its most severe verdict."""
+
+    OK = "ok"
+    MISCOMPILE = "miscompile"
+    UNSAFE_REINPLACE = "unsafe-reinplace"
+    MISSED_REINPLACE = "missed-reinplace"
+    INVARIANT = "invariant"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    UNKNOWN = "unknown"
+    INVALID_PROGRAM = "invalid-program"
+
+    @property
+    def rank(self) -> int:
+        return list(Verdict).index(self)
+
+    @property
+    def is_finding(self) -> bool:
+        return self in FINDINGS
+
+    @classmethod
+    def parse(cls, text: str) -> Verdict:
+        from aliasfuzz.errors import InvalidArgument
+
+        try:
+            return cls(text)
+        except ValueError:
+            names = ", ".join(v.value for v in cls)
+            raise InvalidArgument(f"unknown verdict {text!r} (one of: {names})") from None
+
+
+FINDINGS = frozenset(
+    {
+        Verdict.MISCOMPILE,
+        Verdict.UNSAFE_REINPLACE,
+        Verdict.MISSED_REINPLACE,
+        Verdict.INVARIANT,
+        Verdict.CRASH,
+        Verdict.TIMEOUT,
+    }
+)

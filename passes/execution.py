@@ -1,0 +1,75 @@
+"""What one pipeline run produced: :class:`Execution`, :class:`Decision`, :class:`Failure`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["STAGES", "Decision", "Execution", "Failure"]
+
+#: Where a pipeline can fail, in order.
+STAGES = ("trace", "compile", "run")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a pass did with one reinplacing candidate (a node and one mutated argument).
+
+    ``kind`` is one of ``auto_functionalized``, ``auto_functionalized_v2``,
+    ``triton_kernel_wrapper_functional``, ``index_put``, ``scatter``, ``copy_epilogue``,
+    ``inplaceable`` (an aten op with an in-place form, for ``torch.fx.passes.reinplace``).
+    ``arg`` names the mutated argument (the schema name, or ``_all_bases[i]`` for v2).
+    ``nbytes`` is the size of that argument in bytes when static. ``statement`` is the
+    program statement the node came from (from its stack trace), or None if unknown.
+    """
+
+    node: str
+    kind: str
+    arg: str
+    reinplaced: bool
+    nbytes: int | None = None
+    statement: int | None = None
+    target: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failure of the system under test, tagged with its stage (see :data:`STAGES`)."""
+
+    stage: str
+    error_type: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.stage not in STAGES:
+            raise ValueError(f"unknown stage {self.stage!r}")
+
+
+@dataclass
+class Execution:
+    """One run of a program through one pipeline.
+
+    ``outputs`` and ``inputs_after`` are what the compiled callable returned and the
+    inputs after its call; ``aliases`` is :func:`aliasfuzz.fuzz.eager.alias_map` of them.
+    ``graph_before`` is the functional FX graph the pass saw (FakeTensor metadata in
+    ``node.meta["val"]``), ``graph_after`` the graph after it. ``timings`` are seconds per
+    stage. ``failure`` is set when the pipeline failed; the other fields hold what it had.
+    """
+
+    pipeline: str
+    device: str
+    outputs: tuple[Any, ...] = ()
+    inputs_after: tuple[Any, ...] = ()
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    graph_before: Any = None
+    graph_after: Any = None
+    decisions: list[Decision] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    failure: Failure | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
