@@ -1,0 +1,257 @@
+"""Z3 plumbing for the memory model: sympy -> Z3 translation and a cached solver.
+
+Private to :mod:`aliasfuzz.oracle.memory`. The translation covers what torch SymInts carry
+(``symint.node.expr``): symbols, integers, ``+``, ``*``, ``**`` with a non-negative integer
+exponent, ``Mod``/``PythonMod`` (Z3 ``%``), ``FloorDiv``/``CleanDiv`` (Z3 ``/``, which is
+floor division for a positive divisor), ``Max``/``Min`` and relations, ``And``/``Or``/``Not``
+for guards. Anything else raises :class:`Unsupported`, which the caller turns into UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+import z3
+
+__all__ = ["Answer", "Translator", "Unsupported", "cover_query", "overlap_query", "solver"]
+
+
+class Unsupported(Exception):
+    """A sympy expression outside the supported fragment (becomes an UNKNOWN answer)."""
+
+
+def _torch_sympy_classes() -> dict[str, tuple[type, ...]]:
+    # torch's own sympy functions (FloorDiv, Mod, ...) live in torch.utils._sympy.functions;
+    # import lazily and by name so that this module does not need torch to be importable.
+    try:
+        from torch.utils._sympy import functions as f
+    except ImportError:  # pragma: no cover - torch is a hard dependency of aliasfuzz
+        return {}
+    names = {
+        "mod": ("Mod", "PythonMod"),
+        "floordiv": ("FloorDiv", "CleanDiv", "IntTrueDiv"),
+        "max": ("Max",),
+        "min": ("Min",),
+    }
+    table: dict[str, tuple[type, ...]] = {}
+    for key, candidates in names.items():
+        table[key] = tuple(getattr(f, n) for n in candidates if hasattr(f, n))
+    table["floordiv"] = tuple(c for c in table["floordiv"] if c.__name__ != "IntTrueDiv")
+    return table
+
+
+_TORCH = _torch_sympy_classes()
+_MOD = (sympy.Mod, *_TORCH.get("mod", ()))
+_FLOORDIV = _TORCH.get("floordiv", ())
+_MAX = (sympy.Max, *_TORCH.get("max", ()))
+_MIN = (sympy.Min, *_TORCH.get("min", ()))
+
+
+class Translator:
+    """Translate sympy integer expressions and guards into Z3 terms sharing one symbol table.
+
+    Symbols become ``z3.Int`` constants named like the sympy symbol, so a Z3 model can be
+    read back as ``{name: value}``. Raises :class:`Unsupported` on expressions outside the
+    fragment described in the module docstring (non-integer rationals, floats, ...).
+    """
+
+    def __init__(self) -> None:
+        self.symbols: dict[str, z3.ArithRef] = {}
+
+    def term(self, e: int | sympy.Basic) -> z3.ArithRef:
+        """The Z3 integer term of an int or a sympy integer expression."""
+        if isinstance(e, bool):
+            raise Unsupported(f"boolean where an integer was expected: {e!r}")
+        if isinstance(e, int):
+            return z3.IntVal(e)
+        if not isinstance(e, sympy.Basic):
+            raise Unsupported(f"not an integer expression: {type(e).__name__} {e!r}")
+        if isinstance(e, sympy.Integer):
+            return z3.IntVal(int(e))
+        if isinstance(e, sympy.Symbol):
+            name = str(e)
+            if name not in self.symbols:
+                self.symbols[name] = z3.Int(name)
+            return self.symbols[name]
+        if isinstance(e, sympy.Add):
+            return z3.Sum([self.term(a) for a in e.args])
+        if isinstance(e, sympy.Mul):
+            return z3.Product([self.term(a) for a in e.args])
+        if isinstance(e, sympy.Pow):
+            base, exp = e.args
+            if isinstance(exp, sympy.Integer) and 0 <= int(exp) <= 64:
+                return z3.Product([z3.IntVal(1)] + [self.term(base)] * int(exp))
+            raise Unsupported(f"power with a non-constant or negative exponent: {e}")
+        if isinstance(e, _MOD):
+            a, b = (self.term(x) for x in e.args)
+            return a % b
+        if _FLOORDIV and isinstance(e, _FLOORDIV):
+            a, b = (self.term(x) for x in e.args)
+            return a / b
+        if isinstance(e, _MAX) or isinstance(e, _MIN):
+            terms = [self.term(x) for x in e.args]
+            pick = (lambda x, y: x >= y) if isinstance(e, _MAX) else (lambda x, y: x <= y)
+            acc = terms[0]
+            for t in terms[1:]:
+                acc = z3.If(pick(acc, t), acc, t)
+            return acc
+        raise Unsupported(f"unsupported expression {type(e).__name__}: {e}")
+
+    def guard(self, g: sympy.Basic | bool) -> z3.BoolRef:
+        """The Z3 boolean of a sympy relation or boolean combination (a shape guard)."""
+        if g is True or g is sympy.true:
+            return z3.BoolVal(True)
+        if g is False or g is sympy.false:
+            return z3.BoolVal(False)
+        if isinstance(g, sympy.Eq):
+            return self.term(g.lhs) == self.term(g.rhs)
+        if isinstance(g, sympy.Ne):
+            return self.term(g.lhs) != self.term(g.rhs)
+        if isinstance(g, sympy.StrictLessThan):
+            return self.term(g.lhs) < self.term(g.rhs)
+        if isinstance(g, sympy.LessThan):
+            return self.term(g.lhs) <= self.term(g.rhs)
+        if isinstance(g, sympy.StrictGreaterThan):
+            return self.term(g.lhs) > self.term(g.rhs)
+        if isinstance(g, sympy.GreaterThan):
+            return self.term(g.lhs) >= self.term(g.rhs)
+        if isinstance(g, sympy.And):
+            return z3.And([self.guard(a) for a in g.args])
+        if isinstance(g, sympy.Or):
+            return z3.Or([self.guard(a) for a in g.args])
+        if isinstance(g, sympy.Not):
+            return z3.Not(self.guard(g.args[0]))
+        raise Unsupported(f"unsupported guard {type(g).__name__}: {g}")
+
+    def guards(self, gs: Iterable[sympy.Basic | bool]) -> list[z3.BoolRef]:
+        """Translate several guards."""
+        return [self.guard(g) for g in gs]
+
+    def env(self, model: z3.ModelRef) -> Mapping[str, int]:
+        """The value of every translated symbol in ``model`` (unconstrained ones read as 0)."""
+        return {
+            name: model.eval(sym, model_completion=True).as_long()
+            for name, sym in sorted(self.symbols.items())
+        }
+
+
+_local = threading.local()
+
+
+def solver(timeout_ms: int) -> z3.Solver:
+    """A per-thread Z3 solver, reset and set to ``timeout_ms``; reused to skip setup cost.
+
+    The caller must not keep it across queries: the next call resets it.
+    """
+    s = getattr(_local, "solver", None)
+    if s is None:
+        s = z3.Solver()
+        _local.solver = s
+    s.reset()
+    s.set("timeout", int(timeout_ms))
+    return s
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Raw answer of a Z3 layout query: ``result`` is "sat", "unsat" or "unknown".
+
+    On "sat" the model is read back: index tuples and elements of both sides (``a`` is
+    empty for a coverage query), the byte, and the symbol values ``env``.
+    """
+
+    result: str
+    reason: str
+    byte: int | None = None
+    index_a: tuple[int, ...] = ()
+    index_b: tuple[int, ...] = ()
+    element_a: int | None = None
+    element_b: int | None = None
+    env: Mapping[str, int] = field(default_factory=dict)
+
+
+class _Encoding:
+    """Z3 index variables and element term of one layout (duck-typed: offset, sizes,
+    strides, itemsize), with the constraints that bound the indices by the sizes."""
+
+    def __init__(self, tr: Translator, lay: Any, tag: str) -> None:
+        self.itemsize = lay.itemsize
+        self.idx = [z3.Int(f"__{tag}{k}") for k in range(len(lay.sizes))]
+        sizes = [tr.term(s) for s in lay.sizes]
+        strides = [tr.term(s) for s in lay.strides]
+        offset = tr.term(lay.offset)
+        self.bounds = [z3.And(0 <= i, i < s) for i, s in zip(self.idx, sizes, strict=True)]
+        # PyTorch sizes and offsets are never negative; a symbolic one must say so too.
+        self.bounds += [
+            s >= 0 for s, raw in zip(sizes, lay.sizes, strict=True) if not isinstance(raw, int)
+        ]
+        if not isinstance(lay.offset, int):
+            self.bounds.append(offset >= 0)
+        self.elem = z3.Sum([offset] + [i * s for i, s in zip(self.idx, strides, strict=True)])
+        self.lo = self.elem * self.itemsize  # first byte of the indexed element
+
+    def index(self, m: z3.ModelRef) -> tuple[int, ...]:
+        return tuple(m.eval(i, model_completion=True).as_long() for i in self.idx)
+
+    def element(self, m: z3.ModelRef) -> int:
+        return m.eval(self.elem, model_completion=True).as_long()
+
+
+def _check(s: z3.Solver, what: str) -> tuple[str, str, z3.ModelRef | None]:
+    r = s.check()
+    if r == z3.sat:
+        return "sat", "z3: model", s.model()
+    if r == z3.unsat:
+        return "unsat", "z3: unsat", None
+    return "unknown", f"z3 unknown ({s.reason_unknown()}) on {what}", None
+
+
+def overlap_query(
+    a: Any, b: Any, guards: Sequence[Any], timeout_ms: int, *, distinct: bool = False
+) -> Answer:
+    """Is there a byte shared by an element of ``a`` and one of ``b`` (same storage assumed)?
+
+    With ``distinct=True`` (self-overlap, ``a is b``), the two index tuples must differ.
+    """
+    tr = Translator()
+    try:
+        ea, eb = _Encoding(tr, a, "a"), _Encoding(tr, b, "b")
+        gs = tr.guards(guards)
+    except Unsupported as exc:
+        return Answer("unknown", f"unsupported: {exc}")
+    s = solver(timeout_ms)
+    s.add(*ea.bounds, *eb.bounds, *gs)
+    # byte ranges [lo, lo + itemsize) intersect
+    s.add(ea.lo < eb.lo + b.itemsize, eb.lo < ea.lo + a.itemsize)
+    if distinct:
+        s.add(z3.Or([x != y for x, y in zip(ea.idx, eb.idx, strict=True)] or [z3.BoolVal(False)]))
+    result, reason, m = _check(s, "self-overlap" if distinct else "overlap")
+    if m is None:
+        return Answer(result, reason)
+    xa, xb = ea.element(m), eb.element(m)
+    byte = max(xa * a.itemsize, xb * b.itemsize)
+    return Answer(result, reason, byte, ea.index(m), eb.index(m), xa, xb, tr.env(m))
+
+
+def cover_query(a: Any, b: Any, guards: Sequence[Any], timeout_ms: int) -> Answer:
+    """Is there a byte of ``b`` that no element of ``a`` covers (a ``ForAll`` over a's indices)?"""
+    tr = Translator()
+    try:
+        ea, eb = _Encoding(tr, a, "a"), _Encoding(tr, b, "b")
+        gs = tr.guards(guards)
+    except Unsupported as exc:
+        return Answer("unknown", f"unsupported: {exc}")
+    byte = z3.Int("__byte")
+    hit = z3.And(*ea.bounds, ea.lo <= byte, byte < ea.lo + a.itemsize)
+    s = solver(timeout_ms)
+    s.add(*eb.bounds, *gs, eb.lo <= byte, byte < eb.lo + b.itemsize)
+    s.add(z3.ForAll(ea.idx, z3.Not(hit)) if ea.idx else z3.Not(hit))
+    result, reason, m = _check(s, "coverage")
+    if m is None:
+        return Answer(result, reason)
+    at = m.eval(byte, model_completion=True).as_long()
+    return Answer(result, reason, at, (), eb.index(m), None, eb.element(m), tr.env(m))
