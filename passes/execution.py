@@ -17,20 +17,31 @@ class Decision:
 
     ``kind`` is one of ``auto_functionalized``, ``auto_functionalized_v2``,
     ``triton_kernel_wrapper_functional``, ``index_put``, ``scatter``, ``copy_epilogue``,
-    ``inplaceable`` (an aten op with an in-place form, for ``torch.fx.passes.reinplace``).
+    ``inplaceable`` (an aten op with an in-place form, for ``torch.fx.passes.reinplace``),
+    ``foreach`` (an inplaceable ``_foreach_*`` op).
     ``arg`` names the mutated argument (the schema name, or ``_all_bases[i]`` for v2).
-    ``nbytes`` is the size of that argument in bytes when static. ``statement`` is the
-    program statement the node came from (from its stack trace), or None if unknown.
+    ``reinplaced`` is None when the capture could not read the decision (``reason`` says
+    why). ``nbytes`` is the size of that argument in bytes when static. ``statement`` is the
+    program statement the node came from (from its stack trace), or None if unknown;
+    ``line`` is the source line in the program's file; ``arg_node`` names the FX node of
+    the mutated argument in the graph before the pass.
     """
 
     node: str
     kind: str
     arg: str
-    reinplaced: bool
+    reinplaced: bool | None
     nbytes: int | None = None
     statement: int | None = None
     target: str = ""
     reason: str = ""
+    line: int | None = None
+    arg_node: str = ""
+
+    @property
+    def captured(self) -> bool:
+        """Whether the decision was read (False marks a gap in the capture)."""
+        return self.reinplaced is not None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,100 @@
+"""Process and per-program hygiene for compiling programs under test.
+
+Two traps make a compiler harness lie silently (``shared/notes/pytorch-seams.md`` §5):
+
+* **caches**: with the AOTAutograd / FX graph caches on, a program compiled a second time
+  (after a reset, or in another process) is served from the cache and the reinplace pass
+  never runs; :func:`setup_process` turns every cache off and gives the process its own
+  ``TORCHINDUCTOR_CACHE_DIR``;
+* **recompile limits**: generated functions share code objects, so without
+  ``torch._dynamo.reset()`` per program Dynamo hits ``recompile_limit`` and silently runs
+  the program eagerly; :func:`reset_program` resets, and :func:`setup_process` makes a
+  limit hit an error (``fail_on_recompile_limit_hit``).
+
+:func:`resolve` is the one way adapters look up a PyTorch internal: it raises
+:class:`HookNotFound`, naming the torch version, when the attribute moved.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+__all__ = ["TORCH_CHECKED", "HookNotFound", "reset_program", "resolve", "setup_process"]
+
+#: The torch version whose internals these adapters were checked against.
+TORCH_CHECKED = "2.13.0"
+
+_SETUP_DONE = False
+
+
+class HookNotFound(RuntimeError):
+    """A PyTorch internal that an adapter hooks is missing (PyTorch moved or renamed it)."""
+
+
+def resolve(module: str, name: str) -> Any:
+    """``module.name`` (an attribute or a submodule), or :class:`HookNotFound`.
+
+    The error names the running and the checked torch versions.
+
+    Every adapter hook looks its target up through here, so a PyTorch release that
+    moves a pass fails loudly instead of silently skipping the capture.
+    """
+    try:
+        mod = importlib.import_module(module)
+        if not hasattr(mod, name):  # a submodule not imported yet
+            return importlib.import_module(f"{module}.{name}")
+        return getattr(mod, name)
+    except (ImportError, AttributeError) as e:
+        raise HookNotFound(
+            f"aliasfuzz hooks {module}.{name}, which is missing in torch {torch.__version__} "
+            f"(adapters checked on torch {TORCH_CHECKED}; see passes/README.md): {e}"
+        ) from e
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("ALIASFUZZ_WORKDIR") or tempfile.gettempdir()
+    path = Path(base) / f"aliasfuzz-{os.getuid()}" / f"inductor-cache-{os.getpid()}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def setup_process() -> None:
+    """Turn compile caches off, isolate the cache dir, make recompile-limit hits errors.
+
+    Idempotent; every adapter calls it. ``TORCHINDUCTOR_CACHE_DIR`` is set only when the
+    user has not set it (a per-process directory under ``ALIASFUZZ_WORKDIR`` or the temp
+    dir), so parallel workers never share Inductor's on-disk state.
+    """
+    global _SETUP_DONE
+    if _SETUP_DONE:
+        return
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(_cache_dir()))
+    import torch._dynamo.config as dynamo_config
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as ind_config
+
+    # The individual switches rather than force_disable_caches: that one also disables
+    # Dynamo's PGO with a warning per compile, and warnings are errors in our tests.
+    ind_config.fx_graph_cache = False
+    ind_config.fx_graph_remote_cache = False
+    ind_config.autotune_local_cache = False
+    functorch_config.enable_autograd_cache = False
+    dynamo_config.automatic_dynamic_local_pgo = False
+    dynamo_config.automatic_dynamic_remote_pgo = False
+    dynamo_config.fail_on_recompile_limit_hit = True
+    # A user kernel or custom op failing inside Dynamo must be a failure, never eager.
+    dynamo_config.suppress_errors = False
+    _SETUP_DONE = True
+
+
+def reset_program() -> None:
+    """Per-program reset: Dynamo's code cache and guards, and the reinplace counters."""
+    setup_process()
+    torch._dynamo.reset()
+    resolve("torch._dynamo.utils", "ReinplaceCounters").clear()

@@ -1,0 +1,335 @@
+"""Pipeline adapters: run a program through one system under test and record an Execution.
+
+``run_pipeline(name, program, inputs)`` renders the program to a real file
+(:func:`aliasfuzz.fuzz.render.load_function`) and calls the adapter ``PIPELINES[name]``;
+``run_function`` does the same for any Python function (the seed cases). Every adapter
+gets the caller's inputs and clones nothing; a failure of torch is recorded in
+``Execution.failure`` with its stage, never raised. What each adapter assumes of the
+PyTorch code it hooks is written in ``passes/README.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.eager import alias_map
+from aliasfuzz.passes import hygiene, triton_compat
+from aliasfuzz.passes.decisions import FxCapture, fx_reinplace_decisions, locate
+from aliasfuzz.passes.execution import Execution, Failure
+from aliasfuzz.passes.hygiene import HookNotFound, resolve
+from aliasfuzz.passes.spy import SpyLog, reinplace_spy
+from aliasfuzz.passes.tracing import copy_graph_module, trace_functional, with_line_marks
+
+__all__ = ["PIPELINES", "PipelineOptions", "run_function", "run_pipeline"]
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """Settings passed through to the pipelines.
+
+    ``dynamic``: trace with symbolic sizes (``torch.compile(dynamic=...)``, AOT
+    ``dynamic``). ``auto_functionalized_v2``: ``torch._inductor.config.
+    enable_auto_functionalized_v2`` while tracing (custom ops are wrapped in v1 when
+    False). ``inductor_config``: extra ``torch._inductor.config`` entries for the run.
+    ``reorder_for_locality``: ``inductor-reinplace`` only; run Inductor's
+    ``reorder_for_locality`` before the pass, as the full pipeline does for inference.
+    Unknown config names raise :class:`InvalidArgument`.
+    """
+
+    dynamic: bool = False
+    auto_functionalized_v2: bool = True
+    inductor_config: Mapping[str, Any] = field(default_factory=dict)
+    reorder_for_locality: bool = False
+
+    def __post_init__(self) -> None:
+        import torch._inductor.config as cfg
+
+        for key in self.inductor_config:
+            if not hasattr(cfg, key):
+                raise InvalidArgument(f"unknown torch._inductor.config entry {key!r}")
+
+
+class _Clock:
+    """Accumulates wall time per stage; the current stage is the one a failure is tagged with."""
+
+    def __init__(self) -> None:
+        self.stage = "trace"
+        self.timings: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def switch(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[self.stage] = self.timings.get(self.stage, 0.0) + now - self._t
+        self.stage, self._t = stage, now
+
+
+@dataclass
+class _Run:
+    name: str
+    fn: Callable
+    inputs: tuple[Any, ...]
+    input_names: tuple[str, ...]
+    device: str
+    options: PipelineOptions
+    find: Callable
+    clock: _Clock = field(default_factory=_Clock)
+
+
+def _normalize(ret: Any) -> tuple[Any, ...]:
+    if ret is None:
+        return ()
+    return tuple(ret) if isinstance(ret, tuple | list) else (ret,)
+
+
+def _config(run: _Run, extra: Mapping[str, Any] | None = None):
+    import torch._inductor.config as cfg
+
+    patch = {"enable_auto_functionalized_v2": run.options.auto_functionalized_v2}
+    patch.update(run.options.inductor_config)
+    patch.update(extra or {})
+    return cfg.patch(patch)
+
+
+def _call(run: _Run, ex: Execution, compiled: Callable) -> None:
+    """Call ``compiled`` on the inputs; fill outputs / failure (stage from the clock)."""
+    try:
+        ex.outputs = _normalize(compiled(*run.inputs))
+        run.clock.switch("done")
+    except HookNotFound:
+        raise
+    except Exception as e:  # a failure of the system under test is data
+        stage = run.clock.stage if run.clock.stage in ("trace", "compile", "run") else "run"
+        run.clock.switch("done")
+        ex.failure = Failure(stage, type(e).__name__, str(e)[:4000])
+    ex.inputs_after = run.inputs
+    if ex.failure is None:
+        ex.aliases = alias_map(ex.outputs, run.inputs, run.input_names)
+
+
+def _eager(run: _Run, ex: Execution) -> None:
+    run.clock.switch("run")
+    _call(run, ex, run.fn)
+
+
+def _aot_eager(run: _Run, ex: Execution) -> None:
+    aot_eager = resolve("torch._dynamo.backends.debugging", "aot_eager")
+    boxed_nop = resolve("torch._dynamo.backends.debugging", "boxed_nop")
+    graphs: list[torch.fx.GraphModule] = []
+
+    def fw(gm, example_inputs):
+        run.clock.switch("compile")
+        graphs.append(copy_graph_module(gm))
+        out = boxed_nop(gm, example_inputs)
+        run.clock.switch("run")
+        return out
+
+    def backend(gm, fake_inputs, **kw):
+        run.clock.switch("trace")
+        return aot_eager(gm, fake_inputs, fw_compiler=fw, **kw)
+
+    hygiene.reset_program()
+    with _config(run):
+        _call(run, ex, torch.compile(run.fn, backend=backend, dynamic=run.options.dynamic))
+    ex.graph_before = graphs[0] if graphs else None
+    ex.extra["graphs_before"] = graphs
+
+
+def _compile_inductor(run: _Run, ex: Execution, extra_config: Mapping[str, Any]) -> SpyLog:
+    compile_fx = resolve("torch._inductor.compile_fx", "compile_fx")
+    compile_fx_inner = resolve("torch._inductor.compile_fx", "compile_fx_inner")
+
+    def inner(*args, **kwargs):
+        run.clock.switch("compile")
+        out = compile_fx_inner(*args, **kwargs)
+        run.clock.switch("run")
+        return out
+
+    def backend(gm, example_inputs):
+        run.clock.switch("trace")
+        return compile_fx(gm, example_inputs, inner_compile=inner)
+
+    hygiene.reset_program()
+    with reinplace_spy() as log, _config(run, extra_config):
+        _call(run, ex, torch.compile(run.fn, backend=backend, dynamic=run.options.dynamic))
+    log.check()
+    return log
+
+
+def _record_captures(run: _Run, ex: Execution, log: SpyLog) -> None:
+    for cap in log.captures:
+        ex.decisions += cap.decisions(run.find)
+        for k, v in cap.counters.items():
+            ex.counters[k] = ex.counters.get(k, 0) + v
+    if log.captures:
+        ex.graph_before = log.captures[0].graph_before
+        ex.graph_after = log.captures[0].graph_after
+    ex.extra["pass_calls"] = len(log.captures)
+    ex.extra["graphs_before"] = [c.graph_before for c in log.captures]
+
+
+def _inductor(run: _Run, ex: Execution) -> None:
+    _record_captures(run, ex, _compile_inductor(run, ex, {}))
+
+
+def _inductor_noreinplace(run: _Run, ex: Execution) -> None:
+    log = _compile_inductor(run, ex, {"disabled_passes": "REINPLACE_INPLACEABLE_OPS"})
+    ex.extra["pass_calls"] = len(log.captures)
+
+
+def _run_pass_standalone(gm: torch.fx.GraphModule, reorder: bool) -> None:
+    """Inductor's reinplace pass and the two decompositions, as ``post_grad_passes`` runs them."""
+    pg = resolve("torch._inductor.fx_passes", "post_grad")
+    detect_fake_mode = resolve("torch._guards", "detect_fake_mode")
+    fake_tensor_updater = resolve("torch._inductor.fx_utils", "FakeTensorUpdater")
+    virtualized = resolve("torch._inductor.virtualized", "V")
+    fake_mode = detect_fake_mode([n.meta["val"] for n in gm.graph.nodes if "val" in n.meta])
+    with virtualized.set_fake_mode(fake_mode):
+        if reorder:
+            pg.reorder_for_locality(gm.graph)
+        pg.reinplace_inplaceable_ops(fake_tensor_updater(gm), gm.graph)
+        pg.decompose_triton_kernel_wrapper_functional(gm.graph)
+        pg.decompose_auto_functionalized(gm.graph)
+    gm.recompile()
+
+
+def _inductor_reinplace(run: _Run, ex: Execution) -> None:
+    aot_function = resolve("torch._functorch.aot_autograd", "aot_function")
+    select_decomp_table = resolve("torch._inductor.decomposition", "select_decomp_table")
+    preserve_node_meta = resolve("torch.fx.traceback", "preserve_node_meta")
+
+    def fw(gm, _example_inputs):
+        run.clock.switch("compile")
+        _run_pass_standalone(gm, run.options.reorder_for_locality)
+        run.clock.switch("run")
+        return gm
+
+    hygiene.reset_program()
+    compiled = aot_function(
+        with_line_marks(run.fn),
+        fw_compiler=fw,
+        decompositions=select_decomp_table(),
+        keep_inference_input_mutations=True,
+        dynamic=run.options.dynamic,
+    )
+    with reinplace_spy() as log, _config(run), preserve_node_meta():
+        _call(run, ex, compiled)
+    log.check()
+    _record_captures(run, ex, log)
+
+
+def _fx_reinplace(run: _Run, ex: Execution) -> None:
+    reinplace = resolve("torch.fx.passes.reinplace", "reinplace")
+    hygiene.reset_program()
+    try:
+        with _config(run):
+            gm = trace_functional(run.fn, run.inputs)
+    except Exception as e:  # e.g. mutable custom ops: torch's refusal is data
+        run.clock.switch("done")
+        ex.failure = Failure("trace", type(e).__name__, str(e)[:4000])
+        ex.inputs_after = run.inputs
+        return
+    run.clock.switch("compile")
+    ex.graph_before = copy_graph_module(gm)
+    capture = FxCapture(gm)
+    try:
+        reinplace(gm, *run.inputs)
+    except Exception as e:
+        run.clock.switch("done")
+        ex.failure = Failure("compile", type(e).__name__, str(e)[:4000])
+        ex.inputs_after = run.inputs
+        return
+    ex.decisions = fx_reinplace_decisions(capture, run.find)
+    ex.graph_after = gm
+    run.clock.switch("run")
+    _call(run, ex, gm)
+
+
+#: Pipeline name -> adapter ``(run, execution) -> None`` filling the execution.
+PIPELINES: dict[str, Callable[[_Run, Execution], None]] = {
+    "eager": _eager,
+    "aot_eager": _aot_eager,
+    "inductor": _inductor,
+    "inductor-noreinplace": _inductor_noreinplace,
+    "inductor-reinplace": _inductor_reinplace,
+    "fx-reinplace": _fx_reinplace,
+}
+
+
+def _check(name: str, device: str, options: PipelineOptions | None) -> PipelineOptions:
+    if name not in PIPELINES:
+        raise InvalidArgument(f"unknown pipeline {name!r} (one of: {', '.join(PIPELINES)})")
+    if not (device == "cpu" or device.startswith("cuda")):
+        raise InvalidArgument(f"unknown device {device!r} (cpu or cuda[:N])")
+    if options is not None and not isinstance(options, PipelineOptions):
+        raise InvalidArgument("options must be a PipelineOptions")
+    return options or PipelineOptions()
+
+
+def run_function(
+    name: str,
+    fn: Callable,
+    inputs: Sequence[Any],
+    *,
+    input_names: Sequence[str] | None = None,
+    device: str = "cpu",
+    options: PipelineOptions | None = None,
+    statement_at: Callable[[int], int | None] | None = None,
+) -> Execution:
+    """Run ``fn(*inputs)`` through pipeline ``name`` and return the :class:`Execution`.
+
+    ``fn`` must be defined in a real source file (its nodes' lines are read from it).
+    ``input_names`` name the inputs in the alias map (default ``in0``, ``in1``, ...);
+    ``statement_at`` maps a source line to a statement index. Inputs are used as given
+    (mutated in place by programs that mutate them). Raises :class:`InvalidArgument` for
+    an unknown pipeline or device; torch's failures land in ``Execution.failure``.
+    """
+    opts = _check(name, device, options)
+    hygiene.setup_process()
+    if "triton" in sys.modules:
+        triton_compat.enable()
+    inputs = tuple(inputs)
+    names = (
+        tuple(input_names)
+        if input_names is not None
+        else tuple(f"in{i}" for i in range(len(inputs)))
+    )
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", None)
+    run = _Run(name, fn, inputs, names, device, opts, locate(filename, statement_at))
+    ex = Execution(pipeline=name, device=device)
+    PIPELINES[name](run, ex)
+    ex.timings = {k: v for k, v in run.clock.timings.items() if k != "done"}
+    return ex
+
+
+def run_pipeline(
+    name: str,
+    program,
+    inputs: Sequence[Any],
+    device: str = "cpu",
+    options: PipelineOptions | None = None,
+) -> Execution:
+    """Run a :class:`~aliasfuzz.fuzz.ir.Program` through pipeline ``name`` on ``inputs``.
+
+    The program is rendered to a file and loaded fresh; decisions name the statement
+    index each candidate came from. See :func:`run_function` for errors.
+    """
+    from aliasfuzz.fuzz.render import load_function
+
+    _check(name, device, options)
+    fn, rendered = load_function(program)
+    return run_function(
+        name,
+        fn,
+        inputs,
+        input_names=[t.name for t in program.inputs],
+        device=device,
+        options=options,
+        statement_at=rendered.statement_at,
+    )
