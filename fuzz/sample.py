@@ -1,0 +1,89 @@
+"""Deterministic program sampling: the same seed and versions give the same programs.
+
+:func:`generate` runs the generator core of :mod:`aliasfuzz.fuzz.strategies` on a
+``random.Random`` stream per program, seeded from ``(seed, index)``. Program ``i`` of a
+seed therefore depends on nothing else: not on ``n``, on the programs before it, on
+``PYTHONHASHSEED``, or on what the process imported. (Hypothesis's own engine is not used
+here on purpose: it mixes constants collected from the imported local modules into its
+draws, so its output depends on the process's import history.) The distributions are
+those of the Hypothesis strategy, without shrinking; to shrink a sampled program, replay
+its failure under :func:`aliasfuzz.fuzz.strategies.programs`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.fuzz.strategies import DrawBase, GenStats, build_program, make_config
+
+__all__ = ["RandomDraw", "generate", "generate_one", "sample_programs"]
+
+
+class RandomDraw(DrawBase):
+    """:class:`~aliasfuzz.fuzz.ops.core.Draw` over a ``random.Random``: uniform choices."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+
+    def integer(self, lo: int, hi: int) -> int:
+        if lo > hi:
+            raise GenerationFailure(f"empty integer range [{lo}, {hi}]")
+        return self._rng.randint(lo, hi)
+
+    def boolean(self, p: float = 0.5) -> bool:
+        return self._rng.random() < p
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        if not options:
+            raise GenerationFailure("choice among no options")
+        return options[self._rng.randrange(len(options))]
+
+
+def _check_int(name: str, v: Any, lo: int) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+        raise InvalidArgument(f"{name} must be an integer >= {lo}, got {v!r}")
+    return v
+
+
+def generate_one(seed: int, index: int, *, stats: GenStats | None = None, **opts) -> Program:
+    """Program ``index`` of ``seed`` (what ``generate(n, seed)[index]`` returns).
+
+    Options are those of :func:`aliasfuzz.fuzz.strategies.programs`; a bad one raises
+    :class:`InvalidArgument`. ``meta`` records ``seed`` and ``index``.
+    """
+    _check_int("seed", seed, 0)
+    _check_int("index", index, 0)
+    return _one(make_config(**opts), seed, index, stats)
+
+
+def _one(cfg, seed: int, index: int, stats: GenStats | None) -> Program:
+    # str seeds go through sha512 in random.seed: stable across processes and platforms.
+    rng = random.Random(f"aliasfuzz:{seed}:{index}")
+    p = build_program(RandomDraw(rng), cfg, stats)
+    return Program(
+        p.storages, p.inputs, p.body, p.outputs, {**p.meta, "seed": seed, "index": index}
+    )
+
+
+def generate(n: int, seed: int = 0, *, stats: GenStats | None = None, **opts) -> list[Program]:
+    """``n`` programs for ``seed``, deterministically (for the campaign driver and benches).
+
+    Options are those of :func:`aliasfuzz.fuzz.strategies.programs` (``max_statements``,
+    ``families``, ``dtypes``, ...), checked once; a bad one raises :class:`InvalidArgument`.
+    ``stats`` collects per-op acceptance counts.
+    """
+    _check_int("n", n, 0)
+    _check_int("seed", seed, 0)
+    cfg = make_config(**opts)
+    return [_one(cfg, seed, i, stats) for i in range(n)]
+
+
+def sample_programs(n: int, seed: int = 0, **opts) -> list[str]:
+    """``n`` programs for ``seed`` rendered as Python modules (``aliasfuzz sample``)."""
+    from aliasfuzz.fuzz.render import render_module
+
+    return [render_module(p).source for p in generate(n, seed, **opts)]

@@ -1,0 +1,448 @@
+"""Program generation: the Hypothesis strategy :func:`programs` and its generator core.
+
+One generator core, :func:`build_program`, draws a whole program through the
+:class:`~aliasfuzz.fuzz.ops.core.Draw` protocol (``integer`` / ``boolean`` / ``choice`` /
+``scalar``); the same ``Draw`` is handed to each registry row's ``gen``. Two back ends
+drive it:
+
+* :func:`programs` adapts Hypothesis (:class:`HypothesisDraw`): every draw is a
+  Hypothesis draw, so failing programs shrink (fewer statements, earlier arguments,
+  simpler layouts, smaller parameters);
+* :mod:`aliasfuzz.fuzz.sample` adapts ``random.Random`` for the deterministic sampler and
+  the campaign driver (Hypothesis's engine is not seed-stable across processes: it mixes
+  in constants collected from whichever local modules happen to be imported).
+
+Order of draws: inputs (storages and their views), then statements, then outputs. Rare
+cases sit behind ``boolean`` draws that shrink toward False; choices shrink toward their
+first option; the statement loop is a run of "one more?" booleans, so the shrinker can
+delete any statement with its span of choices.
+
+The generator is generic over the registry: every row with a ``gen`` in a requested
+family is a candidate; each step is checked with the registry's own rules
+(:func:`aliasfuzz.fuzz.validate.infer`) and retried a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.fuzz.ir import DTYPES, Op, Program, StorageSpec, TensorSpec, contiguous_strides
+from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
+from aliasfuzz.fuzz.validate import infer
+
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "FAMILIES",
+    "DrawBase",
+    "GenConfig",
+    "GenStats",
+    "HypothesisDraw",
+    "build_program",
+    "make_config",
+    "programs",
+]
+
+#: Family name (the ``families`` option) -> registry kinds it covers.
+FAMILIES: dict[str, tuple[OpKind, ...]] = {
+    "view": (OpKind.VIEW,),
+    "functional": (OpKind.FUNCTIONAL, OpKind.FACTORY),
+    "inplace": (OpKind.INPLACE,),
+    "out": (OpKind.OUT,),
+    "scatter": (OpKind.SCATTER,),
+    "custom": (OpKind.CUSTOM,),
+    "triton": (OpKind.TRITON,),
+    "control": (OpKind.CONTROL,),
+}
+DEFAULT_FAMILIES = ("view", "functional", "inplace", "out", "scatter", "custom")
+_DEVICES = ("cpu", "cuda")
+_FLOATS = ("float32", "float64", "float16", "bfloat16")
+#: Scalars handed to rows' ``gen`` (first = shrink target). Exactly representable in fp16.
+_FLOAT_SCALARS = (1.0, 2.0, 0.5, -1.0, 0.0, -2.5, 3.0)
+#: Tries per statement (op, arguments, parameters) before the slot is left empty.
+_ATTEMPTS = 6
+#: "One more statement?" probability: mean ~5 statements under the default cap of 8.
+_P_MORE = 0.9
+_MAX_OUTPUTS = 3
+_PLACEHOLDERS = tuple(f"_r{i}" for i in range(64))
+
+
+# -- Draw back ends ----------------------------------------------------------------------
+class DrawBase:
+    """Shared ``scalar`` over the three primitive draws (``Draw`` protocol of the registry)."""
+
+    def integer(self, lo: int, hi: int) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def boolean(self, p: float = 0.5) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def choice(self, options: Sequence[Any]) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def scalar(self, dtype: str) -> int | float | bool:
+        """A small Python scalar of ``dtype``'s category (bool, int or float)."""
+        if dtype == "bool":
+            return self.boolean()
+        if dtype in _FLOATS:
+            return self.choice(_FLOAT_SCALARS)
+        return self.integer(0 if dtype == "uint8" else -3, 3)
+
+
+class HypothesisDraw(DrawBase):
+    """:class:`Draw` over a Hypothesis ``draw`` (inside ``st.composite`` or ``st.data()``).
+
+    ``integer`` shrinks toward ``lo``, ``boolean`` toward False, ``choice`` toward the
+    first option. Empty ranges and empty choices raise :class:`GenerationFailure`.
+    """
+
+    def __init__(self, draw) -> None:
+        self._draw = draw
+
+    def integer(self, lo: int, hi: int) -> int:
+        if lo > hi:
+            raise GenerationFailure(f"empty integer range [{lo}, {hi}]")
+        return lo if lo == hi else self._draw(st.integers(lo, hi))
+
+    def boolean(self, p: float = 0.5) -> bool:
+        if p <= 0:
+            return False
+        if p >= 1:
+            return True
+        if p == 0.5:
+            return self._draw(st.booleans())
+        # A weighted coin whose zero (the shrink target) is False.
+        k = min(max(round(p * 1000), 1), 999)
+        return self._draw(st.integers(0, 999)) >= 1000 - k
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        options = list(options)
+        if not options:
+            raise GenerationFailure("choice among no options")
+        return options[0] if len(options) == 1 else self._draw(st.sampled_from(options))
+
+
+# -- options -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GenConfig:
+    """Validated generator options (see :func:`programs`); ``rows`` are (family, rows)."""
+
+    max_statements: int
+    families: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    device: str
+    aliased_inputs: bool
+    max_inputs: int
+    max_ndim: int
+    max_size: int
+    index_inputs: bool
+    rows: tuple[tuple[str, tuple[OpDef, ...]], ...] = field(repr=False)
+
+
+def _int_opt(name: str, value: Any, lo: int, hi: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise InvalidArgument(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    return value
+
+
+def _names_opt(name: str, value: Any, known: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+        raise InvalidArgument(f"{name} must be a non-empty sequence of names, got {value!r}")
+    bad = [v for v in value if v not in known]
+    if bad:
+        raise InvalidArgument(f"unknown {name} {bad!r}; known: {', '.join(known)}")
+    return tuple(dict.fromkeys(value))
+
+
+def make_config(
+    *,
+    max_statements: int = 8,
+    families: Sequence[str] = DEFAULT_FAMILIES,
+    dtypes: Sequence[str] = ("float32",),
+    device: str = "cpu",
+    aliased_inputs: bool = True,
+    max_inputs: int = 3,
+    max_ndim: int = 3,
+    max_size: int = 4,
+    index_inputs: bool = True,
+) -> GenConfig:
+    """Check generator options and bind the registry rows they select.
+
+    Raises :class:`InvalidArgument` on a bad option, or when no registry row with a
+    ``gen`` belongs to the requested families.
+    """
+    fams = _names_opt("families", families, tuple(FAMILIES))
+    if device not in _DEVICES:
+        raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
+    for flag, v in (("aliased_inputs", aliased_inputs), ("index_inputs", index_inputs)):
+        if not isinstance(v, bool):
+            raise InvalidArgument(f"{flag} must be a bool, got {v!r}")
+    rows = tuple(
+        (f, tuple(d for d in REGISTRY.values() if d.gen is not None and d.kind in FAMILIES[f]))
+        for f in fams
+    )
+    rows = tuple((f, r) for f, r in rows if r)
+    if not rows:
+        raise InvalidArgument(f"no generatable registry op in families {list(fams)}")
+    return GenConfig(
+        max_statements=_int_opt("max_statements", max_statements, 0, 256),
+        families=fams,
+        dtypes=_names_opt("dtypes", dtypes, tuple(DTYPES)),
+        device=device,
+        aliased_inputs=aliased_inputs,
+        max_inputs=_int_opt("max_inputs", max_inputs, 1, 16),
+        max_ndim=_int_opt("max_ndim", max_ndim, 0, 6),
+        max_size=_int_opt("max_size", max_size, 1, 16),
+        index_inputs=index_inputs,
+        rows=rows,
+    )
+
+
+@dataclass
+class GenStats:
+    """Counters filled by :func:`build_program`: accepted statements and rejected tries.
+
+    ``rejected`` is keyed by ``(op, reason)`` where reason is the exception class name
+    (``GenerationFailure``, ``InvalidArgument``) or ``no-arguments``.
+    """
+
+    accepted: Counter = field(default_factory=Counter)
+    rejected: Counter = field(default_factory=Counter)
+    empty_slots: int = 0
+
+
+# -- inputs ------------------------------------------------------------------------------
+def _draw_shape(draw: DrawBase, cfg: GenConfig) -> tuple[int, ...]:
+    ndim = 0 if draw.boolean(0.05) else draw.integer(1, max(cfg.max_ndim, 1))
+    ndim = min(ndim, cfg.max_ndim)
+    # Empty dimensions are rare: most ops are uninteresting (or invalid) on them.
+    return tuple(0 if draw.boolean(0.01) else draw.integer(1, cfg.max_size) for _ in range(ndim))
+
+
+def _draw_layout(draw: DrawBase, cfg: GenConfig) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """Shape, strides and storage offset of one input view (elements)."""
+    shape = _draw_shape(draw, cfg)
+    nd = len(shape)
+    kind = draw.choice(("contiguous", "transposed", "sliced", "strided"))
+    if kind == "transposed" and nd >= 2:
+        d0 = draw.integer(0, nd - 2)
+        d1 = draw.integer(d0 + 1, nd - 1)
+        base = list(shape)
+        base[d0], base[d1] = base[d1], base[d0]
+        stride = list(contiguous_strides(tuple(base)))
+        stride[d0], stride[d1] = stride[d1], stride[d0]
+        return shape, tuple(stride), 0
+    if kind == "sliced":
+        # x = base[start::step, ...] of a contiguous base a little larger than the view.
+        steps = [2 if draw.boolean(0.3) else 1 for _ in shape]
+        starts = [draw.integer(0, 2) for _ in shape]
+        base = tuple(
+            s + max(n - 1, 0) * k + 1 + draw.integer(0, 1)
+            for n, k, s in zip(shape, steps, starts, strict=True)
+        )
+        bstride = contiguous_strides(base)
+        offset = sum(s * b for s, b in zip(starts, bstride, strict=True)) + (
+            draw.integer(1, 3) if nd == 0 else 0
+        )
+        return shape, tuple(b * k for b, k in zip(bstride, steps, strict=True)), offset
+    if kind == "strided":
+        # An explicit layout inside a larger buffer; may self-overlap (stride 0 or small
+        # strides): reads of it are valid, writes are rejected by the registry rules.
+        stride = tuple(0 if draw.boolean(0.1) else draw.integer(1, 6) for _ in shape)
+        return shape, stride, draw.integer(0, 4)
+    return shape, contiguous_strides(shape), 0
+
+
+def _span(shape, stride, offset) -> int:
+    if any(n == 0 for n in shape):
+        return offset
+    return offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) + 1
+
+
+def _draw_inputs(
+    draw: DrawBase, cfg: GenConfig
+) -> tuple[tuple[StorageSpec, ...], tuple[TensorSpec, ...]]:
+    storages: list[dict[str, Any]] = []
+    inputs: list[TensorSpec] = []
+    n = draw.integer(1, cfg.max_inputs)
+    for i in range(n):
+        name = f"x{i}"
+        if storages and cfg.aliased_inputs and draw.boolean(0.3):
+            # Another view of an existing storage: overlapping, or placed after all others.
+            st_ = draw.choice(storages)
+            shape, stride, offset = _draw_layout(draw, cfg)
+            if draw.boolean():
+                offset += st_["numel"]
+        else:
+            st_ = {"name": f"s{len(storages)}", "numel": 0, "dtype": draw.choice(cfg.dtypes)}
+            storages.append(st_)
+            shape, stride, offset = _draw_layout(draw, cfg)
+        st_["numel"] = max(st_["numel"], _span(shape, stride, offset) + draw.integer(0, 1))
+        inputs.append(TensorSpec(name, st_["name"], shape, stride, offset))
+    if cfg.index_inputs and draw.boolean(0.1):
+        # A mask (bool) or index (int64, values 0/1) shaped like an earlier input.
+        dtype = draw.choice(("bool", "int64"))
+        like = draw.choice(inputs)
+        st_ = {"name": f"s{len(storages)}", "numel": math.prod(like.shape), "dtype": dtype}
+        st_["init"] = ("randint", {"seed": draw.integer(0, 255), "low": 0, "high": 2})
+        storages.append(st_)
+        shape = like.shape
+        inputs.append(TensorSpec(f"x{n}", st_["name"], shape, contiguous_strides(shape), 0))
+    specs = tuple(_storage_spec(draw, s) for s in storages)
+    return specs, tuple(inputs)
+
+
+def _storage_spec(draw: DrawBase, s: dict[str, Any]) -> StorageSpec:
+    if "init" in s:
+        init, args = s["init"]
+    elif s["dtype"] in _FLOATS and draw.boolean(0.2):
+        init, args = "randn", {"seed": draw.integer(0, 255)}
+    else:
+        # arange: every element distinct, so a wrong element shows in the values.
+        init, args = "arange", {}
+    return StorageSpec(s["name"], s["numel"], s["dtype"], init, args)
+
+
+# -- statements --------------------------------------------------------------------------
+def _arity(draw: DrawBase, d: OpDef) -> int:
+    if isinstance(d.arity, int):
+        return d.arity
+    lo, hi = d.arity
+    return draw.integer(lo, min(hi, lo + 3))
+
+
+def _draw_args(
+    draw: DrawBase, d: OpDef, values: list[tuple[str, ValueMeta]]
+) -> tuple[str, ...] | None:
+    """Argument names for ``d`` (respecting ``accepts``), or None when none fit."""
+    k = _arity(draw, d)
+    if k == 0:
+        return ()
+    ok = d.accepts or (lambda metas: True)
+    if len(values) ** k <= 1024:
+        # Small enough to enumerate: pick among the tuples ``accepts`` allows.
+        combos = [c for c in itertools.product(values, repeat=k) if ok([m for _, m in c])]
+        if not combos:
+            return None
+        return tuple(n for n, _ in draw.choice(combos))
+    for _ in range(8):
+        combo = [draw.choice(values) for _ in range(k)]
+        if ok([m for _, m in combo]):
+            return tuple(n for n, _ in combo)
+    return None
+
+
+def _result_count(d: OpDef, metas: Sequence[ValueMeta], params: dict[str, Any]) -> int:
+    if d.n_out is not None:
+        return d.n_out
+    # Rows with a parameter-dependent number of results (split, unbind) return one meta
+    # per result from ``infer`` whatever names they are given.
+    return len(d.infer(metas, params, _PLACEHOLDERS))
+
+
+def _draw_statement(draw, cfg, prog: Program, values, next_name: int, stats):
+    """One statement appended to ``prog``: (op, typed program), or None after the tries."""
+    live = [(n, m) for n, m in values.items() if m is not None]
+    for _ in range(_ATTEMPTS):
+        _, rows = draw.choice(cfg.rows)
+        d: OpDef = draw.choice(rows)
+        args = _draw_args(draw, d, live)
+        if args is None:
+            if stats is not None:
+                stats.rejected[d.name, "no-arguments"] += 1
+            continue
+        metas = [values[a] for a in args]
+        try:
+            params = d.gen(draw, metas)
+            k = _result_count(d, metas, params)
+            op = Op(d.name, args, params, tuple(f"v{next_name + j}" for j in range(k)))
+            typed = infer(prog.with_body((*prog.body, op)))
+        except (GenerationFailure, InvalidArgument) as e:
+            if stats is not None:
+                stats.rejected[d.name, type(e).__name__] += 1
+            continue
+        if stats is not None:
+            stats.accepted[d.name] += 1
+        return op, typed
+    if stats is not None:
+        stats.empty_slots += 1
+    return None
+
+
+def build_program(draw: DrawBase, cfg: GenConfig, stats: GenStats | None = None) -> Program:
+    """Draw one program: inputs, then up to ``cfg.max_statements`` statements, then outputs.
+
+    The program type-checks (:func:`~aliasfuzz.fuzz.validate.infer`) by construction.
+    ``stats``, when given, counts accepted and rejected tries per op.
+    """
+    storages, inputs = _draw_inputs(draw, cfg)
+    prog = Program(storages, inputs, (), (), {"generator": "strategies", "device": cfg.device})
+    values = dict(infer(prog).values)
+    next_name = 0
+    for _ in range(cfg.max_statements):
+        if not draw.boolean(_P_MORE):
+            break
+        got = _draw_statement(draw, cfg, prog, values, next_name, stats)
+        if got is None:
+            continue
+        op, typed = got
+        prog = prog.with_body((*prog.body, op))
+        values = dict(typed.values)
+        next_name += len(op.out)
+    # Outputs: distinct values, most recent first (the shrink target is "return the last").
+    names = [n for n, m in reversed(values.items()) if m is not None]
+    outputs: list[str] = []
+    for _ in range(draw.integer(0, min(_MAX_OUTPUTS, len(names)))):
+        pick = draw.choice([n for n in names if n not in outputs])
+        outputs.append(pick)
+    return prog.with_body(prog.body, tuple(outputs))
+
+
+def programs(
+    *,
+    max_statements: int = 8,
+    families: Sequence[str] = DEFAULT_FAMILIES,
+    dtypes: Sequence[str] = ("float32",),
+    device: str = "cpu",
+    aliased_inputs: bool = True,
+    max_inputs: int = 3,
+    max_ndim: int = 3,
+    max_size: int = 4,
+    index_inputs: bool = True,
+) -> st.SearchStrategy[Program]:
+    """A Hypothesis strategy of valid programs (they type-check; eager should run them).
+
+    Options (keyword-only, checked now; :class:`InvalidArgument` on a bad one):
+      max_statements: at most this many statements (0..256).
+      families: op families to draw from, names of :data:`FAMILIES`.
+      dtypes: dtypes of the data inputs' storages (names of ``ir.DTYPES``).
+      device: ``"cpu"`` or ``"cuda"``; recorded in ``meta["device"]``.
+      aliased_inputs: allow several inputs on one storage (overlapping or not).
+      max_inputs: data inputs per program (1..16); an extra mask/index input may follow.
+      max_ndim, max_size: input rank and per-dimension size bounds.
+      index_inputs: occasionally add a bool mask or int64 (0/1) index input.
+    """
+    cfg = make_config(
+        max_statements=max_statements,
+        families=families,
+        dtypes=dtypes,
+        device=device,
+        aliased_inputs=aliased_inputs,
+        max_inputs=max_inputs,
+        max_ndim=max_ndim,
+        max_size=max_size,
+        index_inputs=index_inputs,
+    )
+    return _programs(cfg)
+
+
+@st.composite
+def _programs(draw, cfg: GenConfig) -> Program:
+    return build_program(HypothesisDraw(draw), cfg)
