@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     p.add_argument("--max-statements", type=int, default=8)
     p.set_defaults(func=_cmd_sample)
+    from aliasfuzz.campaign.cli import add_parsers as _add_campaign_parsers
+
+    _add_campaign_parsers(sub)
     return parser
 
 

@@ -1,0 +1,54 @@
+"""Debug pipelines: deliberately broken systems under test, for testing the campaign itself.
+
+They exist only when the environment sets ``ALIASFUZZ_DEBUG_PIPELINES=1`` (the tests do),
+so users never see them. Each misbehaves only on programs that contain a trigger op kind,
+so that shrinking has something to minimize:
+
+* ``debug-segfault``: reads address 0 through ``ctypes`` (SIGSEGV) when the program has an
+  in-place or custom op: the worker dies and the campaign must record a ``crash``;
+* ``debug-hang``: sleeps forever when the program calls a custom op: a ``timeout``;
+* ``debug-miscompile``: claims a ``miscompile`` (check ``values``) when the program has an
+  in-place op; fast, for tests of the corpus, dedup, replay and exit codes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from typing import Any
+
+from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.fuzz.ops import OpKind, lookup
+
+__all__ = ["DEBUG_PIPELINES", "enabled", "run"]
+
+DEBUG_PIPELINES = ("debug-segfault", "debug-hang", "debug-miscompile")
+
+
+def enabled() -> bool:
+    """Whether the debug pipelines are visible in this process."""
+    return os.environ.get("ALIASFUZZ_DEBUG_PIPELINES") == "1"
+
+
+def _kinds(program: Program) -> set[OpKind]:
+    return {lookup(op.op).kind for op in program.body}
+
+
+def run(program: Program, pipeline: str) -> dict[str, Any]:
+    """Misbehave as documented above; otherwise return an ``ok`` outcome."""
+    kinds = _kinds(program)
+    if pipeline == "debug-segfault" and kinds & {OpKind.INPLACE, OpKind.CUSTOM}:
+        ctypes.string_at(0)
+    if pipeline == "debug-hang" and OpKind.CUSTOM in kinds:
+        while True:
+            time.sleep(1)
+    if pipeline == "debug-miscompile" and OpKind.INPLACE in kinds:
+        return {
+            "verdict": "miscompile",
+            "check": "values",
+            "decision_kinds": ["inplaceable"],
+            "explanation": "debug pipeline: any in-place op is 'miscompiled'",
+            "diff": "eager: 1.0\ncompiled: 2.0",
+        }
+    return {"verdict": "ok"}

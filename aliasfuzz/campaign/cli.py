@@ -1,0 +1,185 @@
+"""Subcommands ``run``, ``replay``, ``check`` and ``report`` (added by :func:`add_parsers`).
+
+Output: one line per result on stdout, errors as one line on stderr. Exit codes:
+
+* ``run``: 0 no new finding with a ``--fail-on`` verdict (default: miscompile), 1 at
+  least one, 2 a user's mistake; 130 when interrupted (resume with ``--resume``).
+* ``replay``: 0 every entry reproduces or is fixed, 1 some entry's verdict changed to
+  another finding, 2 a corrupt entry (the others still run) or a bad path.
+* ``check``: 0 every ``expect`` line holds, 1 one is contradicted, 2 a bad file.
+* ``report``: 0, or 2 when there is no such campaign.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from aliasfuzz.errors import InvalidArgument
+
+__all__ = ["add_parsers"]
+
+
+def _cmd_run(args) -> int:
+    from aliasfuzz.campaign import _judge
+    from aliasfuzz.campaign.driver import latest_unfinished, load_campaign, run_campaign
+    from aliasfuzz.campaign.options import merge_options
+
+    resume = None
+    if args.resume is not None:
+        state = args.state or ".aliasfuzz"
+        resume = latest_unfinished(state) if args.resume == "latest" else Path(args.resume)
+        if resume is None or not (resume / "options.json").exists():
+            raise InvalidArgument(f"no unfinished campaign to resume under {state}")
+        opts = load_campaign(resume)[0]
+    else:
+        flags = {
+            k: getattr(args, k)
+            for k in (
+                "programs",
+                "time",
+                "seed",
+                "pipelines",
+                "device",
+                "workers",
+                "timeout",
+                "recycle",
+                "fail_on",
+                "corpus",
+                "state",
+                "shrink_budget",
+                "max_statements",
+            )
+        }
+        if args.report is not None:
+            flags["report"] = args.report
+        if args.no_shrink:
+            flags["shrink"] = False
+        opts = merge_options(flags, args.config)
+    opts.validate(_judge.pipeline_names())
+    res = run_campaign(opts, resume=resume, show=not args.quiet)
+    for f in res.findings:
+        print(
+            f"finding {f['id']} {f['verdict']} {f['pipeline']} check={f['check']} "
+            f"{'new' if f['new'] else 'known'}"
+        )
+    rate = res.programs / res.seconds if res.seconds else 0.0
+    counts = ", ".join(f"{p}/{v}: {n}" for (p, v), n in sorted(res.verdicts.items()))
+    print(
+        f"campaign {res.id} ({res.status}): {res.programs} programs, {res.tasks} runs in "
+        f"{res.seconds:.1f} s ({rate:.2f} programs/s); {counts}"
+    )
+    if res.internal_errors:
+        print(
+            f"aliasfuzz: {res.internal_errors} internal errors, see "
+            f"{res.dir / 'internal-errors.log'}",
+            file=sys.stderr,
+        )
+    if opts.report not in (None, "", "none") and res.status == "done":
+        from aliasfuzz.report import write_report
+
+        path = write_report(
+            res.id, state=opts.state, corpus=opts.corpus, out=Path(opts.report) / res.id
+        )
+        print(f"report: {path}")
+    if res.status == "interrupted":
+        return 130
+    return 1 if res.failing else 0
+
+
+def _add_run(sub) -> None:
+    p = sub.add_parser("run", help="run a fuzzing campaign (default: ~2 min on CPU)")
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--time", type=float, metavar="SECONDS", help="wall-clock budget")
+    budget.add_argument("--programs", type=int, metavar="N", help="number of programs")
+    p.add_argument("--seed", type=int, help="campaign seed (default 0)")
+    p.add_argument(
+        "--pipelines",
+        help="comma list (default: inductor-reinplace,inductor,aot_eager,fx-reinplace)",
+    )
+    p.add_argument("--device", help="cpu (default) or cuda")
+    p.add_argument("--workers", type=int, help="worker processes (default: min(4, cores))")
+    p.add_argument("--timeout", type=float, help="seconds per program and pipeline (120)")
+    p.add_argument("--recycle", type=int, help="tasks before a worker is replaced (200)")
+    p.add_argument("--fail-on", help="verdicts whose new findings exit 1 (miscompile)")
+    p.add_argument("--corpus", help="corpus directory (corpus)")
+    p.add_argument("--report", help="report directory (reports), or 'none'")
+    p.add_argument("--state", help="history and campaign journals (.aliasfuzz)")
+    p.add_argument("--config", help="TOML file with the same options ([run] table)")
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        metavar="DIR",
+        help="resume the last unfinished campaign (or DIR)",
+    )
+    p.add_argument("--no-shrink", action="store_true", help="write findings unminimized")
+    p.add_argument("--shrink-budget", type=int, help="executions per shrink (40)")
+    p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_run)
+
+
+def _cmd_replay(args) -> int:
+    from aliasfuzz.campaign.replay import replay
+
+    return replay(args.paths or ["corpus"], timeout=args.timeout)
+
+
+def _add_replay(sub) -> None:
+    p = sub.add_parser("replay", help="re-run corpus entries: reproduces / fixed / changed")
+    p.add_argument("paths", nargs="*", help="entry folders or corpus folders (corpus)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per entry (120)")
+    p.set_defaults(func=_cmd_replay)
+
+
+def _cmd_check(args) -> int:
+    from aliasfuzz.campaign import _judge
+
+    pipelines = args.pipelines.split(",") if args.pipelines else None
+    rows = _judge.judge_case(args.file, pipelines)
+    bad = 0
+    for r in rows:
+        exp = r.get("expected")
+        mark = (
+            ""
+            if exp is None
+            else (" (as expected)" if exp == r["verdict"] else f" (CONTRADICTS expect: {exp})")
+        )
+        bad += bool(exp is not None and exp != r["verdict"] and r["verdict"] != "skipped")
+        print(f"{r['pipeline']}: {r['verdict']}{mark} {r.get('explanation', '')}".rstrip())
+    return 1 if bad else 0
+
+
+def _add_check(sub) -> None:
+    p = sub.add_parser("check", help="judge a case-format .py file per pipeline")
+    p.add_argument("file", help="a file in the shared/cases format")
+    p.add_argument("--pipelines", help="comma list (default: those in its expect block)")
+    p.set_defaults(func=_cmd_check)
+
+
+def _cmd_report(args) -> int:
+    from aliasfuzz.report import latest_campaign, write_report
+
+    cid = args.campaign or latest_campaign(args.state)
+    if cid is None:
+        raise InvalidArgument(f"no campaign in {args.state}/history.sqlite")
+    out = Path(args.out) if args.out else Path("reports") / cid
+    print(f"report: {write_report(cid, state=args.state, corpus=args.corpus, out=out)}")
+    return 0
+
+
+def _add_report(sub) -> None:
+    p = sub.add_parser("report", help="write the HTML report and summary.json of a campaign")
+    p.add_argument("--campaign", help="campaign id (default: the latest)")
+    p.add_argument("--state", default=".aliasfuzz", help="state directory (.aliasfuzz)")
+    p.add_argument("--corpus", default="corpus", help="corpus directory (corpus)")
+    p.add_argument("--out", help="output directory (reports/<campaign>)")
+    p.set_defaults(func=_cmd_report)
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Register ``run``, ``replay``, ``check`` and ``report`` on ``sub``."""
+    for add in (_add_run, _add_replay, _add_check, _add_report):
+        add(sub)

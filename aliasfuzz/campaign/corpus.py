@@ -1,0 +1,178 @@
+"""The corpus: one folder per finding, written atomically, read as JSON only.
+
+Layout of ``corpus/<id>/`` (see ``corpus/README.md``): ``program.json`` (the minimized
+program, :meth:`Program.dumps`), ``meta.json`` (signature, expected verdict, versions,
+seed, pipeline options, explanation, eager/compiled diff) and ``repro.py`` (standalone,
+needs only torch). An entry is built in ``corpus/.tmp-<id>-<pid>/``, every file and the
+folder fsync'ed, then renamed into place: a reader sees a whole entry or none. Loading an
+entry never executes code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.ir import Program
+
+__all__ = [
+    "CorpusEntry",
+    "clean_temp",
+    "entry_id",
+    "load_entry",
+    "list_entries",
+    "signature",
+    "versions",
+    "write_entry",
+]
+
+META_VERSION = 1
+
+
+def signature(program: Program, outcome: dict[str, Any], pipeline: str) -> dict[str, Any]:
+    """The dedup key: pipeline, verdict, failed check, decision kinds, op kinds of ``program``."""
+    from aliasfuzz.fuzz.ops import lookup
+
+    return {
+        "pipeline": pipeline,
+        "verdict": outcome["verdict"],
+        "check": outcome.get("check"),
+        "decision_kinds": sorted(set(outcome.get("decision_kinds") or [])),
+        "op_kinds": sorted({lookup(op.op).kind.value for op in program.body}),
+    }
+
+
+def entry_id(sig: dict[str, Any]) -> str:
+    """A stable folder name for a signature: ``<verdict>-<pipeline>-<hash>``."""
+    digest = hashlib.sha256(json.dumps(sig, sort_keys=True).encode()).hexdigest()[:10]
+    return f"{sig['verdict']}-{sig['pipeline']}-{digest}"
+
+
+def versions() -> dict[str, str]:
+    """torch, triton and Python versions of this process (recorded in every entry)."""
+    import torch
+
+    try:
+        import triton
+
+        tv = triton.__version__
+    except ImportError:
+        tv = "absent"
+    return {"torch": torch.__version__, "triton": tv, "python": platform.python_version()}
+
+
+@dataclass(frozen=True)
+class CorpusEntry:
+    """A loaded entry: its folder, program and meta (``meta["expected"]`` has the verdict)."""
+
+    path: Path
+    program: Program
+    meta: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+
+def _fsync_write(path: Path, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_entry(corpus: Path, program: Program, meta: dict[str, Any]) -> tuple[Path, bool]:
+    """Write an entry atomically; return ``(folder, created)``.
+
+    ``meta`` must hold ``signature``; the folder name is :func:`entry_id` of it. When an
+    entry with that id exists already, nothing is written and ``created`` is False.
+    """
+    from aliasfuzz.campaign.repro import render_repro
+
+    corpus = Path(corpus)
+    corpus.mkdir(parents=True, exist_ok=True)
+    eid = entry_id(meta["signature"])
+    final = corpus / eid
+    if final.exists():
+        return final, False
+    tmp = corpus / f".tmp-{eid}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    meta = {"meta_version": META_VERSION, "id": eid, **meta}
+    _fsync_write(tmp / "program.json", program.dumps() + "\n")
+    _fsync_write(tmp / "meta.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    _fsync_write(tmp / "repro.py", render_repro(program, meta))
+    _fsync_dir(tmp)
+    try:
+        os.rename(tmp, final)
+    except OSError:  # another writer won the race with the same signature
+        shutil.rmtree(tmp)
+        return final, False
+    _fsync_dir(corpus)
+    return final, True
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InvalidArgument(f"{path}: missing") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InvalidArgument(f"{path}: not valid JSON ({e})") from None
+
+
+def load_entry(path: str | os.PathLike) -> CorpusEntry:
+    """Load ``path`` (an entry folder) from JSON; :class:`InvalidArgument` if corrupt."""
+    p = Path(path)
+    if not p.is_dir():
+        raise InvalidArgument(f"{p}: not a corpus entry folder")
+    meta = _read_json(p / "meta.json")
+    if not isinstance(meta, dict) or not isinstance(meta.get("expected"), dict):
+        raise InvalidArgument(f"{p / 'meta.json'}: no 'expected' verdict")
+    for key in ("pipeline", "verdict"):
+        if not isinstance(meta["expected"].get(key), str):
+            raise InvalidArgument(f"{p / 'meta.json'}: expected.{key} missing")
+    try:
+        program = Program.from_json(_read_json(p / "program.json"))
+        program.validate()
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{p / 'program.json'}: {e}") from None
+    return CorpusEntry(p, program, meta)
+
+
+def list_entries(corpus: str | os.PathLike) -> list[Path]:
+    """Entry folders of ``corpus`` in name order (temporary folders excluded)."""
+    c = Path(corpus)
+    if not c.is_dir():
+        return []
+    return sorted(d for d in c.iterdir() if d.is_dir() and not d.name.startswith("."))
+
+
+def known_signatures(corpus: str | os.PathLike) -> set[str]:
+    """Ids of the entries already in ``corpus`` (a finding is new when its id is not here)."""
+    return {p.name for p in list_entries(corpus)}
+
+
+def clean_temp(corpus: str | os.PathLike) -> list[Path]:
+    """Remove half-written ``.tmp-*`` folders left by a killed writer; return them."""
+    c = Path(corpus)
+    gone = sorted(c.glob(".tmp-*")) if c.is_dir() else []
+    for g in gone:
+        shutil.rmtree(g, ignore_errors=True)
+    return gone

@@ -1,0 +1,419 @@
+"""The campaign driver: generate, run in isolated workers, judge, shrink, dedupe, record.
+
+Program ``i`` of a campaign is ``generate_one(seed, i)`` (:mod:`aliasfuzz.fuzz.sample`),
+so a campaign's programs are a pure function of its seed (and the versions), on any
+number of workers and across ``--resume``. Each (program, pipeline) task runs in a
+:class:`~aliasfuzz.campaign.worker.Worker`; each finding is shrunk in a worker too, then
+deduplicated by :func:`~aliasfuzz.campaign.corpus.signature` and written atomically to the
+corpus. The journal (:mod:`.journal`) makes a killed campaign resumable; the history
+(:mod:`.history`) keeps one row per campaign for trends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aliasfuzz.campaign import _judge
+from aliasfuzz.campaign.corpus import clean_temp, known_signatures, signature, versions, write_entry
+from aliasfuzz.campaign.history import History
+from aliasfuzz.campaign.journal import Journal
+from aliasfuzz.campaign.options import CampaignOptions
+from aliasfuzz.campaign.progress import Progress
+from aliasfuzz.campaign.shrink import shrink
+from aliasfuzz.campaign.worker import Worker
+from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.fuzz.ops import lookup
+from aliasfuzz.oracle.verdict import Verdict
+
+__all__ = ["CampaignResult", "program_at", "run_campaign"]
+
+
+class _Programs:
+    """Program ``i`` of a campaign."""
+
+    def __init__(self, seed: int, max_statements: int):
+        self.seed, self.max_statements = seed, max_statements
+
+    def __getitem__(self, i: int) -> Program:
+        return _judge.generate(self.seed, i, self.max_statements)
+
+
+def program_at(seed: int, i: int, max_statements: int = 8) -> Program:
+    """Program ``i`` of a campaign with ``seed`` (what the driver runs)."""
+    return _Programs(seed, max_statements)[i]
+
+
+def is_finding(verdict: str) -> bool:
+    try:
+        return Verdict(verdict).is_finding
+    except ValueError:
+        return False
+
+
+@dataclass
+class CampaignResult:
+    """What a campaign did: counts per ``(pipeline, verdict)``, findings, where it wrote."""
+
+    id: str
+    dir: Path
+    options: CampaignOptions
+    programs: int = 0
+    tasks: int = 0
+    seconds: float = 0.0
+    verdicts: Counter = field(default_factory=Counter)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    internal_errors: int = 0
+    status: str = "running"
+    report: Path | None = None
+
+    @property
+    def failing(self) -> list[dict[str, Any]]:
+        """New findings whose verdict is in ``fail_on`` (these make ``run`` exit 1)."""
+        return [f for f in self.findings if f["new"] and f["verdict"] in self.options.fail_on]
+
+
+class _Pool:
+    """Worker threads, each driving one :class:`Worker`; jobs in, messages out."""
+
+    def __init__(self, opts: CampaignOptions, root: Path):
+        self.jobs: queue.PriorityQueue = queue.PriorityQueue()
+        self.results: queue.Queue = queue.Queue()
+        self.opts, self._seq = opts, 0
+        self.workers = [
+            Worker(root / f"w{k}", timeout=opts.timeout, recycle=opts.recycle, device=opts.device)
+            for k in range(opts.workers)
+        ]
+        self.threads = [
+            threading.Thread(target=self._loop, args=(w,), daemon=True) for w in self.workers
+        ]
+        for t in self.threads:
+            t.start()
+
+    def submit(self, priority: int, job: tuple) -> None:
+        self._seq += 1
+        self.jobs.put((priority, self._seq, job))
+
+    def _task(self, program: Program, pipeline: str) -> dict[str, Any]:
+        return {
+            "program": program.to_json(),
+            "pipeline": pipeline,
+            "device": self.opts.device,
+            "options": self.opts.pipeline_options.get(pipeline, {}),
+        }
+
+    def _loop(self, worker: Worker) -> None:
+        try:
+            self._serve(worker)
+        except BaseException:  # a harness bug: handed to the main thread, which re-raises
+            import traceback
+
+            self.results.put(("fatal", None, None, traceback.format_exc(), None))
+
+    def _serve(self, worker: Worker) -> None:
+        while True:
+            _, _, job = self.jobs.get()
+            if job is None:
+                worker.close()
+                return
+            kind, i, pipeline, program, outcome = job
+            if kind == "task":
+                out = worker.run(self._task(program, pipeline))
+                self.results.put(("task", i, pipeline, program, out))
+            else:
+                small, sout, spent = shrink(
+                    program,
+                    outcome,
+                    lambda p, pl=pipeline: worker.run(self._task(p, pl)),
+                    self.opts.shrink_budget,
+                )
+                self.results.put(("shrunk", i, pipeline, (program, small, spent), sout))
+
+    def close(self) -> None:
+        for _ in self.threads:
+            self.submit(99, None)
+        for t in self.threads:
+            t.join()
+
+
+def _new_campaign(opts: CampaignOptions) -> tuple[str, Path, dict[str, Any]]:
+    cid = time.strftime("%Y%m%d-%H%M%S") + f"-s{opts.seed}"
+    d = Path(opts.state) / "runs" / cid
+    n = 1
+    while d.exists():
+        n += 1
+        d = Path(opts.state) / "runs" / f"{cid}-{n}"
+    d.mkdir(parents=True)
+    start = {
+        "id": d.name,
+        "started": time.time(),
+        "versions": versions(),
+        "known": sorted(known_signatures(opts.corpus)),
+    }
+    (d / "options.json").write_text(json.dumps(opts.to_json(), indent=1))
+    (d / "start.json").write_text(json.dumps(start, indent=1))
+    return d.name, d, start
+
+
+def latest_unfinished(state: str | Path) -> Path | None:
+    """The newest campaign directory under ``state`` whose journal has no ``end`` event."""
+    runs = sorted((Path(state) / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
+    for d in reversed(runs):
+        events = Journal.events(d / "journal.jsonl")
+        if not any(e.get("t") == "end" for e in events):
+            return d
+    return None
+
+
+def load_campaign(d: Path) -> tuple[CampaignOptions, dict[str, Any], list[dict[str, Any]]]:
+    """Options, start record and journal events of campaign directory ``d``."""
+    opts = CampaignOptions.from_json(json.loads((d / "options.json").read_text()))
+    start = json.loads((d / "start.json").read_text())
+    return opts, start, Journal.events(d / "journal.jsonl")
+
+
+class _Campaign:
+    def __init__(self, opts: CampaignOptions, resume: Path | None, show: bool):
+        self.opts = opts
+        if resume is None:
+            cid, self.dir, self.start = _new_campaign(opts)
+            events: list[dict[str, Any]] = []
+        else:
+            self.dir = resume
+            _, self.start, events = load_campaign(resume)
+            cid = self.start["id"]
+        self.res = CampaignResult(cid, self.dir, opts)
+        self.known = set(self.start["known"])
+        self.done: set[tuple[int, str]] = set()
+        self.pending: dict[tuple[int, str], dict[str, Any]] = {}
+        self.prekeys: set[tuple] = set()
+        self.elapsed_before = 0.0
+        self._replay(events)
+        self.journal = Journal(self.dir / "journal.jsonl")
+        self.history = History(Path(opts.state) / "history.sqlite")
+        self.programs = _Programs(opts.seed, opts.max_statements)
+        self.show = show
+
+    def _replay(self, events: list[dict[str, Any]]) -> None:
+        for e in events:
+            key = (e.get("i"), e.get("pipeline"))
+            if e["t"] == "task":
+                self.done.add(key)
+                self._count(e["pipeline"], e["outcome"])
+                if is_finding(e["outcome"]["verdict"]):
+                    self.pending[key] = e
+            elif e["t"] == "finding":
+                self.pending.pop(key, None)
+                if e.get("prekey"):
+                    self.prekeys.add(tuple(json.dumps(x) for x in e["prekey"]))
+                if e.get("id"):
+                    self._add_finding(e)
+            if "ts" in e:
+                self.elapsed_before = max(self.elapsed_before, e["ts"] - self.start["started"])
+
+    def _count(self, pipeline: str, out: dict[str, Any]) -> None:
+        self.res.tasks += 1
+        self.res.verdicts[(pipeline, out["verdict"])] += 1
+
+    def _add_finding(self, e: dict[str, Any]) -> None:
+        if all(f["id"] != e["id"] for f in self.res.findings):
+            self.res.findings.append(
+                {k: e.get(k) for k in ("id", "pipeline", "verdict", "check", "new", "i")}
+            )
+
+    def _log(self, event: dict[str, Any]) -> None:
+        event["ts"] = time.time()
+        self.journal.append(event)
+
+    # -- the main loop -------------------------------------------------------------------
+    def _fully_done(self, i: int) -> bool:
+        return all((i, p) in self.done for p in self.opts.pipelines)
+
+    def run(self) -> CampaignResult:
+        opts, res = self.opts, self.res
+        clean_temp(opts.corpus)
+        self._record("running")
+        t0 = time.monotonic()
+        deadline = None if opts.time is None else t0 + max(0.0, opts.time - self.elapsed_before)
+        pool = _Pool(opts, self.dir / "workers")
+        in_flight, i, feeding = 0, 0, True
+        for (j, p), e in sorted(self.pending.items()):  # findings the last run did not finish
+            in_flight += self._finding(pool, j, p, Program.from_json(e["program"]), e["outcome"])
+        self.pending.clear()
+        progress = Progress(opts, show=self.show, done=len({k[0] for k in self.done}))
+        try:
+            with progress:
+                while True:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        feeding = False
+                    while feeding and in_flight < 2 * opts.workers:
+                        if opts.programs is not None and i >= opts.programs:
+                            feeding = False
+                            break
+                        if not self._fully_done(i):
+                            program = self.programs[i]
+                            for p in opts.pipelines:
+                                if (i, p) not in self.done:
+                                    pool.submit(1, ("task", i, p, program, None))
+                                    in_flight += 1
+                        i += 1
+                    if in_flight == 0 and not feeding:
+                        break
+                    try:
+                        msg = pool.results.get(timeout=0.25)
+                    except queue.Empty:
+                        progress.update(res)
+                        continue
+                    in_flight -= 1
+                    in_flight += self._handle(pool, msg)
+                    res.programs = len({k[0] for k in self.done if self._fully_done(k[0])})
+                    progress.update(res)
+            res.status = "done"
+        except KeyboardInterrupt:
+            res.status = "interrupted"
+        finally:
+            pool.close()
+            res.seconds = self.elapsed_before + (time.monotonic() - t0)
+            if res.status == "done":
+                self._log({"t": "end", "status": "done"})
+            self.journal.close()
+            self._record(res.status)
+        return res
+
+    def _handle(self, pool: _Pool, msg: tuple) -> int:
+        """Journal one message from the pool; return the number of jobs it submitted."""
+        kind, i, pipeline, payload, out = msg
+        if kind == "fatal":
+            raise RuntimeError(f"campaign worker thread failed:\n{payload}")
+        if kind == "task":
+            program = payload
+            if "internal_error" in out:
+                self.res.internal_errors += 1
+                with open(self.dir / "internal-errors.log", "a") as f:
+                    f.write(f"program {i} on {pipeline}:\n{out['internal_error']}\n")
+                out = {
+                    "verdict": "internal-error",
+                    "check": None,
+                    "explanation": out["internal_error"].strip().splitlines()[-1],
+                }
+            event = {
+                "t": "task",
+                "i": i,
+                "pipeline": pipeline,
+                "outcome": out,
+                "h": hashlib.sha256(program.dumps().encode()).hexdigest()[:16],
+                "op_kinds": sorted({lookup(op.op).kind.value for op in program.body}),
+                "statements": len(program.body),
+            }
+            if is_finding(out["verdict"]):
+                event["program"] = program.to_json()
+            self._log(event)
+            self.done.add((i, pipeline))
+            self._count(pipeline, out)
+            if is_finding(out["verdict"]):
+                return self._finding(pool, i, pipeline, program, out)
+            return 0
+        original, small, spent = payload
+        self._write(i, pipeline, original, small, out, spent)
+        return 0
+
+    def _prekey(self, program: Program, out: dict[str, Any], pipeline: str) -> tuple:
+        sig = signature(program, out, pipeline)
+        return tuple(
+            json.dumps(sig[k])
+            for k in ("pipeline", "verdict", "check", "decision_kinds", "op_kinds")
+        )
+
+    def _finding(
+        self, pool: _Pool, i: int, pipeline: str, program: Program, out: dict[str, Any]
+    ) -> int:
+        """Shrink a new kind of finding (returns 1 job) or journal a duplicate (0 jobs)."""
+        key = self._prekey(program, out, pipeline)
+        if key in self.prekeys:
+            self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None, "duplicate": True})
+            return 0
+        self.prekeys.add(key)
+        if not self.opts.shrink:
+            self._write(i, pipeline, program, program, out, 0)
+            return 0
+        pool.submit(0, ("shrink", i, pipeline, program, out))
+        return 1
+
+    def _write(
+        self,
+        i: int,
+        pipeline: str,
+        original: Program,
+        small: Program,
+        out: dict[str, Any],
+        spent: int,
+    ) -> None:
+        sig = signature(small, out, pipeline)
+        meta = {
+            "signature": sig,
+            "expected": {
+                "pipeline": pipeline,
+                "verdict": out["verdict"],
+                "check": out.get("check"),
+            },
+            "explanation": out.get("explanation", ""),
+            "diff": out.get("diff", ""),
+            "versions": versions(),
+            "seed": self.opts.seed,
+            "program_index": i,
+            "campaign": self.res.id,
+            "device": self.opts.device,
+            "pipeline_options": self.opts.pipeline_options.get(pipeline, {}),
+            "statements": {"original": len(original.body), "minimized": len(small.body)},
+            "shrink_executions": spent,
+        }
+        path, _ = write_entry(Path(self.opts.corpus), small, meta)
+        event = {
+            "t": "finding",
+            "i": i,
+            "pipeline": pipeline,
+            "id": path.name,
+            "new": path.name not in self.known,
+            "verdict": out["verdict"],
+            "check": out.get("check"),
+            "prekey": [json.loads(x) for x in self._prekey(original, out, pipeline)],
+        }
+        self._log(event)
+        self._add_finding(event)
+
+    def _record(self, status: str) -> None:
+        res, opts = self.res, self.opts
+        budget = f"{opts.programs} programs" if opts.programs else f"{opts.time:g} s"
+        self.history.record(
+            {
+                "id": res.id,
+                "started": self.start["started"],
+                "finished": time.time(),
+                "seed": opts.seed,
+                "device": opts.device,
+                "pipelines": ",".join(opts.pipelines),
+                "budget": budget,
+                "programs": res.programs,
+                "tasks": res.tasks,
+                "seconds": res.seconds,
+                "throughput": res.programs / res.seconds if res.seconds else 0.0,
+                "status": status,
+                "versions": self.start["versions"],
+            },
+            dict(res.verdicts),
+            res.findings,
+        )
+
+
+def run_campaign(
+    opts: CampaignOptions, *, resume: Path | None = None, show: bool = True
+) -> CampaignResult:
+    """Run (or resume) a campaign; see the module docstring. Ctrl-C stops it resumably."""
+    return _Campaign(opts, resume, show).run()

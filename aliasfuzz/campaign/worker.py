@@ -1,0 +1,211 @@
+"""Isolated workers: the system under test runs in child processes, never in the driver.
+
+A worker is ``python -m aliasfuzz.campaign.worker``: it reads one JSON task per line on
+stdin and answers one JSON line per task on a private copy of its stdout (the real fd 1 is
+pointed at stderr, so prints from torch cannot corrupt the protocol; stderr goes to a log
+file in the campaign directory). Each worker gets its own ``TORCHINDUCTOR_CACHE_DIR`` and
+``ALIASFUZZ_WORKDIR``.
+
+:class:`Worker` turns the ways a child can fail into verdicts: death by a signal or a
+non-zero exit while a task is in flight is ``crash`` (check ``signal:SIGSEGV`` or
+``exit:N``), no answer within the per-task timeout is ``timeout`` (the child is killed);
+then a fresh child takes over. Workers are also replaced every ``recycle`` tasks to bound
+memory growth (``shared/notes/pytorch-seams.md`` §5: RSS grows 0.1-0.3 MB per program).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Worker", "main"]
+
+
+class Worker:
+    """One child process; :meth:`run` sends a task and returns its outcome dict.
+
+    ``root`` is a directory for this worker's caches and log. The outcome of a task that
+    killed or hung the child is synthesized here (``crash`` / ``timeout``). A task that
+    raised inside the harness comes back as ``{"internal_error": traceback}``.
+    """
+
+    def __init__(self, root: Path, *, timeout: float, recycle: int, device: str = "cpu"):
+        self.root = Path(root)
+        self.timeout = timeout
+        self.recycle = recycle
+        self.device = device
+        self.proc: subprocess.Popen | None = None
+        self.done = 0
+        self.started = 0
+
+    # -- process management ------------------------------------------------------------
+    def _start(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(self.root / "inductor-cache")
+        env["ALIASFUZZ_WORKDIR"] = str(self.root / "src")
+        env["PYTHONFAULTHANDLER"] = "1"
+        self.log = open(self.root / "worker.log", "ab")  # noqa: SIM115 - lives with the child
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "aliasfuzz.campaign.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env=env,
+            start_new_session=True,  # a kill of the process group takes compile workers too
+        )
+        self.done = 0
+        self.started += 1
+        # The child answers {"ready": true} once torch and the harness are imported, so
+        # import time never counts against a task's timeout; a child that cannot start is
+        # a harness bug (e.g. an import error), raised, not a verdict.
+        line = self._readline(300.0)
+        if not line or b'"ready"' not in line:
+            tail = self._log_tail()
+            p, self.proc = self.proc, None
+            self._kill(p)
+            p.stdout.close()
+            self.log.close()
+            raise RuntimeError(f"aliasfuzz worker failed to start:\n{tail}")
+
+    def close(self) -> None:
+        """Stop the child (politely, then by force) and close its log."""
+        if self.proc is None:
+            return
+        p, self.proc = self.proc, None
+        try:
+            p.stdin.close()
+            p.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self._kill(p)
+        p.stdout.close()
+        self.log.close()
+
+    def _kill(self, p: subprocess.Popen) -> None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+    def _log_tail(self, n: int = 1500) -> str:
+        self.log.flush()
+        try:
+            data = (self.root / "worker.log").read_bytes()
+        except OSError:
+            return ""
+        return data[-n:].decode(errors="replace")
+
+    # -- one task ----------------------------------------------------------------------
+    def run(self, task: dict[str, Any]) -> dict[str, Any]:
+        """Run ``task`` (``program`` JSON, ``pipeline``, ``device``, ``options``)."""
+        if self.proc is None or self.done >= self.recycle:
+            self.close()
+            self._start()
+        assert self.proc is not None
+        self.done += 1
+        try:
+            self.proc.stdin.write((json.dumps(task) + "\n").encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            return self._died(time.perf_counter())
+        t0 = time.perf_counter()
+        line = self._readline(self.timeout)
+        if line is None:  # hang
+            p, self.proc = self.proc, None
+            self._kill(p)
+            p.stdout.close()
+            self.log.close()
+            return {
+                "verdict": "timeout",
+                "check": "timeout",
+                "seconds": time.perf_counter() - t0,
+                "explanation": f"no answer within {self.timeout:g} s; worker killed",
+            }
+        if line == b"":
+            return self._died(t0)
+        return json.loads(line)
+
+    def _readline(self, timeout: float) -> bytes | None:
+        """A line from the child, b"" at EOF, None after ``timeout`` seconds."""
+        out = self.proc.stdout
+        sel = selectors.DefaultSelector()
+        sel.register(out, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        buf = b""
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    return None
+                chunk = os.read(out.fileno(), 65536)
+                if not chunk:
+                    return b""
+                buf += chunk
+                if buf.endswith(b"\n"):
+                    return buf
+        finally:
+            sel.close()
+
+    def _died(self, t0: float) -> dict[str, Any]:
+        p, self.proc = self.proc, None
+        rc = p.wait()
+        p.stdout.close()
+        tail = self._log_tail()
+        self.log.close()
+        if rc < 0:
+            try:
+                check = f"signal:{signal.Signals(-rc).name}"
+            except ValueError:
+                check = f"signal:{-rc}"
+        else:
+            check = f"exit:{rc}"
+        return {
+            "verdict": "crash",
+            "check": check,
+            "seconds": time.perf_counter() - t0,
+            "explanation": f"worker died ({check}) while running the program",
+            "diff": tail,
+        }
+
+
+def _serve(proto) -> None:
+    import traceback
+
+    import torch  # noqa: F401 - imported before "ready"
+
+    from aliasfuzz.campaign import _judge
+    from aliasfuzz.fuzz.ir import Program
+
+    proto.write(json.dumps({"ready": True}) + "\n")
+    proto.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        task = json.loads(line)
+        try:
+            program = Program.from_json(task["program"])
+            out = _judge.evaluate(program, task["pipeline"], task["device"], task.get("options"))
+        except Exception:  # an internal bug: reported to the driver, which shows it loudly
+            out = {"internal_error": traceback.format_exc()}
+        proto.write(json.dumps(out) + "\n")
+        proto.flush()
+
+
+def main() -> None:
+    """Worker entry point: keep a private protocol stream, send fd 1 to stderr."""
+    proto = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    _serve(proto)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""The report's Jinja2 template (inline CSS, no scripts, no external resources)."""
+
+TEMPLATE = r"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<title>aliasfuzz campaign {{ c.id }}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:.25em .6em;text-align:right}
+th{background:#eef}td.l,th.l{text-align:left}
+.bad{background:#fbe3e3}.good{background:#e3f6e3}.muted{color:#777}
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.85em;max-height:30em}
+.cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #ccc;border-radius:6px;padding:.6em 1em}
+.card b{display:block;font-size:1.5em}
+details{margin:.6em 0;border:1px solid #ddd;border-radius:6px;padding:.4em .8em}
+summary{cursor:pointer;font-weight:600}
+</style></head><body>
+<h1 id="title">aliasfuzz campaign {{ c.id }}</h1>
+<p class="muted">seed {{ c.seed }} · device {{ c.device }} · budget {{ c.budget }} · status {{ c.status }} ·
+torch {{ c.versions.torch }} · triton {{ c.versions.triton }} · Python {{ c.versions.python }}</p>
+
+<h2>Summary</h2>
+<div class="cards" id="summary">
+<div class="card"><b>{{ c.programs }}</b>programs</div>
+<div class="card"><b>{{ c.tasks }}</b>pipeline runs</div>
+<div class="card"><b>{{ "%.2f"|format(c.throughput or 0) }}</b>programs/s</div>
+<div class="card"><b>{{ "%.0f"|format(c.seconds or 0) }} s</b>wall time</div>
+<div class="card {{ 'bad' if findings else 'good' }}"><b>{{ findings|length }}</b>findings ({{ new }} new)</div>
+</div>
+
+<h2>Verdicts per pipeline</h2>
+<table id="verdicts"><tr><th class="l">pipeline</th>{% for v in verdict_names %}<th>{{ v }}</th>{% endfor %}</tr>
+{% for p, counts in verdicts.items() %}<tr><td class="l">{{ p }}</td>
+{% for v in verdict_names %}<td class="{{ 'bad' if counts.get(v) and v in finding_names else '' }}">{{ counts.get(v, 0) }}</td>{% endfor %}</tr>
+{% endfor %}</table>
+
+<h2>Decisions against ground truth</h2>
+<p>Per pipeline: the oracle's ground truth of each candidate against what the pass did.
+An unsafe candidate that was reinplaced is a bug; a safe one that was copied is a missed opportunity.</p>
+<div class="cards">
+{% for p, m in confusion.items() %}<table class="confusion"><tr><th class="l">{{ p }}</th><th>reinplaced</th><th>copied</th></tr>
+{% for t in ["safe", "unsafe", "unknown"] %}<tr><td class="l">{{ t }}</td>
+<td class="{{ 'bad' if t == 'unsafe' and m[t].reinplaced else '' }}">{{ m[t].reinplaced }}</td>
+<td class="{{ 'bad' if t == 'safe' and m[t].copied else '' }}">{{ m[t].copied }}</td></tr>{% endfor %}
+</table>{% else %}<p class="muted">no decisions recorded</p>{% endfor %}
+</div>
+
+<h2>Findings</h2>
+{% for f in findings %}<details id="finding-{{ loop.index }}" {% if loop.first %}open{% endif %}>
+<summary>{{ f.verdict }} on {{ f.pipeline }} — check {{ f.check }} — {{ f.id }} {% if f.new %}(new){% else %}(known){% endif %}</summary>
+{% if f.error %}<p class="bad">corpus entry unreadable: {{ f.error }}</p>{% else %}
+<p>{{ f.explanation }}</p>
+<p class="muted">statements: {{ f.statements.original }} → {{ f.statements.minimized }} after shrinking; op kinds {{ f.signature.op_kinds|join(", ") }}</p>
+{% if f.diff %}<h4>eager / compiled</h4><pre>{{ f.diff }}</pre>{% endif %}
+<h4>minimized repro (corpus/{{ f.id }}/repro.py)</h4><pre>{{ f.repro }}</pre>{% endif %}
+</details>{% else %}<p>No findings in this campaign.</p>{% endfor %}
+
+<h2>Op-kind coverage</h2>
+<table id="coverage"><tr><th class="l">op kind</th><th>programs</th><th>findings (runs)</th></tr>
+{% for k, n in coverage.programs_with_kind.items() %}<tr><td class="l">{{ k }}</td><td>{{ n }}</td>
+<td>{{ kind_findings[k] }}</td></tr>{% endfor %}</table>
+{% if charts.coverage %}<img alt="op-kind coverage" src="{{ charts.coverage }}">{% endif %}
+
+<h2>Throughput</h2>
+<table><tr><th class="l">pipeline</th><th>runs</th><th>median s</th><th>max s</th></tr>
+{% for p, s in seconds.items() %}<tr><td class="l">{{ p }}</td><td>{{ s|length }}</td>
+<td>{{ "%.3f"|format(s[s|length // 2] if s else 0) }}</td><td>{{ "%.3f"|format(s[-1] if s else 0) }}</td></tr>{% endfor %}</table>
+{% if charts.throughput %}<img alt="seconds per program" src="{{ charts.throughput }}">{% endif %}
+
+<h2>Trends across campaigns</h2>
+{% if charts.trend %}<img alt="trends" src="{{ charts.trend }}">{% endif %}
+<table id="history"><tr><th class="l">campaign</th><th class="l">status</th><th>programs</th><th>programs/s</th><th>findings</th><th>new</th></tr>
+{% for h in history %}<tr><td class="l">{{ h.id }}</td><td class="l">{{ h.status }}</td><td>{{ h.programs }}</td>
+<td>{{ "%.2f"|format(h.throughput or 0) }}</td><td>{{ h.findings }}</td><td>{{ h.new_findings }}</td></tr>{% endfor %}</table>
+<p class="muted">Machine-readable data: summary.json next to this file.</p>
+</body></html>
+"""

@@ -1,0 +1,111 @@
+"""The data of a campaign report (also written as ``summary.json``), from the journal,
+the corpus and the history. Everything here is JSON data; nothing runs a program.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from aliasfuzz.campaign.corpus import load_entry
+from aliasfuzz.campaign.driver import load_campaign
+from aliasfuzz.campaign.history import History
+from aliasfuzz.errors import InvalidArgument
+
+__all__ = ["SUMMARY_VERSION", "collect"]
+
+SUMMARY_VERSION = 1
+
+
+def _confusion(tasks: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """pipeline -> ground truth (safe/unsafe/unknown) -> decision (reinplaced/copied) -> n."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for e in tasks:
+        m = out.setdefault(
+            e["pipeline"],
+            {t: {"reinplaced": 0, "copied": 0} for t in ("safe", "unsafe", "unknown")},
+        )
+        for d in e["outcome"].get("decisions") or []:
+            truth = d.get("truth", "unknown")
+            truth = truth if truth in m else "unknown"
+            m[truth]["reinplaced" if d.get("reinplaced") else "copied"] += 1
+    return out
+
+
+def _finding(corpus: Path, f: dict[str, Any]) -> dict[str, Any]:
+    row = dict(f)
+    try:
+        entry = load_entry(corpus / f["id"])
+    except InvalidArgument as e:
+        row["error"] = str(e)
+        return row
+    row["repro"] = (entry.path / "repro.py").read_text()
+    row["explanation"] = entry.meta.get("explanation", "")
+    row["diff"] = entry.meta.get("diff", "")
+    row["statements"] = entry.meta.get("statements", {})
+    row["signature"] = entry.meta.get("signature", {})
+    return row
+
+
+def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any]:
+    """The report data of campaign ``cid``; :class:`InvalidArgument` if it does not exist."""
+    d = Path(state) / "runs" / cid
+    if not (d / "options.json").exists():
+        raise InvalidArgument(f"no campaign {cid!r} under {state}")
+    opts, start, events = load_campaign(d)
+    tasks = [e for e in events if e["t"] == "task"]
+    history = History(Path(state) / "history.sqlite")
+    row = history.campaign(cid) or {}
+    verdicts: dict[str, Counter] = defaultdict(Counter)
+    seconds: dict[str, list[float]] = defaultdict(list)
+    coverage: dict[str, Counter] = defaultdict(Counter)
+    programs: dict[int, list[str]] = {}
+    for e in tasks:
+        v = e["outcome"]["verdict"]
+        verdicts[e["pipeline"]][v] += 1
+        seconds[e["pipeline"]].append(float(e["outcome"].get("seconds") or 0.0))
+        programs[e["i"]] = e.get("op_kinds", [])
+        for k in e.get("op_kinds", []):
+            coverage[k][v] += 1
+    kinds = Counter(k for ks in programs.values() for k in ks)
+    findings = [_finding(Path(corpus), e) for e in events if e["t"] == "finding" and e.get("id")]
+    seen: set[str] = set()
+    findings = [f for f in findings if not (f["id"] in seen or seen.add(f["id"]))]
+    return {
+        "summary_version": SUMMARY_VERSION,
+        "campaign": {
+            "id": cid,
+            "seed": opts.seed,
+            "device": opts.device,
+            "pipelines": list(opts.pipelines),
+            "budget": row.get("budget"),
+            "status": row.get("status"),
+            "started": start["started"],
+            "seconds": row.get("seconds"),
+            "programs": row.get("programs", len(programs)),
+            "tasks": len(tasks),
+            "throughput": row.get("throughput"),
+            "versions": start["versions"],
+        },
+        "verdicts": {p: dict(c) for p, c in sorted(verdicts.items())},
+        "seconds_per_task": {p: sorted(s) for p, s in sorted(seconds.items())},
+        "confusion": _confusion(tasks),
+        "coverage": {
+            "programs_with_kind": dict(sorted(kinds.items())),
+            "verdicts_by_kind": {k: dict(c) for k, c in sorted(coverage.items())},
+        },
+        "findings": findings,
+        "history": [
+            {
+                "id": c["id"],
+                "started": c["started"],
+                "programs": c["programs"],
+                "throughput": c["throughput"],
+                "status": c["status"],
+                "findings": len(c["findings"]),
+                "new_findings": sum(f["new"] for f in c["findings"]),
+            }
+            for c in history.campaigns()
+        ],
+    }
