@@ -31,6 +31,7 @@ from types import ModuleType
 from typing import Any
 
 import torch
+
 from aliasfuzz.oracle.verdict import Verdict
 from aliasfuzz.passes.execution import Execution
 from aliasfuzz.passes.torchscript import (

@@ -30,13 +30,13 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import torch
+
+from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.eager import EagerResult, alias_map, make_inputs
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.render import FUNCTION_NAME, load_function, render_function_lines
 from aliasfuzz.passes.execution import Execution, Failure
-
-from aliasfuzz.errors import InvalidArgument
 
 __all__ = [
     "EXECUTORS",
@@ -66,7 +66,8 @@ UNSCRIPTABLE = "Unscriptable"
 class TorchScriptOptions:
     """Options of the ``torchscript`` pipeline (merge from a dict with :meth:`from_dict`).
 
-    ``calls`` defaults to ``num_profiled_runs + 2`` (two optimized calls, so that state
+    ``profiling_executor=False`` selects the legacy executor, ``optimize=False`` the simple
+    one (no optimization, no profiling). ``calls`` defaults to ``num_profiled_runs + 2`` (two optimized calls, so that state
     left by one optimized call can show in the next). ``other_executors`` also runs the
     legacy and simple executors (those not selected) with the same program.
     ``toggle_optional`` flips ``None``-ness of optional inputs that only ``None``-accepting
@@ -74,6 +75,7 @@ class TorchScriptOptions:
     """
 
     profiling_executor: bool = True
+    optimize: bool = True
     mode: str = "script"
     num_profiled_runs: int = 1
     calls: int | None = None
@@ -100,6 +102,8 @@ class TorchScriptOptions:
 
     @property
     def executor(self) -> str:
+        if not self.optimize:
+            return "simple"
         return "profiling" if self.profiling_executor else "legacy"
 
     @classmethod
@@ -279,8 +283,8 @@ def _grads(res: EagerResult, inputs: tuple[Any, ...]) -> tuple[Any, ...] | str |
 
 
 def _compare_grads(ge: Any, gs: Any, rtol: float, atol: float) -> list[str]:
-    if ge is None and gs is None:
-        return []
+    if (ge is None and gs is None) or (isinstance(ge, str) and isinstance(gs, str)):
+        return []  # no gradients on either side, or both backwards raised
     if isinstance(ge, str) or isinstance(gs, str) or ge is None or gs is None:
         return [
             f"gradients: eager {ge if not isinstance(ge, tuple) else 'computed'}, "

@@ -1,0 +1,215 @@
+"""The ``torchscript`` pipeline: knobs, options, per-call comparison, rejections, verdicts."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.eager import make_inputs, run_callable
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from aliasfuzz.oracle.ts_invariants import judge, sites
+from aliasfuzz.oracle.verdict import Verdict
+from aliasfuzz.passes.torchscript import (
+    TorchScriptOptions,
+    compare_results,
+    jit_knobs,
+    run_calls,
+    run_torchscript,
+)
+
+C = torch._C
+
+
+def _knobs() -> tuple:
+    # Reading a setter's return value changes nothing: set it back to what it returned.
+    prof = C._jit_set_profiling_executor(True)
+    C._jit_set_profiling_executor(prof)
+    opt = C._get_graph_executor_optimize()
+    runs = C._jit_get_num_profiled_runs()
+    return (
+        prof,
+        opt,
+        runs,
+        C._jit_texpr_fuser_enabled(),
+        C._jit_can_fuse_on_cpu(),
+        C._jit_can_fuse_on_gpu(),
+        C._jit_get_te_must_use_llvm_cpu(),
+    )
+
+
+def _views_and_inplace(requires_grad: bool = False, optional: bool = False) -> Program:
+    """sin -> mul -> select view -> add_ into the view -> add: fusable and aliasing."""
+    inputs = [TensorSpec("x", "s0", (4, 4), (4, 1), requires_grad=requires_grad)]
+    storages = [StorageSpec("s0", 16, init="randn", init_args={"seed": 3})]
+    if optional:
+        storages.append(StorageSpec("s1", 4))
+        inputs.append(TensorSpec("y", "s1", (4,), (1,), optional=True, none=True))
+    return Program(
+        storages=tuple(storages),
+        inputs=tuple(inputs),
+        body=(
+            Op("sin", ("x",), {}, ("a",)),
+            Op("mul.Scalar", ("a",), {"other": 2.0}, ("b",)),
+            Op("select", ("b",), {"dim": 0, "index": 1}, ("c",)),
+            Op("add_.Scalar", ("c",), {"other": 1.0}, ("c2",)),
+            Op("add", ("b", "x"), {}, ("d",)),
+        ),
+        outputs=("d", "b"),
+    )
+
+
+def _mutates_input() -> Program:
+    """A transposed input narrowed and written in place, then returned as a view."""
+    return Program(
+        storages=(StorageSpec("s0", 12),),
+        inputs=(TensorSpec("x", "s0", (4, 3), (1, 4)),),
+        body=(
+            Op("transpose", ("x",), {"dim0": 0, "dim1": 1}, ("t",)),
+            Op("narrow", ("t",), {"dim": 1, "start": 1, "length": 2}, ("n",)),
+            Op("add_.Scalar", ("n",), {"other": 5.0}, ("n2",)),
+            Op("clone", ("n2",), {}, ("k",)),
+        ),
+        outputs=("n2", "k"),
+    )
+
+
+def test_jit_knobs_set_and_restore_every_knob():
+    before = _knobs()
+    with jit_knobs("simple", num_profiled_runs=3, fuser=True):
+        assert C._get_graph_executor_optimize() is False
+        assert C._jit_get_num_profiled_runs() == 3
+        assert C._jit_texpr_fuser_enabled() and C._jit_can_fuse_on_cpu()
+        if not C._llvm_enabled():
+            assert C._jit_get_te_must_use_llvm_cpu() is False
+    assert _knobs() == before
+    with pytest.raises(ZeroDivisionError), jit_knobs("legacy", num_profiled_runs=5):
+        assert C._jit_set_profiling_executor(False) is False
+        raise ZeroDivisionError
+    assert _knobs() == before
+
+
+def test_bad_options_are_user_errors():
+    with pytest.raises(InvalidArgument, match="unknown torchscript option"):
+        TorchScriptOptions.from_dict({"profilng_executor": False})
+    with pytest.raises(InvalidArgument, match="mode"):
+        TorchScriptOptions.from_dict({"mode": "freeze"})
+    with pytest.raises(InvalidArgument, match="calls"):
+        TorchScriptOptions.from_dict({"calls": 0})
+    with pytest.raises(InvalidArgument, match="executor"), jit_knobs("fast"):
+        pass
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_pipeline_matches_eager_on_every_call(requires_grad):
+    p = _views_and_inplace(requires_grad)
+    ex = run_torchscript(p, options={"num_profiled_runs": 2})
+    assert ex.ok and judge(ex) == (Verdict.OK, "")
+    calls = ex.extra["calls"]
+    assert [r.phase for r in calls] == ["profiled", "profiled", "optimized", "optimized"]
+    assert all(r.mismatches == [] and r.error is None for r in calls)
+    # Profiled runs hold prim::profile nodes, optimized runs none.
+    assert "prim::profile" in {s.node.kind() for s in sites(calls[1].graph)}
+    assert "prim::profile" not in {s.node.kind() for s in sites(calls[2].graph)}
+    assert set(ex.extra["executors"]) == {"legacy", "simple"}
+    x = make_inputs(p)[0].detach()
+    assert torch.equal(ex.outputs[1][1], torch.sin(x).mul(2.0)[1] + 1.0)
+    if requires_grad:
+        assert calls[-1].backward_graph is not None
+
+
+def test_pipeline_on_a_mutated_strided_input():
+    ex = run_torchscript(_mutates_input(), options={"calls": 3})
+    assert judge(ex) == (Verdict.OK, "")
+    x_after = ex.inputs_after[0]
+    assert x_after.stride() == (1, 4)
+    assert ex.aliases["out0"] == ("x",) and ex.aliases["out1"] == ()
+
+
+def test_optional_inputs_alternate_none():
+    ex = run_torchscript(_views_and_inplace(optional=True), options={"calls": 4})
+    ys = [r.result.inputs_after[1] for r in ex.extra["calls"]]
+    assert [y is None for y in ys] == [True, False, True, False]
+    assert judge(ex)[0] is Verdict.OK
+
+
+def test_custom_ops_are_rejected_not_findings():
+    p = Program(
+        storages=(StorageSpec("s0", 4),),
+        inputs=(TensorSpec("x", "s0", (4,), (1,)),),
+        body=(Op("fz.add_one_", ("x",), {}, ()),),
+        outputs=("x",),
+    )
+    ex = run_torchscript(p)
+    assert ex.failure is not None
+    assert (ex.failure.stage, ex.failure.error_type) == ("trace", "Unscriptable")
+    verdict, why = judge(ex)
+    assert verdict is Verdict.INVALID_PROGRAM and not verdict.is_finding
+    assert why.startswith("unscriptable: statement 0: fz.add_one_")
+
+
+def test_trace_mode_runs_and_rejects_none_inputs():
+    ex = run_torchscript(_mutates_input(), options={"mode": "trace"})
+    assert judge(ex)[0] is Verdict.OK and len(ex.extra["calls"]) == 3
+    ex = run_torchscript(_views_and_inplace(optional=True), options={"mode": "trace"})
+    assert judge(ex) == (
+        Verdict.INVALID_PROGRAM,
+        "unscriptable: trace mode: a None input cannot be traced",
+    )
+
+
+def _fresh(k):
+    return (torch.arange(4.0).requires_grad_(),)
+
+
+def _eager(x):
+    return (x * 3,)
+
+
+@pytest.mark.parametrize(
+    ("compiled", "expected"),
+    [
+        (lambda x: (x * 3 + 1,), "output 0: values differ"),
+        (lambda x: (x.detach() * 3,), "output 0: requires_grad eager True, torchscript False"),
+        (lambda x: (x * 3, x), "eager returned 1 values, torchscript 2"),
+        (lambda x: ((x * x) * 3 / x.detach(),), "gradient 0: values differ"),
+    ],
+)
+def test_run_calls_reports_each_difference(compiled, expected):
+    recs = run_calls(compiled, _eager, _fresh, ["x"], calls=1, capture_graphs=False)
+    assert any(m.startswith(expected) for m in recs[0].mismatches), recs[0].mismatches
+    same = run_calls(_eager, _eager, _fresh, ["x"], calls=1, capture_graphs=False)
+    assert same[0].mismatches == []
+
+
+def test_run_calls_records_a_crash_and_input_mutation():
+    def boom(x):
+        raise RuntimeError("fused kernel failed")
+
+    recs = run_calls(boom, _eager, _fresh, ["x"], calls=2, capture_graphs=False)
+    assert recs[0].error == "RuntimeError: fused kernel failed"
+
+    def writes(x):
+        with torch.no_grad():
+            x.add_(1)
+        return (x * 3,)
+
+    recs = run_calls(writes, _eager, _fresh, ["x"], calls=1, grads=False, capture_graphs=False)
+    assert any(m.startswith("input x after the call: values differ") for m in recs[0].mismatches)
+
+
+def test_compare_results_sees_aliasing():
+    p = _mutates_input()
+    e = run_callable(lambda x: (x, x.clone()), p, make_inputs(p))
+    g = run_callable(lambda x: (x.clone(), x.clone()), p, make_inputs(p))
+    diffs = compare_results(e, g, ["x"])
+    assert diffs and diffs[0].startswith("aliasing:")
+
+
+def test_fuser_off_leaves_profile_nodes_in_optimized_graphs():
+    # Observed on torch 2.13 CPU: with NNC off the profiling executor never strips its
+    # prim::profile nodes (nothing specializes), which the invariant checks report.
+    ex = run_torchscript(_mutates_input(), options={"fuser": False, "other_executors": False})
+    verdict, why = judge(ex)
+    assert verdict is Verdict.INVARIANT
+    assert "no_profile_nodes" in why
