@@ -8,7 +8,9 @@ from typing import Any
 import torch
 
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.ops.core import ValueMeta, broadcast_shapes, fresh
+from aliasfuzz.fuzz.ir import DTYPES
+from aliasfuzz.fuzz.ops._layout import empty_like_strides, tensor_iterator_strides
+from aliasfuzz.fuzz.ops.core import ValueMeta, broadcast_shapes
 
 _FLOATS = ("float64", "float32", "bfloat16", "float16")
 _INTS = ("int64", "int32", "int16", "int8", "uint8")
@@ -80,9 +82,28 @@ def can_cast(src: str, dst: str) -> bool:
 
 
 def elementwise_infer(metas: Sequence[ValueMeta], params: dict[str, Any], outs: Sequence[str]):
-    """Fresh broadcast result of an elementwise op over its tensor arguments."""
+    """Fresh broadcast result of an elementwise op over its tensor arguments (and ``other``).
+
+    The result's strides are those TensorIterator allocates (a Python scalar ``other`` is a
+    0-d operand); see :func:`~aliasfuzz.fuzz.ops._layout.tensor_iterator_strides`.
+    """
     shape = broadcast_shapes(*(m.shape for m in metas))
-    return (fresh(outs[0], shape, result_dtype(metas, params.get("other"))),)
+    dt = result_dtype(metas, params.get("other"))
+    operands = [iterator_operand(m, dt) for m in metas]
+    if "other" in params:
+        operands.append(((), ()))
+    return (fresh_strided(outs[0], shape, tensor_iterator_strides(shape, operands), dt),)
+
+
+def iterator_operand(m: ValueMeta, common: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The layout TensorIterator sees for input ``m`` when computing in dtype ``common``.
+
+    On CPU, ``compute_types`` replaces an input of another dtype by ``input.to(common)``
+    (``promote_inputs_to_common_dtype``), whose layout is ``empty_like``'s (preserve).
+    """
+    if m.dtype == common:
+        return m.shape, m.stride
+    return m.shape, empty_like_strides(m.shape, m.stride)
 
 
 def inplace_infer(metas: Sequence[ValueMeta], params: dict[str, Any], outs: Sequence[str]):
@@ -100,3 +121,40 @@ def inplace_infer(metas: Sequence[ValueMeta], params: dict[str, Any], outs: Sequ
 def require_float(m: ValueMeta, what: str) -> None:
     if not m.is_float:
         raise InvalidArgument(f"{what} needs a floating tensor, got {m.dtype}")
+
+
+def fresh_strided(name: str, shape, stride, dtype: str) -> ValueMeta:
+    """A fresh tensor bound to ``name`` with explicit strides (``at::empty_strided``).
+
+    The storage size is ``computeStorageNbytes``: one past the farthest element, in bytes.
+    """
+    shape, stride = tuple(shape), tuple(stride)
+    span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=False))
+    return ValueMeta(shape, stride, 0, dtype, name, span * DTYPES[dtype])
+
+
+def no_bool(m: ValueMeta, what: str) -> None:
+    if m.dtype == "bool":
+        raise InvalidArgument(f"{what} is not supported on bool tensors")
+
+
+def fits(value: Any, dtype: str) -> bool:
+    """Whether Python scalar ``value`` converts to ``dtype`` without overflow (ints only)."""
+    if dtype in _INTS and isinstance(value, int) and not isinstance(value, bool):
+        info = torch.iinfo(torch_dtype(dtype))
+        return info.min <= value <= info.max
+    return True
+
+
+def scalar_param(p: dict[str, Any], key: str) -> int | float | bool:
+    v = p[key]
+    if not isinstance(v, int | float | bool):
+        raise InvalidArgument(f"{key} must be a number, got {v!r}")
+    return v
+
+
+def int_list_lit(v: Any) -> str:
+    """A (nested) list of ints as a list literal (``torch.tensor`` input; TorchScript-safe)."""
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(int_list_lit(x) for x in v) + "]"
+    return str(int(v))

@@ -84,7 +84,7 @@ class ValueMeta:
         """The footprint: storage element indices covered (brute force; small shapes only)."""
         ranges = [range(n) for n in self.shape]
         return frozenset(
-            self.offset + sum(i * s for i, s in zip(idx, self.stride))
+            self.offset + sum(i * s for i, s in zip(idx, self.stride, strict=False))
             for idx in itertools.product(*ranges)
         )
 
@@ -99,7 +99,7 @@ class ValueMeta:
 
     def is_contiguous(self) -> bool:
         return all(
-            n <= 1 or s == c for n, s, c in zip(self.shape, self.stride, contiguous_strides(self.shape))
+            n <= 1 or s == c for n, s, c in zip(self.shape, self.stride, contiguous_strides(self.shape), strict=False)
         )
 
     def view(self, shape: Sequence[int], stride: Sequence[int], offset: int) -> ValueMeta:
@@ -184,6 +184,8 @@ class OpDef:
         It may raise :class:`~aliasfuzz.errors.GenerationFailure` when these arguments
         admit no parameters; the generator then picks something else.
       accepts: optional ``(arg metas) -> bool`` filter on argument tuples for the generator.
+      count_out: for ``n_out=None`` ops, ``(arg metas, params) -> int``: how many names a
+        statement with these arguments and parameters must bind (``split``, ``unbind``).
     """
 
     name: str
@@ -203,6 +205,7 @@ class OpDef:
     tags: frozenset[str] = field(default_factory=frozenset)
     gen: Callable[[Draw, Sequence[ValueMeta]], dict[str, Any]] | None = None
     accepts: Callable[[Sequence[ValueMeta]], bool] | None = None
+    count_out: Callable[[Sequence[ValueMeta], dict[str, Any]], int] | None = None
 
     def check_arity(self, n: int) -> None:
         lo, hi = (self.arity, self.arity) if isinstance(self.arity, int) else self.arity
