@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import torch
 
+from aliasfuzz.passes.hygiene import resolve
+
 __all__ = ["enable", "enabled"]  # FakeCudaDriver too, built lazily by __getattr__
 
 _ENABLED = False
@@ -63,7 +65,20 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
+def _is_traced(value) -> bool:
+    """Whether ``value`` is a tensor seen by a tracer (fake, functional, proxy) right now."""
+    if not isinstance(value, torch.Tensor):
+        return False
+    return type(value) is not torch.Tensor or torch._is_functional_tensor(value)
+
+
 def _interpreted_run(self, *args, grid, warmup, **kwargs):
+    if any(_is_traced(a) for a in (*args, *kwargs.values())):
+        # Outside Dynamo (make_fx, aot_function) a native launch would hand fake tensors
+        # to the kernel; wrap_triton turns it into triton_kernel_wrapper_mutation, as
+        # Dynamo does, whose dense implementation comes back here with real tensors.
+        wrap_triton = resolve("torch.library", "wrap_triton")
+        return wrap_triton(self)[grid](*args, **kwargs)
     from triton.runtime.interpreter import InterpretedFunction
 
     return InterpretedFunction(self.fn).run(*args, grid=grid, warmup=warmup, **kwargs)
@@ -89,8 +104,6 @@ def enable() -> bool:
         import triton  # noqa: F401
     except ImportError:
         return False
-    from aliasfuzz.passes.hygiene import resolve
-
     driver = resolve("triton.runtime.driver", "driver")
     jit_function = resolve("triton.runtime.jit", "JITFunction")
     resolve("torch.utils._triton", "has_triton")

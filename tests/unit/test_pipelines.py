@@ -1,0 +1,302 @@
+"""Pipeline adapters on hand-written programs whose reinplacing decision is known.
+
+In the style of PyTorch's ``test/inductor/test_inplacing_pass.py`` and
+``test/test_fx_reinplace_pass.py``: each test states the decision (reinplaced, or a copy
+kept and why) and checks it together with eager-equal results, mutated inputs and
+output/input aliasing. The fast pipelines (``inductor-reinplace``, ``fx-reinplace``)
+carry most tests; full Inductor compiles live in ``test_pipelines_inductor.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.eager import make_inputs, run_eager
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from aliasfuzz.passes import PIPELINES, PipelineOptions, run_pipeline
+from aliasfuzz.passes.hygiene import HookNotFound, resolve, setup_process
+
+
+def program(body, outputs, shape=(4, 4)) -> Program:
+    n = 1
+    for s in shape:
+        n *= s
+    stride = tuple(int(torch.empty(shape).stride(i)) for i in range(len(shape)))
+    p = Program(
+        storages=(StorageSpec("s", n),),
+        inputs=(TensorSpec("x", "s", shape, stride),),
+        body=tuple(Op(*row) for row in body),
+        outputs=outputs,
+    )
+    p.validate()
+    return p
+
+
+def close(a, b) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and torch.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
+    return a == b
+
+
+def run_checked(name: str, p: Program, options: PipelineOptions | None = None):
+    """Run ``p`` through ``name``; assert success and eager-equal state; return the run."""
+    ref = run_eager(p)
+    ex = run_pipeline(name, p, make_inputs(p), options=options)
+    assert ex.failure is None, ex.failure
+    assert len(ex.outputs) == len(ref.outputs)
+    assert all(close(a, b) for a, b in zip(ex.outputs, ref.outputs, strict=True)), (
+        ex.outputs,
+        ref.outputs,
+    )
+    assert all(close(a, b) for a, b in zip(ex.inputs_after, ref.inputs_after, strict=True))
+    assert ex.aliases == ref.aliases
+    return ex
+
+
+def decisions_of(ex, kind=None):
+    return [d for d in ex.decisions if kind is None or d.kind == kind]
+
+
+SIN = ("sin", ("x",), {}, ("y",))
+
+
+# -- inductor-reinplace (the standalone pass) ------------------------------------------
+def test_custom_op_on_dead_intermediate_is_reinplaced():
+    # y = sin(x); add_one_(y); return y: nothing reads the old y, so no clone.
+    p = program([SIN, ("fz.add_one_", ("y",), {}, ())], ("y",))
+    ex = run_checked("inductor-reinplace", p)
+    [d] = decisions_of(ex, "auto_functionalized_v2")
+    assert d.reinplaced is True and d.arg == "_all_bases[0]" and d.arg_node == "sin"
+    assert d.statement == 1 and d.nbytes == 64
+    assert ex.counters == {}
+    assert ex.graph_before is not None and ex.graph_after is not None
+
+
+@pytest.mark.parametrize("v2", [True, False])
+def test_custom_op_on_input_row(v2):
+    # add_one_(x[1]): v2 reinplaces into the input; v1 keeps a clone of the whole x
+    # (its functional form mutates the base, which the copy_ epilogue does not match).
+    p = program(
+        [("select", ("x",), {"dim": 0, "index": 1}, ("r",)), ("fz.add_one_", ("r",), {}, ())],
+        (),
+    )
+    ex = run_checked("inductor-reinplace", p, PipelineOptions(auto_functionalized_v2=v2))
+    kind = "auto_functionalized_v2" if v2 else "auto_functionalized"
+    [d] = decisions_of(ex, kind)
+    assert d.reinplaced is v2
+    assert d.statement == 1
+    if not v2:
+        assert ex.counters.get("missed_tensors_AUTO_FUNC_V1") == 1
+
+
+def test_reorder_for_locality_turns_a_reinplace_into_a_copy():
+    # seams §1 row 2: w = y * 1 precedes add_one_(y) in program order, so the standalone
+    # pass reinplaces; reorder_for_locality (as the full pipeline runs it) sinks w below
+    # the op, where it reads the old y: the clone is kept.
+    p = program(
+        [SIN, ("mul.Scalar", ("y",), {"other": 1.0}, ("w",)), ("fz.add_one_", ("y",), {}, ())],
+        ("y", "w"),
+    )
+    plain = run_checked("inductor-reinplace", p)
+    assert [d.reinplaced for d in decisions_of(plain, "auto_functionalized_v2")] == [True]
+    reordered = run_checked("inductor-reinplace", p, PipelineOptions(reorder_for_locality=True))
+    [d] = decisions_of(reordered, "auto_functionalized_v2")
+    assert d.reinplaced is False
+    assert reordered.counters == {"missed_tensors_AUTO_FUNC_V2": 1, "missed_bytes_AUTO_FUNC_V2": 64}
+
+
+def test_aliasing_mutable_args_v2_share_one_base():
+    # bump_pair(y, y): v2 functionalizes both arguments onto one base, _all_bases[0],
+    # and writes it in place.
+    p = program([SIN, ("fz.bump_pair", ("y", "y"), {}, ())], ("y",))
+    ex = run_checked("inductor-reinplace", p)
+    assert [(d.arg, d.reinplaced) for d in ex.decisions] == [("_all_bases[0]", True)]
+
+
+def test_aliasing_mutable_args_v1_clone_one_of_them():
+    # With v1 the two arguments are two candidates on one storage: the pass writes one
+    # in place and clones the other ("tensor with same storage already reinplaced").
+    p = program([SIN, ("fz.bump_pair", ("y", "y"), {}, ())], ("y",))
+    opts = PipelineOptions(auto_functionalized_v2=False)
+    ex = run_pipeline("inductor-reinplace", p, make_inputs(p), options=opts)
+    assert ex.failure is None
+    assert [(d.arg, d.reinplaced) for d in ex.decisions] == [("p", True), ("q", False)]
+
+
+def test_scatter_into_fresh_intermediate_left_functional():
+    # y = sin(x); y[1] += 1: a select_scatter whose base and result are not realized;
+    # should_reinplace_scatter keeps it functional to let it fuse.
+    p = program(
+        [
+            SIN,
+            ("select", ("y",), {"dim": 0, "index": 1}, ("v",)),
+            ("add_.Scalar", ("v",), {"other": 1.0}, ("w",)),
+        ],
+        ("y",),
+    )
+    ex = run_checked("inductor-reinplace", p)
+    [d] = decisions_of(ex, "scatter")
+    assert d.reinplaced is False and "should_reinplace_scatter" in d.reason
+    assert d.arg_node == "sin" and d.statement == 2
+
+
+def test_scatter_into_input_view_is_reinplaced_and_copy_erased():
+    # x[1] += 1 on an input: select_scatter(x, ...) + copy_(x, ...); the scatter's output
+    # is copied back into the input, so both are realized: reinplaced, copy_ erased.
+    p = program(
+        [
+            ("select", ("x",), {"dim": 0, "index": 1}, ("v",)),
+            ("add_.Scalar", ("v",), {"other": 1.0}, ("w",)),
+        ],
+        (),
+    )
+    ex = run_checked("inductor-reinplace", p)
+    [s] = decisions_of(ex, "scatter")
+    [c] = decisions_of(ex, "copy_epilogue")
+    assert s.reinplaced is True and c.reinplaced is True
+    assert s.statement == 1 and c.statement == 1
+
+
+def test_dynamic_shapes_same_decision():
+    p = program([SIN, ("fz.add_one_", ("y",), {}, ())], ("y",))
+    ex = run_checked("inductor-reinplace", p, PipelineOptions(dynamic=True))
+    [d] = decisions_of(ex, "auto_functionalized_v2")
+    assert d.reinplaced is True
+    shapes = [n.meta["val"].shape for n in ex.graph_before.graph.nodes if n.op == "placeholder"]
+    assert any(isinstance(s, torch.SymInt) for s in shapes[0])
+
+
+def test_every_node_of_graph_before_has_fake_meta():
+    p = program([SIN, ("fz.add_one_", ("y",), {}, ()), ("mul", ("y", "x"), {}, ("z",))], ("z",))
+    ex = run_checked("inductor-reinplace", p)
+    fake = torch._subclasses.fake_tensor.FakeTensor
+    for n in ex.graph_before.graph.nodes:
+        if n.op != "output":
+            assert "val" in n.meta, n.name
+    assert any(isinstance(n.meta.get("val"), fake) for n in ex.graph_before.graph.nodes)
+    # the pass rewrote the live graph, not the copy: v2 is decomposed only after
+    hops = torch.ops.higher_order.auto_functionalized_v2
+    assert any(n.target is hops for n in ex.graph_before.graph.nodes)
+    assert not any(n.target is hops for n in ex.graph_after.graph.nodes)
+
+
+# -- fx-reinplace ---------------------------------------------------------------------
+def test_fx_reinplace_dead_intermediate_and_input():
+    # a = sin(x) reads an input: never reinplaced; b = a + 1 kills a: reinplaced to add_.
+    p = program([SIN, ("add.Scalar", ("y",), {"other": 1.0}, ("b",))], ("b",))
+    ex = run_checked("fx-reinplace", p)
+    by = {d.node: d for d in ex.decisions}
+    assert by["sin"].reinplaced is False and by["sin"].statement == 0
+    assert by["add"].reinplaced is True and by["add"].statement == 1
+    assert any(n.target is torch.ops.aten.add_.Tensor for n in ex.graph_after.graph.nodes)
+
+
+def test_fx_reinplace_keeps_a_live_operand():
+    # b = y + 1 while y is still returned: writing into y would change an output.
+    p = program([SIN, ("add.Scalar", ("y",), {"other": 1.0}, ("b",))], ("y", "b"))
+    ex = run_checked("fx-reinplace", p)
+    assert {d.node: d.reinplaced for d in ex.decisions} == {"sin": False, "add": False}
+
+
+def test_fx_reinplace_mutation_through_view_of_clone():
+    # c = x.clone(); c[1] += 1: the add on the view of c is reinplaced, the scatter erased.
+    p = program(
+        [
+            ("clone", ("x",), {}, ("c",)),
+            ("select", ("c",), {"dim": 0, "index": 1}, ("v",)),
+            ("add_.Scalar", ("v",), {"other": 1.0}, ("w",)),
+        ],
+        ("c",),
+    )
+    ex = run_checked("fx-reinplace", p)
+    adds = [d for d in ex.decisions if d.target.startswith("aten.add")]
+    assert [d.reinplaced for d in adds] == [True] and adds[0].statement == 2
+    assert not any("scatter" in str(n.target) for n in ex.graph_after.graph.nodes)
+
+
+def test_fx_reinplace_rejects_mutable_custom_op_as_trace_failure():
+    p = program([SIN, ("fz.add_one_", ("y",), {}, ())], ("y",))
+    ex = run_pipeline("fx-reinplace", p, make_inputs(p))
+    assert ex.failure is not None and ex.failure.stage == "trace"
+    assert "alias annotations" in ex.failure.message
+
+
+# -- eager and aot_eager --------------------------------------------------------------
+def test_eager_is_the_reference():
+    p = program([SIN, ("fz.add_one_", ("x",), {}, ())], ("y", "x"))
+    ex = run_checked("eager", p)
+    assert ex.decisions == [] and ex.graph_before is None
+    assert ex.aliases == {"out0": (), "out1": ("x",)}
+
+
+def test_aot_eager_records_functional_graph_with_copy_epilogue():
+    p = program(
+        [("fz.add_one_", ("x",), {}, ()), ("mul.Scalar", ("x",), {"other": 2.0}, ("z",))], ("z",)
+    )
+    ex = run_checked("aot_eager", p)
+    assert ex.decisions == []
+    targets = [n.target for n in ex.graph_before.graph.nodes]
+    assert torch.ops.aten.copy_.default in targets
+    assert torch.ops.higher_order.auto_functionalized_v2 in targets
+    assert set(ex.timings) <= {"trace", "compile", "run"} and ex.timings["trace"] > 0
+
+
+# -- interface and hygiene --------------------------------------------------------------
+def test_unknown_pipeline_lists_the_valid_ones():
+    p = program([SIN], ("y",))
+    with pytest.raises(InvalidArgument, match="inductor-reinplace"):
+        run_pipeline("inductr", p, make_inputs(p))
+    assert set(PIPELINES) == {
+        "eager",
+        "aot_eager",
+        "inductor",
+        "inductor-noreinplace",
+        "inductor-reinplace",
+        "fx-reinplace",
+    }
+
+
+def test_bad_options_and_device():
+    with pytest.raises(InvalidArgument, match="no_such_knob"):
+        PipelineOptions(inductor_config={"no_such_knob": 1})
+    p = program([SIN], ("y",))
+    with pytest.raises(InvalidArgument, match="device"):
+        run_pipeline("eager", p, make_inputs(p), device="tpu")
+
+
+def test_missing_hook_names_the_torch_version():
+    with pytest.raises(HookNotFound, match=torch.__version__.replace("+", r"\+")):
+        resolve("torch._inductor.fx_passes.post_grad", "no_such_pass")
+
+
+def test_process_hygiene():
+    setup_process()
+    import torch._dynamo.config as dynamo_config
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    assert dynamo_config.fail_on_recompile_limit_hit is True
+    assert inductor_config.fx_graph_cache is False
+    assert functorch_config.enable_autograd_cache is False
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"]
+
+
+def test_same_program_twice_runs_the_pass_twice():
+    # A cache hit would skip the pass; with caches off and a reset it runs every time.
+    p = program([SIN, ("fz.add_one_", ("y",), {}, ())], ("y",))
+    calls = [run_checked("inductor-reinplace", p).extra["pass_calls"] for _ in range(2)]
+    assert calls == [1, 1]
+
+
+def test_failure_is_tagged_with_its_stage():
+    # Out-of-place add of mismatched shapes fails in torch when traced: data, not raise.
+    p = program([SIN], ("y",))
+    x = make_inputs(p)[0]
+    ex = run_pipeline("inductor-reinplace", p, (x.reshape(2, 8),))
+    assert ex.failure is None  # sin accepts any shape: a control for the next one
+    ex = run_pipeline("fx-reinplace", p, ("not a tensor",))
+    assert ex.failure is not None and ex.failure.stage == "trace"
