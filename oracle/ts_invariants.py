@@ -193,6 +193,9 @@ def run_checks(graph: Any) -> list[Check]:
 
 def _judge_records(records: list[CallRecord], label: str, invariants: bool) -> tuple[Verdict, str]:
     for r in records:
+        if r.eager_error is not None:
+            return Verdict.INVALID_PROGRAM, f"eager raised on call {r.index}: {r.eager_error}"
+    for r in records:
         if r.error is not None:
             return Verdict.CRASH, f"{label} call {r.index} ({r.phase}) raised {r.error}"
     for r in records:
@@ -223,7 +226,9 @@ def judge(execution: Execution) -> tuple[Verdict, str]:
     """The verdict of a ``torchscript`` run, with a one-line explanation.
 
     Unscriptable programs are ``invalid-program`` (explanation ``unscriptable: <reason>``,
-    counted, not a finding). Then, most severe first over the selected executor and the
+    counted, not a finding), and so are programs on which eager raises where TorchScript
+    does not (``eager raised on call k: ...``). Then, most severe first over the selected
+    executor and the
     legacy/simple ones: ``crash`` (a call raised where eager did not), ``miscompile`` (a
     call differed from eager), ``invariant`` (a check failed on an optimized graph of the
     profiling executor), else ``ok``.
@@ -237,6 +242,9 @@ def judge(execution: Execution) -> tuple[Verdict, str]:
         if isinstance(recs, str):
             continue  # the other executor could not compile it: no comparison
         results.append(_judge_records(recs, name, False))
+    invalid = [vr for vr in results if vr[0] is Verdict.INVALID_PROGRAM]
+    if invalid:  # eager raised: no reference to compare any executor with
+        return invalid[0]
     return min(results, key=lambda vr: vr[0].rank)
 
 

@@ -296,6 +296,10 @@ def _compare_grads(ge: Any, gs: Any, rtol: float, atol: float) -> list[str]:
     return out
 
 
+def _one_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {str(e).strip()[:400]}"
+
+
 @dataclass
 class CallRecord:
     """One call of the compiled function next to eager: its phase, differences, graphs.
@@ -303,12 +307,16 @@ class CallRecord:
     ``phase`` is ``profiled`` (a profiling run), ``optimized`` or ``unoptimized`` (the
     legacy and simple executors have no profiled runs). ``graph`` is the graph executed
     by the forward call; ``backward_graph`` the one last executed after the backward.
+    ``error`` is set when the compiled call (or its backward) raised and eager did not;
+    ``eager_error`` when only eager raised: eager gives no reference then, so the call
+    says nothing about the compiler (the program is invalid for differential testing).
     """
 
     index: int
     phase: str
     mismatches: list[str] = field(default_factory=list)
     error: str | None = None
+    eager_error: str | None = None
     graph: Any = None
     backward_graph: Any = None
     backward_phase: str | None = None
@@ -344,15 +352,22 @@ def run_calls(
         if capture_graphs:
             rec.graph = last_graph()
         if s_res.error is not None and e_res.error is None:
-            rec.error = f"{type(s_res.error).__name__}: {str(s_res.error).strip()[:400]}"
+            rec.error = _one_line(s_res.error)
+        elif e_res.error is not None and s_res.error is None:
+            rec.eager_error = _one_line(e_res.error)
         else:
             rec.mismatches = compare_results(e_res, s_res, names, rtol, atol)
-        if grads and rec.error is None:
+        if grads and rec.error is None and rec.eager_error is None:
             ge, gs = _grads(e_res, e_res.inputs_after), _grads(s_res, s_in)
             if capture_graphs and gs is not None:
                 rec.backward_graph = last_graph()
                 rec.backward_phase = "optimized" if k >= 2 * num_profiled_runs else "profiled"
-            rec.mismatches += _compare_grads(ge, gs, rtol, atol)
+            if isinstance(gs, str) and not isinstance(ge, str):
+                rec.error = f"backward: {gs}"
+            elif isinstance(ge, str) and not isinstance(gs, str):
+                rec.eager_error = f"backward: {ge}"
+            else:
+                rec.mismatches += _compare_grads(ge, gs, rtol, atol)
         records.append(rec)
     return records
 

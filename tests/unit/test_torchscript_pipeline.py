@@ -213,3 +213,26 @@ def test_fuser_off_leaves_profile_nodes_in_optimized_graphs():
     verdict, why = judge(ex)
     assert verdict is Verdict.INVARIANT
     assert "no_profile_nodes" in why
+
+
+def test_only_eager_raising_makes_the_program_invalid_not_a_finding():
+    def eager(x):
+        raise RuntimeError("a view of a multi-output view was modified in place")
+
+    recs = run_calls(_eager, eager, _fresh, ["x"], calls=2, capture_graphs=False)
+    assert recs[0].eager_error.startswith("RuntimeError: a view") and recs[0].mismatches == []
+    ex = run_torchscript(_mutates_input(), options={"other_executors": False})
+    ex.extra["calls"] = recs
+    verdict, why = judge(ex)
+    assert verdict is Verdict.INVALID_PROGRAM and why.startswith("eager raised on call 0")
+
+
+def test_a_backward_failing_only_in_torchscript_is_a_crash():
+    def compiled(x):
+        w = x * x  # saves x for its backward
+        x.detach().add_(0)  # bumps x's version behind autograd's back: backward must raise
+        return (x * 3 + w - w.detach(),)
+
+    recs = run_calls(compiled, _eager, _fresh, ["x"], calls=1, capture_graphs=False)
+    assert recs[0].mismatches == []  # forward values agree
+    assert recs[0].error is not None and recs[0].error.startswith("backward: RuntimeError")
