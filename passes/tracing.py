@@ -164,9 +164,12 @@ def trace_functional(fn: Callable, inputs: tuple[Any, ...]) -> torch.fx.GraphMod
     """``make_fx(functionalize(fn))(*inputs)``: the input of ``torch.fx.passes.reinplace``.
 
     Views stay views (``remove="mutations"``); mutations of inputs become a ``copy_``
-    epilogue. Raises what torch raises (e.g. for mutable custom ops).
+    epilogue. Traced on fake tensors: a real-mode trace executes every op, including the
+    epilogue's ``copy_`` into the caller's inputs, which would mutate them before the run.
+    Raises what torch raises (e.g. for mutable custom ops).
     """
     make_fx = resolve("torch.fx.experimental.proxy_tensor", "make_fx")
     preserve_node_meta = resolve("torch.fx.traceback", "preserve_node_meta")
     with preserve_node_meta():
-        return make_fx(torch.func.functionalize(with_line_marks(fn)))(*inputs)
+        traced = make_fx(torch.func.functionalize(with_line_marks(fn)), tracing_mode="fake")
+        return traced(*inputs)

@@ -300,3 +300,16 @@ def test_failure_is_tagged_with_its_stage():
     assert ex.failure is None  # sin accepts any shape: a control for the next one
     ex = run_pipeline("fx-reinplace", p, ("not a tensor",))
     assert ex.failure is not None and ex.failure.stage == "trace"
+
+
+def test_fx_reinplace_mutates_inputs_exactly_once():
+    # x += 1 then x * 2: tracing must not run the copy_ epilogue on the caller's input.
+    p = program(
+        [
+            ("add_.Scalar", ("x",), {"other": 1.0}, ("x1",)),
+            ("mul.Scalar", ("x1",), {"other": 2.0}, ("z",)),
+        ],
+        ("z",),
+    )
+    ex = run_checked("fx-reinplace", p)
+    assert {d.node: d.reinplaced for d in ex.decisions} == {"add": False, "mul": False}

@@ -1,0 +1,72 @@
+"""Full ``torch.compile(backend=inductor)`` on CPU with the reinplace spy (~1 s a compile).
+
+Decisions are those of ``shared/notes/pytorch-seams.md`` §1, where the graph is captured
+*at* the pass: after ``reorder_for_locality``, which the standalone pipeline skips.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from aliasfuzz.fuzz.eager import make_inputs, run_eager
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from aliasfuzz.passes import run_pipeline
+
+
+def program(body, outputs) -> Program:
+    p = Program(
+        storages=(StorageSpec("s", 12),),
+        inputs=(TensorSpec("x", "s", (3, 4), (4, 1)),),
+        body=tuple(Op(*row) for row in body),
+        outputs=outputs,
+    )
+    p.validate()
+    return p
+
+
+def assert_eager_equal(p: Program, ex) -> None:
+    ref = run_eager(p)
+    assert ex.failure is None, ex.failure
+    for a, b in zip(
+        (*ex.outputs, *ex.inputs_after), (*ref.outputs, *ref.inputs_after), strict=True
+    ):
+        # Inductor's sin/cos differ from eager by ~6e-8: compare with the cases' tolerances.
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    assert ex.aliases == ref.aliases
+
+
+SIN = ("sin", ("x",), {}, ("y",))
+
+
+def test_inductor_reinplaces_custom_op_on_dead_intermediate():
+    p = program([SIN, ("fz.add_one_", ("y",), {}, ()), ("mul", ("y", "y"), {}, ("z",))], ("z",))
+    ex = run_pipeline("inductor", p, make_inputs(p))
+    assert_eager_equal(p, ex)
+    [d] = ex.decisions
+    assert (d.kind, d.reinplaced, d.statement) == ("auto_functionalized_v2", True, 1)
+    assert ex.extra["pass_calls"] == 1 and ex.counters == {}
+    assert {"trace", "compile", "run"} <= set(ex.timings)
+
+
+def test_inductor_keeps_clone_when_reorder_moves_a_reader_after_the_op():
+    # seams §1 row 2: reorder_for_locality sinks w = y * 1 below add_one_(y); w then
+    # needs the old y, so the clone stays (and the counters report 48 bytes).
+    p = program(
+        [SIN, ("mul.Scalar", ("y",), {"other": 1.0}, ("w",)), ("fz.add_one_", ("y",), {}, ())],
+        ("y", "w"),
+    )
+    ex = run_pipeline("inductor", p, make_inputs(p))
+    assert_eager_equal(p, ex)
+    [d] = ex.decisions
+    assert d.reinplaced is False and d.nbytes == 48
+    assert ex.counters == {"missed_tensors_AUTO_FUNC_V2": 1, "missed_bytes_AUTO_FUNC_V2": 48}
+
+
+def test_inductor_noreinplace_skips_the_pass_and_stays_correct():
+    p = program(
+        [SIN, ("mul.Scalar", ("y",), {"other": 1.0}, ("w",)), ("fz.add_one_", ("y",), {}, ())],
+        ("y", "w"),
+    )
+    ex = run_pipeline("inductor-noreinplace", p, make_inputs(p))
+    assert_eager_equal(p, ex)
+    assert ex.extra["pass_calls"] == 0 and ex.decisions == []
