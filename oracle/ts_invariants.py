@@ -36,13 +36,12 @@ from aliasfuzz.oracle.verdict import Verdict
 from aliasfuzz.passes.execution import Execution
 from aliasfuzz.passes.torchscript import (
     UNSCRIPTABLE,
-    CallRecord,
     TorchScriptOptions,
     jit_knobs,
-    run_calls,
     script_function,
     trace_function,
 )
+from aliasfuzz.passes.ts_calls import CallRecord, run_calls
 
 __all__ = [
     "CHECKS",

@@ -23,29 +23,30 @@ launches are rejected as unscriptable: ``Failure(stage="trace", error_type="Unsc
 from __future__ import annotations
 
 import contextlib
+import inspect
+import textwrap
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import torch
 
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.eager import EagerResult, alias_map, make_inputs
+from aliasfuzz.fuzz.eager import make_inputs
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
-from aliasfuzz.fuzz.render import FUNCTION_NAME, load_function, render_function_lines
+from aliasfuzz.fuzz.render import load_function
 from aliasfuzz.passes.execution import Execution, Failure
+from aliasfuzz.passes.ts_calls import run_calls, snapshot
 
 __all__ = [
     "EXECUTORS",
-    "CallRecord",
     "TorchScriptOptions",
-    "compare_results",
     "jit_knobs",
-    "run_calls",
     "run_torchscript",
+    "torchscript_adapter",
     "script_function",
     "trace_function",
     "unscriptable_reason",
@@ -183,195 +184,6 @@ def trace_function(fn: Callable, example: tuple[Any, ...]) -> Any:
         return torch.jit.trace(fn, example, check_trace=False)
 
 
-def last_graph() -> torch._C.Graph | None:
-    """A copy of the graph the JIT last executed on this thread (None if there is none)."""
-    try:
-        g = torch._C._last_executed_optimized_graph()
-    except RuntimeError:
-        return None
-    return g.copy() if g is not None else None
-
-
-# -- comparing one call with eager ---------------------------------------------------
-
-
-def _same_tensor(what: str, a: Any, b: Any, rtol: float, atol: float) -> list[str]:
-    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
-        if isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor) or (
-            not isinstance(a, torch.Tensor) and a != b
-        ):
-            return [
-                f"{what}: eager {type(a).__name__} {a!r:.60}, torchscript {type(b).__name__} {b!r:.60}"
-            ]
-        return []
-    out = []
-    if a.requires_grad != b.requires_grad:
-        out.append(f"{what}: requires_grad eager {a.requires_grad}, torchscript {b.requires_grad}")
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return [
-            *out,
-            f"{what}: eager {a.dtype}{list(a.shape)}, torchscript {b.dtype}{list(b.shape)}",
-        ]
-    a, b = a.detach().cpu(), b.detach().cpu()
-    if a.is_floating_point() or a.is_complex():
-        same = torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-    else:
-        same = torch.equal(a, b)
-    if not same:
-        diff = (a.double() - b.double()).abs().nan_to_num(float("inf"))
-        out.append(f"{what}: values differ (max abs diff {diff.max().item():.3g})")
-    return out
-
-
-def compare_results(
-    eager: EagerResult,
-    got: EagerResult,
-    names: Sequence[str],
-    rtol: float = 1e-4,
-    atol: float = 1e-5,
-) -> list[str]:
-    """Differences of one compiled call from eager, one line each (empty: the same).
-
-    Compares outputs (dtype, shape, values within ``rtol``/``atol`` for floats, exactly
-    otherwise; ``requires_grad``), inputs after the call, and the alias map of outputs to
-    inputs. When both raised, the call agrees; when one raised, that is the difference.
-    """
-    if eager.error is not None or got.error is not None:
-        if eager.error is not None and got.error is not None:
-            return []
-        side, err = ("torchscript", got.error) if got.error is not None else ("eager", eager.error)
-        return [
-            f"only {side} raised {type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
-        ]
-    out = []
-    if len(eager.outputs) != len(got.outputs):
-        return [f"eager returned {len(eager.outputs)} values, torchscript {len(got.outputs)}"]
-    for i, (a, b) in enumerate(zip(eager.outputs, got.outputs, strict=True)):
-        out += _same_tensor(f"output {i}", a, b, rtol, atol)
-    for n, a, b in zip(names, eager.inputs_after, got.inputs_after, strict=True):
-        out += _same_tensor(f"input {n} after the call", a, b, rtol, atol)
-    if eager.aliases != got.aliases:
-        out.append(f"aliasing: eager {eager.aliases}, torchscript {got.aliases}")
-    return out
-
-
-def _call(fn: Callable, inputs: tuple[Any, ...], names: Sequence[str]) -> EagerResult:
-    try:
-        ret = fn(*inputs)
-    except Exception as e:  # the system's failure is data, compared by the caller
-        return EagerResult(inputs_after=inputs, error=e)
-    outputs = () if ret is None else tuple(ret) if isinstance(ret, tuple) else (ret,)
-    return EagerResult(outputs, inputs, alias_map(outputs, inputs, names))
-
-
-def _grads(res: EagerResult, inputs: tuple[Any, ...]) -> tuple[Any, ...] | str | None:
-    """Gradients of ``sum(o.sum())`` over float outputs w.r.t. inputs requiring grad."""
-    leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad and t.is_leaf]
-    outs = [
-        o
-        for o in res.outputs
-        if isinstance(o, torch.Tensor) and o.is_floating_point() and o.requires_grad
-    ]
-    if not leaves or not outs or res.error is not None:
-        return None
-    loss = sum(o.sum() for o in outs)
-    try:
-        gs = torch.autograd.grad(loss, leaves, allow_unused=True)
-    except Exception as e:  # a failing backward is data
-        return f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-    return tuple(torch.zeros_like(t) if g is None else g for t, g in zip(leaves, gs, strict=True))
-
-
-def _compare_grads(ge: Any, gs: Any, rtol: float, atol: float) -> list[str]:
-    if (ge is None and gs is None) or (isinstance(ge, str) and isinstance(gs, str)):
-        return []  # no gradients on either side, or both backwards raised
-    if isinstance(ge, str) or isinstance(gs, str) or ge is None or gs is None:
-        return [
-            f"gradients: eager {ge if not isinstance(ge, tuple) else 'computed'}, "
-            f"torchscript {gs if not isinstance(gs, tuple) else 'computed'}"
-        ]
-    out = []
-    for i, (a, b) in enumerate(zip(ge, gs, strict=True)):
-        out += _same_tensor(f"gradient {i}", a, b, rtol, atol)
-    return out
-
-
-def _one_line(e: BaseException) -> str:
-    return f"{type(e).__name__}: {str(e).strip()[:400]}"
-
-
-@dataclass
-class CallRecord:
-    """One call of the compiled function next to eager: its phase, differences, graphs.
-
-    ``phase`` is ``profiled`` (a profiling run), ``optimized`` or ``unoptimized`` (the
-    legacy and simple executors have no profiled runs). ``graph`` is the graph executed
-    by the forward call; ``backward_graph`` the one last executed after the backward.
-    ``error`` is set when the compiled call (or its backward) raised and eager did not;
-    ``eager_error`` when only eager raised: eager gives no reference then, so the call
-    says nothing about the compiler (the program is invalid for differential testing).
-    """
-
-    index: int
-    phase: str
-    mismatches: list[str] = field(default_factory=list)
-    error: str | None = None
-    eager_error: str | None = None
-    graph: Any = None
-    backward_graph: Any = None
-    backward_phase: str | None = None
-    result: EagerResult | None = None
-
-
-def run_calls(
-    compiled: Callable,
-    eager: Callable,
-    fresh_inputs: Callable[[int], tuple[Any, ...]],
-    names: Sequence[str],
-    *,
-    calls: int,
-    num_profiled_runs: int = 0,
-    grads: bool = True,
-    capture_graphs: bool = True,
-    rtol: float = 1e-4,
-    atol: float = 1e-5,
-) -> list[CallRecord]:
-    """Call ``compiled`` and ``eager`` ``calls`` times on fresh inputs; compare each call.
-
-    ``fresh_inputs(k)`` must build two independent, identical input tuples on each call.
-    The caller holds the JIT knobs (:func:`jit_knobs`). An exception raised by
-    ``compiled`` where eager did not raise is recorded as the call's ``error`` (a crash).
-    """
-    records = []
-    for k in range(calls):
-        phase = "profiled" if k < num_profiled_runs else "optimized"
-        e_res = _call(eager, fresh_inputs(k), names)
-        s_in = fresh_inputs(k)
-        s_res = _call(compiled, s_in, names)
-        rec = CallRecord(k, phase, result=s_res)
-        if capture_graphs:
-            rec.graph = last_graph()
-        if s_res.error is not None and e_res.error is None:
-            rec.error = _one_line(s_res.error)
-        elif e_res.error is not None and s_res.error is None:
-            rec.eager_error = _one_line(e_res.error)
-        else:
-            rec.mismatches = compare_results(e_res, s_res, names, rtol, atol)
-        if grads and rec.error is None and rec.eager_error is None:
-            ge, gs = _grads(e_res, e_res.inputs_after), _grads(s_res, s_in)
-            if capture_graphs and gs is not None:
-                rec.backward_graph = last_graph()
-                rec.backward_phase = "optimized" if k >= 2 * num_profiled_runs else "profiled"
-            if isinstance(gs, str) and not isinstance(ge, str):
-                rec.error = f"backward: {gs}"
-            elif isinstance(ge, str) and not isinstance(gs, str):
-                rec.eager_error = f"backward: {ge}"
-            else:
-                rec.mismatches += _compare_grads(ge, gs, rtol, atol)
-        records.append(rec)
-    return records
-
-
 # -- the pipeline ---------------------------------------------------------------------
 
 
@@ -394,26 +206,44 @@ def _toggled(program: Program) -> Program | None:
     return Program(program.storages, inputs, program.body, program.outputs, dict(program.meta))
 
 
-def _compile(program: Program, opts: TorchScriptOptions, example: tuple[Any, ...]):
-    """The compiled function, or an ``Unscriptable`` reason string."""
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:200]
+
+
+def _compile(fn: Callable, opts: TorchScriptOptions, example: tuple[Any, ...]):
+    """``fn`` scripted from its source text (or traced on ``example``), or a rejection reason.
+
+    Scripting goes through a fresh ``torch.jit.CompilationUnit`` rather than
+    ``torch.jit.script``, whose per-function cache would hand a second executor the first
+    one's compiled function (and its executor state).
+    """
     if opts.mode == "script":
-        src = "\n".join(render_function_lines(program)) + "\n"
         try:
-            return getattr(torch.jit.CompilationUnit(src), FUNCTION_NAME)
+            src = textwrap.dedent(inspect.getsource(fn))
+            return getattr(torch.jit.CompilationUnit(src), fn.__name__)
         except Exception as e:  # the frontend rejects it: not a finding, counted
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            return f"frontend: {first[:200]}"
+            return f"frontend: {_first_line(e)}"
     if any(v is None for v in example):
         return "trace mode: a None input cannot be traced"
-    fn, _ = load_function(program)
     try:
         return trace_function(fn, example)
     except Exception as e:  # the tracer rejects it (no outputs, non-tensor output, ...)
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        return f"trace: {first[:200]}"
+        return f"trace: {_first_line(e)}"
 
 
-def _inputs_factory(program: Program, device: str, opts: TorchScriptOptions):
+@dataclass(frozen=True)
+class _Subject:
+    """What is run: the eager function (in a real file), input names, fresh inputs per call,
+    and the caller's own inputs (used by the last compiled call of the selected executor)."""
+
+    fn: Callable
+    names: tuple[str, ...]
+    fresh: Callable[[int], tuple[Any, ...]]
+    caller_inputs: tuple[Any, ...] | None = None
+
+
+def _program_inputs(program: Program, device: str, opts: TorchScriptOptions):
     other = _toggled(program) if opts.toggle_optional and opts.mode == "script" else None
 
     def fresh(k: int) -> tuple[Any, ...]:
@@ -422,26 +252,24 @@ def _inputs_factory(program: Program, device: str, opts: TorchScriptOptions):
     return fresh
 
 
-def _run_executor(program, device, opts, executor, capture) -> tuple[list[CallRecord] | str, float]:
-    fresh = _inputs_factory(program, device, opts)
-    eager_fn, _ = load_function(program)
-    names = [t.name for t in program.inputs]
+def _run_executor(subject: _Subject, opts: TorchScriptOptions, executor: str, primary: bool):
     t0 = time.perf_counter()
     with jit_knobs(executor, num_profiled_runs=opts.num_profiled_runs, fuser=opts.fuser):
-        compiled = _compile(program, opts, fresh(0))
+        compiled = _compile(subject.fn, opts, subject.fresh(0))
         if isinstance(compiled, str):
             return compiled, time.perf_counter() - t0
         recs = run_calls(
             compiled,
-            eager_fn,
-            fresh,
-            names,
+            subject.fn,
+            subject.fresh,
+            subject.names,
             calls=opts.n_calls,
             num_profiled_runs=opts.num_profiled_runs if executor == "profiling" else 0,
             grads=opts.grads,
-            capture_graphs=capture,
+            capture_graphs=primary,
             rtol=opts.rtol,
             atol=opts.atol,
+            last_inputs=subject.caller_inputs if primary else None,
         )
     if executor != "profiling":
         for r in recs:
@@ -449,34 +277,17 @@ def _run_executor(program, device, opts, executor, capture) -> tuple[list[CallRe
     return recs, time.perf_counter() - t0
 
 
-def run_torchscript(
-    program: Program,
-    inputs: tuple[Any, ...] | None = None,
-    device: str = "cpu",
-    options: dict[str, Any] | TorchScriptOptions | None = None,
-) -> Execution:
-    """Run ``program`` through TorchScript and compare every call with eager.
+def _reject(ex: Execution, reason: str) -> Execution:
+    ex.extra["rejected"] = reason
+    ex.failure = Failure("trace", UNSCRIPTABLE, reason)
+    return ex
 
-    ``inputs`` is accepted for the common adapter signature but every call builds fresh
-    inputs with :func:`aliasfuzz.fuzz.eager.make_inputs` (TorchScript state carries across
-    calls, so each call needs its own pristine inputs and eager twin). ``outputs``,
-    ``inputs_after`` and ``aliases`` are those of the last call; ``graph_after`` is the
-    last call's executed graph. ``extra`` holds ``calls`` (list of :class:`CallRecord`),
-    ``executors`` (name -> records or an error string, for the legacy/simple executors),
-    ``options`` and, for rejected programs, ``rejected`` (the reason).
-    Raises :class:`InvalidArgument` for bad options.
-    """
-    opts = TorchScriptOptions.from_dict(options)
+
+def _execute(subject: _Subject, device: str, opts: TorchScriptOptions) -> Execution:
     ex = Execution(pipeline="torchscript", device=device, extra={"options": asdict(opts)})
-    reason = unscriptable_reason(program)
-    if reason is None:
-        res, secs = _run_executor(program, device, opts, opts.executor, capture=True)
-        ex.timings["run"] = secs
-        reason = res if isinstance(res, str) else None
-    if reason is not None:
-        ex.extra["rejected"] = reason
-        ex.failure = Failure("trace", UNSCRIPTABLE, reason)
-        return ex
+    res, ex.timings["run"] = _run_executor(subject, opts, opts.executor, primary=True)
+    if isinstance(res, str):
+        return _reject(ex, res)
     ex.extra["calls"] = res
     crashed = next((r for r in res if r.error is not None), None)
     if crashed is not None:
@@ -488,8 +299,58 @@ def run_torchscript(
     if opts.other_executors:
         for name in ("legacy", "simple"):
             if name != opts.executor:
-                recs, secs = _run_executor(program, device, opts, name, capture=False)
-                others[name] = recs
-                ex.timings[f"run_{name}"] = secs
+                others[name], ex.timings[f"run_{name}"] = _run_executor(subject, opts, name, False)
     ex.extra["executors"] = others
     return ex
+
+
+def run_torchscript(
+    program: Program,
+    inputs: tuple[Any, ...] | None = None,
+    device: str = "cpu",
+    options: dict[str, Any] | TorchScriptOptions | None = None,
+) -> Execution:
+    """Run ``program`` through TorchScript and compare every call with eager.
+
+    Each call gets fresh inputs and an eager twin on identical ones (TorchScript state
+    carries across calls): built by :func:`aliasfuzz.fuzz.eager.make_inputs` when
+    ``inputs`` is None (optional inputs then alternate ``None``-ness, see
+    :class:`TorchScriptOptions`), else layout-preserving copies of ``inputs``
+    (:func:`~aliasfuzz.passes.ts_calls.snapshot`), whose originals the last call of the
+    selected executor uses. ``outputs``, ``inputs_after``, ``aliases`` and ``graph_after``
+    are the last call's. ``extra`` holds ``calls`` (list of
+    :class:`~aliasfuzz.passes.ts_calls.CallRecord`), ``executors`` (``legacy``/``simple``
+    -> records, or a rejection string), ``options`` and, for rejected programs,
+    ``rejected`` (the reason; ``failure`` is then ``trace``/``Unscriptable``).
+    Raises :class:`InvalidArgument` for bad options.
+    """
+    opts = TorchScriptOptions.from_dict(options)
+    reason = unscriptable_reason(program)
+    if reason is not None:
+        ex = Execution(pipeline="torchscript", device=device, extra={"options": asdict(opts)})
+        return _reject(ex, reason)
+    fn, _ = load_function(program)
+    names = tuple(t.name for t in program.inputs)
+    if inputs is None:
+        return _execute(_Subject(fn, names, _program_inputs(program, device, opts)), device, opts)
+    pristine = snapshot(inputs)
+    return _execute(_Subject(fn, names, lambda k: snapshot(pristine), tuple(inputs)), device, opts)
+
+
+def torchscript_adapter(run: Any, ex: Execution) -> None:
+    """The ``torchscript`` entry of :data:`aliasfuzz.passes.pipelines.PIPELINES`.
+
+    ``run`` is that module's run record (``fn``, ``inputs``, ``input_names``, ``device``,
+    ``options``); TorchScript options come from ``run.options.torchscript`` when that
+    field exists (a dict, see :class:`TorchScriptOptions`). Fills ``ex`` as
+    :func:`run_torchscript` does; custom ops fail to script (``frontend: ...`` rejection).
+    """
+    opts = TorchScriptOptions.from_dict(getattr(run.options, "torchscript", None))
+    pristine = snapshot(run.inputs)
+    subject = _Subject(
+        run.fn, tuple(run.input_names), lambda k: snapshot(pristine), tuple(run.inputs)
+    )
+    done = _execute(subject, run.device, opts)
+    for f in fields(Execution):
+        if f.name not in ("pipeline", "device"):
+            setattr(ex, f.name, getattr(done, f.name))

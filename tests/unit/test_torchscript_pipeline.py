@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.eager import make_inputs, run_callable
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from aliasfuzz.fuzz.render import load_function
 from aliasfuzz.oracle.ts_invariants import judge, sites
 from aliasfuzz.oracle.verdict import Verdict
+from aliasfuzz.passes.execution import Execution
 from aliasfuzz.passes.torchscript import (
     TorchScriptOptions,
-    compare_results,
     jit_knobs,
-    run_calls,
     run_torchscript,
+    torchscript_adapter,
 )
+from aliasfuzz.passes.ts_calls import compare_results, run_calls, snapshot
 
 C = torch._C
 
@@ -236,3 +240,57 @@ def test_a_backward_failing_only_in_torchscript_is_a_crash():
     recs = run_calls(compiled, _eager, _fresh, ["x"], calls=1, capture_graphs=False)
     assert recs[0].mismatches == []  # forward values agree
     assert recs[0].error is not None and recs[0].error.startswith("backward: RuntimeError")
+
+
+def test_snapshot_keeps_layouts_and_sharing():
+    base = torch.arange(12.0)
+    a = torch.as_strided(base, (3, 2), (1, 3), 1)
+    b = torch.as_strided(base, (4,), (2,), 0).detach().requires_grad_()
+    ca, cb = snapshot((a, b))
+    assert (ca.stride(), ca.storage_offset(), cb.stride()) == ((1, 3), 1, (2,))
+    assert ca.untyped_storage().data_ptr() == cb.untyped_storage().data_ptr()
+    assert ca.untyped_storage().data_ptr() != base.untyped_storage().data_ptr()
+    assert cb.requires_grad and cb.is_leaf and torch.equal(ca, a) and torch.equal(cb, b)
+    ca.add_(100)  # the copy shares with its sibling only
+    assert torch.equal(a, torch.as_strided(torch.arange(12.0), (3, 2), (1, 3), 1))
+    assert cb[1].item() == 102.0
+
+
+def test_caller_inputs_are_used_by_the_last_call():
+    p = _mutates_input()
+    inputs = make_inputs(p)
+    ex = run_torchscript(p, inputs, options={"calls": 2})
+    assert judge(ex) == (Verdict.OK, "")
+    assert ex.inputs_after[0] is inputs[0]
+    assert inputs[0][1, 1].item() == make_inputs(p)[0][1, 1].item() + 5.0
+
+
+def _adapter_run(program, **ts_options):
+    fn, _ = load_function(program)
+    opts = SimpleNamespace(torchscript=ts_options)
+    names = [t.name for t in program.inputs]
+    return SimpleNamespace(
+        fn=fn, inputs=make_inputs(program), input_names=names, device="cpu", options=opts
+    )
+
+
+def test_adapter_fills_the_pipelines_execution():
+    run = _adapter_run(_views_and_inplace(requires_grad=True), num_profiled_runs=1)
+    ex = Execution(pipeline="torchscript", device="cpu")
+    torchscript_adapter(run, ex)
+    assert judge(ex) == (Verdict.OK, "")
+    assert [r.phase for r in ex.extra["calls"]] == ["profiled", "optimized", "optimized"]
+    assert ex.inputs_after[0] is run.inputs[0] and ex.outputs[0].requires_grad
+
+
+def test_adapter_rejects_custom_ops_at_the_frontend():
+    p = Program(
+        storages=(StorageSpec("s0", 4),),
+        inputs=(TensorSpec("x", "s0", (4,), (1,)),),
+        body=(Op("fz.add_one_", ("x",), {}, ()),),
+        outputs=("x",),
+    )
+    ex = Execution(pipeline="torchscript", device="cpu")
+    torchscript_adapter(_adapter_run(p), ex)
+    verdict, why = judge(ex)
+    assert verdict is Verdict.INVALID_PROGRAM and why.startswith("unscriptable: frontend:")
