@@ -17,7 +17,15 @@ from typing import Any
 import sympy
 import z3
 
-__all__ = ["Answer", "Translator", "Unsupported", "cover_query", "overlap_query", "solver"]
+__all__ = [
+    "Answer",
+    "Translator",
+    "Unsupported",
+    "cover_query",
+    "dense_cover_query",
+    "overlap_query",
+    "solver",
+]
 
 
 class Unsupported(Exception):
@@ -251,6 +259,31 @@ def cover_query(a: Any, b: Any, guards: Sequence[Any], timeout_ms: int) -> Answe
     s.add(*eb.bounds, *gs, eb.lo <= byte, byte < eb.lo + b.itemsize)
     s.add(z3.ForAll(ea.idx, z3.Not(hit)) if ea.idx else z3.Not(hit))
     result, reason, m = _check(s, "coverage")
+    if m is None:
+        return Answer(result, reason)
+    at = m.eval(byte, model_completion=True).as_long()
+    return Answer(result, reason, at, (), eb.index(m), None, eb.element(m), tr.env(m))
+
+
+def dense_cover_query(a: Any, b: Any, guards: Sequence[Any], timeout_ms: int) -> Answer:
+    """Coverage when ``a`` is known to be row-major contiguous: is there a byte of ``b``
+    outside ``a``'s byte interval ``[offset, offset + numel) * itemsize``? (no quantifier)"""
+    tr = Translator()
+    try:
+        eb = _Encoding(tr, b, "b")
+        lo = tr.term(a.offset) * a.itemsize
+        hi = (
+            tr.term(a.offset) + z3.Product([z3.IntVal(1)] + [tr.term(s) for s in a.sizes])
+        ) * a.itemsize
+        bounds = [tr.term(s) >= 0 for s in a.sizes if not isinstance(s, int)]
+        gs = tr.guards(guards)
+    except Unsupported as exc:
+        return Answer("unknown", f"unsupported: {exc}")
+    byte = z3.Int("__byte")
+    s = solver(timeout_ms)
+    s.add(*eb.bounds, *bounds, *gs, eb.lo <= byte, byte < eb.lo + b.itemsize)
+    s.add(z3.Or(byte < lo, byte >= hi))
+    result, reason, m = _check(s, "coverage of a dense view")
     if m is None:
         return Answer(result, reason)
     at = m.eval(byte, model_completion=True).as_long()

@@ -38,6 +38,7 @@ __all__ = [
     "Status",
     "Witness",
     "covers",
+    "guards_of",
     "layout_of",
     "overlap",
     "self_overlap",
@@ -385,9 +386,20 @@ def covers(
             return _enum_covers(a, b, unit)
     if a.storage != b.storage:
         return Cover(Coverage.NOT_COVERED, None, "a is on another storage (b may be empty)")
-    ans = _z3util.cover_query(a, b, guards, timeout_ms)
+    query = _z3util.dense_cover_query if _row_major(a) else _z3util.cover_query
+    ans = query(a, b, guards, timeout_ms)
     status = {"sat": Coverage.NOT_COVERED, "unsat": Coverage.COVERS}.get(ans.result)
     return Cover(status or Coverage.UNKNOWN, _answer_witness(ans), ans.reason)
+
+
+def _row_major(a: Layout) -> bool:
+    """Whether a's strides are the contiguous ones for its sizes (symbolically)."""
+    expect: Expr = 1
+    for size, stride in reversed(list(zip(a.sizes, a.strides, strict=True))):
+        if size != 1 and sympy.expand(sympy.sympify(stride) - expect) != 0:
+            return False
+        expect = expect * size
+    return True
 
 
 def _miss(b: Layout, index: tuple[int, ...], last: bool = False) -> Witness:
@@ -431,3 +443,16 @@ def layout_of(t: Any, storage: Hashable | None = None) -> Layout:
     if storage is None:
         storage = StorageWeakRef(t.untyped_storage())
     return Layout(storage, t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.element_size())
+
+
+def guards_of(shape_env: Any) -> list[sympy.Basic]:
+    """The shape guards of a ``torch.fx.experimental.symbolic_shapes.ShapeEnv`` as sympy
+    relations: its recorded guards (``shape_env.guards[i].expr``) and the finite bounds of
+    each symbol's value range (``shape_env.var_to_range``, e.g. ``s0 >= 2``).
+    """
+    out: list[sympy.Basic] = [g.expr for g in getattr(shape_env, "guards", ())]
+    for sym, vr in getattr(shape_env, "var_to_range", {}).items():
+        for bound, rel in ((vr.lower, sympy.Ge), (vr.upper, sympy.Le)):
+            if isinstance(bound, sympy.Integer) or isinstance(bound, int):
+                out.append(rel(sym, int(bound)))
+    return out

@@ -12,9 +12,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from aliasfuzz.oracle.memory import Coverage, Layout, Status, covers, overlap, self_overlap
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+
+from aliasfuzz.oracle.memory import Coverage, Layout, Status, covers, overlap, self_overlap
 
 CI = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FUZZ = settings(max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
