@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -205,3 +206,78 @@ def test_cuda_twin_runs_like_the_case_on_gpu(stem):
     assert_same(got, want, "input")
     assert _sharing(got) == _sharing(want)
     _compare(twin, module.program, want, make_inputs(twin, "cuda"))
+
+
+# -- fidelity under the compilers (slow): the twin fails exactly as its case fails -------
+def _compiled_runs(fn, make, backend: str, options: dict, calls: int) -> list[tuple]:
+    """``calls`` runs of ``fn`` compiled by ``backend``, each on fresh inputs."""
+    import torch._inductor.config as inductor_config
+
+    runs = []
+    if backend == "torchscript":
+        from aliasfuzz.passes.torchscript import TorchScriptOptions, jit_knobs
+
+        opts = TorchScriptOptions.from_dict(options)
+        with jit_knobs(opts.executor, num_profiled_runs=opts.num_profiled_runs):
+            compiled = fn()
+            for _ in range(calls):
+                inputs = make()
+                out = _normalize(compiled(*inputs))
+                runs.append((out, inputs, [t.requires_grad for t in (*out, *inputs)]))
+        return runs
+    torch._dynamo.reset()
+    with inductor_config.patch({"force_disable_caches": True, **options}):
+        compiled = torch.compile(fn(), backend=backend)
+        for _ in range(calls):
+            inputs = make()
+            runs.append((_normalize(compiled(*inputs)), inputs, []))
+    torch._dynamo.reset()
+    return runs
+
+
+_ALL_COMPILES = os.environ.get("ALIASFUZZ_ALL_TWIN_COMPILES") == "1"
+
+
+def _fidelity_params():
+    """(stem, backend) pairs; Inductor only where the case miscompiles, unless asked.
+
+    Inductor's C++ codegen costs 5-30 s a program on 2 cores; where the case expects
+    ``ok`` or ``missed-reinplace`` a bit-identical comparison adds little over the eager
+    comparison, so those run with ``ALIASFUZZ_ALL_TWIN_COMPILES=1`` only.
+    """
+    out = []
+    for stem in _cpu_stems():
+        for backend, verdict in _twin(stem).meta["expect"].items():
+            marks = []
+            if backend == "inductor" and verdict != "miscompile" and not _ALL_COMPILES:
+                marks = [pytest.mark.skip(reason="set ALIASFUZZ_ALL_TWIN_COMPILES=1")]
+            out.append(pytest.param(stem, backend, id=f"{stem}-{backend}", marks=marks))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem, backend", _fidelity_params())
+def test_cpu_twin_compiles_like_the_case(stem, backend):
+    """Compiled twin and compiled case give bit-identical results, right or wrong."""
+    import warnings
+
+    from aliasfuzz.fuzz.render import load_function
+
+    twin, module = _twin(stem), _case(stem)
+    options = twin.meta["pipeline_options"].get(backend, {})
+    calls = twin.meta["calls"]
+    if backend == "torchscript":
+        source = "\n".join(render_function_lines(twin)) + "\n"
+        twin_fn = lambda: torch.jit.CompilationUnit(source).program  # noqa: E731
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            case_fn = lambda: torch.jit.script(module.program)  # noqa: E731
+            want = _compiled_runs(case_fn, module.inputs, backend, options, calls)
+    else:
+        twin_fn = lambda: load_function(twin)[0]  # noqa: E731
+        want = _compiled_runs(lambda: module.program, module.inputs, backend, options, calls)
+    got = _compiled_runs(twin_fn, lambda: make_inputs(twin), backend, options, calls)
+    for k, ((go, gi, gr), (wo, wi, wr)) in enumerate(zip(got, want, strict=True)):
+        assert_same(go, wo, f"call {k} output")
+        assert_same(gi, wi, f"call {k} input after the call")
+        assert gr == wr, f"call {k}: requires_grad of outputs and inputs"
