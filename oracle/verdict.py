@@ -25,6 +25,12 @@ class Verdict(enum.Enum):
         return list(Verdict).index(self)
 
     @property
+    def severity(self) -> tuple[int, int]:
+        """Sort key, most severe first: findings by rank, then unknown, invalid-program, ok."""
+        tier = {Verdict.UNKNOWN: 1, Verdict.INVALID_PROGRAM: 2, Verdict.OK: 3}.get(self, 0)
+        return (tier, self.rank)
+
+    @property
     def is_finding(self) -> bool:
         return self in FINDINGS
 

@@ -1,0 +1,433 @@
+"""Ground truth per reinplacing candidate on the functional FX graph a pass saw.
+
+A candidate is a (node ``n``, mutated argument ``a``) pair: an ``index_put`` /
+``_unsafe_index_put`` / view-scatter (``*_scatter`` or Inductor's ``_generalized_scatter``)
+on its ``self``, a mutable argument of ``auto_functionalized`` (v1: by schema name; v2:
+``_all_bases[i]``), or a ``tensors_to_clone`` entry of ``triton_kernel_wrapper_functional``.
+These are the nodes ``torch/_inductor/fx_passes/reinplace.py``
+(``reinplace_inplaceable_ops_core``) decides on.
+
+Writing ``n``'s result into ``a`` in place is **safe** iff (DESIGN.md, "The oracle's ground
+truth"), with F = footprint(a) in bytes of a's storage S:
+
+1. ``n`` reads no other argument overlapping F (two mutated arguments of one node must not
+   overlap; a scatter may read its source at exactly the written view);
+2. no node after ``n`` reads an element of F through any value on S expecting the old
+   contents; a read is not "old" when an epilogue ``copy_`` between ``n`` and the reader
+   has overwritten it; view ops and ``sym_size``-like ops are meta-only (their users read);
+   a scatter reads its input outside the scattered view only; outputs are readers;
+3. no write into F (an epilogue ``copy_`` into an input on S) happens while ``n``'s result
+   is still read afterwards (the result would be clobbered, PyTorch issue #198094);
+4. when S belongs to a graph input, epilogue ``copy_`` nodes into inputs on S cover F (the
+   program overwrites the caller's tensor there anyway).
+
+Unsafe comes with a :class:`Witness` (byte, element and index of a, the conflicting node
+and its index). Anything the model cannot decide (symbolic sizes outside the memory
+model's fragment, a solver timeout, an unmodeled node) is unknown, never unsafe.
+Layouts come from ``node.meta["val"]`` (FakeTensor), storage identity is
+``StorageWeakRef`` as in ``get_node_storage`` (``torch/_inductor/fx_utils.py``).
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.fx
+
+from aliasfuzz.oracle import memory as mem
+
+__all__ = ["Candidate", "Truth", "Witness", "candidates", "ground_truth"]
+
+aten = torch.ops.aten
+
+SAFE, UNSAFE, UNKNOWN = "safe", "unsafe", "unknown"
+
+_SCATTERS = {
+    aten.slice_scatter.default: aten.slice.Tensor,
+    aten.select_scatter.default: aten.select.int,
+    aten.diagonal_scatter.default: aten.diagonal.default,
+    aten.as_strided_scatter.default: aten.as_strided.default,
+}
+_META_ONLY = {
+    aten.sym_size.int,
+    aten.sym_stride.int,
+    aten.sym_numel.default,
+    aten.sym_storage_offset.default,
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (node, mutated argument) pair; ``kind``/``arg`` match :class:`Decision`'s."""
+
+    node: str
+    kind: str
+    arg: str
+    mutated: torch.fx.Node
+    fx_node: torch.fx.Node
+
+
+@dataclass(frozen=True)
+class Witness:
+    """Why a candidate is unsafe: a byte of the storage, a's element/index, and the node
+    (``reader``) that conflicts there with its index; ``rule`` names the rule (1-4)."""
+
+    rule: int
+    byte: int
+    element: int | None
+    index: tuple[int, ...]
+    reader: str
+    reader_index: tuple[int, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Ground truth of one candidate: ``status`` is safe, unsafe or unknown."""
+
+    candidate: Candidate
+    status: str
+    witness: Witness | None = None
+    reason: str = ""
+
+
+# ---------------------------------------------------------------------------------------
+# candidates
+
+
+def _is_view(target: Any) -> bool:
+    from torch.fx.passes.reinplace import _is_view_op
+
+    return _is_view_op(target)
+
+
+def _gen_scatter_targets():
+    from torch._inductor.fx_passes import reinplace as rp
+
+    return rp._generalized_scatter, rp._inplace_generalized_scatter
+
+
+def candidates(graph: torch.fx.Graph) -> list[Candidate]:
+    """Every reinplacing candidate of ``graph``, in graph order (see module docstring)."""
+    gen, _ = _gen_scatter_targets()
+    index_puts = {aten.index_put.default: "index_put", aten._unsafe_index_put.default: "index_put"}
+    out: list[Candidate] = []
+    for n in graph.nodes:
+        if n.op != "call_function":
+            continue
+        t = n.target
+        if t in index_puts:
+            out.append(Candidate(n.name, "index_put", "self", n.args[0], n))
+        elif t is gen or t in _SCATTERS:
+            out.append(Candidate(n.name, "scatter", "input", n.args[0], n))
+        elif t is torch.ops.higher_order.auto_functionalized:
+            from torch._higher_order_ops.auto_functionalize import get_mutable_args
+
+            names, _ = get_mutable_args(n.args[0])
+            for name in names:
+                if isinstance(n.kwargs.get(name), torch.fx.Node):
+                    out.append(Candidate(n.name, "auto_functionalized", name, n.kwargs[name], n))
+        elif t is torch.ops.higher_order.auto_functionalized_v2:
+            for i, b in enumerate(n.kwargs.get("_all_bases", ())):
+                if isinstance(b, torch.fx.Node):
+                    out.append(
+                        Candidate(n.name, "auto_functionalized_v2", f"_all_bases[{i}]", b, n)
+                    )
+        elif _is_triton_functional(t):
+            for name in n.kwargs["tensors_to_clone"]:
+                arg = n.kwargs["kwargs"].get(name)
+                if isinstance(arg, torch.fx.Node):
+                    out.append(Candidate(n.name, "triton_kernel_wrapper_functional", name, arg, n))
+    return out
+
+
+def _is_triton_functional(target: Any) -> bool:
+    try:
+        from torch._higher_order_ops.triton_kernel_wrap import triton_kernel_wrapper_functional
+    except ImportError:  # pragma: no cover - triton-less torch builds
+        return False
+    return target is triton_kernel_wrapper_functional
+
+
+# ---------------------------------------------------------------------------------------
+# layouts and byte sets
+
+
+class _Undecidable(Exception):
+    """The model cannot decide this candidate (symbolic layout, unmodeled node)."""
+
+
+def _val(node: Any) -> torch.Tensor | None:
+    if not isinstance(node, torch.fx.Node):
+        return None
+    v = node.meta.get("val")
+    return v if isinstance(v, torch.Tensor) else None
+
+
+def _layout(node: Any) -> mem.Layout | None:
+    v = _val(node)
+    if v is None or v.layout != torch.strided or not torch._C._has_storage(v):
+        return None
+    return mem.layout_of(v)
+
+
+def _bytes(lay: mem.Layout | None) -> np.ndarray:
+    """Sorted unique byte offsets a concrete layout covers."""
+    if lay is None or lay.empty:
+        return np.zeros(0, dtype=np.int64)
+    if not lay.concrete:
+        raise _Undecidable("symbolic layout")
+    e = np.array([lay.offset], dtype=np.int64)
+    for size, stride in zip(lay.sizes, lay.strides, strict=True):
+        e = (e[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
+    k = lay.itemsize
+    return np.unique((e[:, None] * k + np.arange(k, dtype=np.int64)[None, :]).reshape(-1))
+
+
+def _index_of(lay: mem.Layout, byte: int) -> tuple[int, tuple[int, ...]]:
+    """(element, index tuple) of ``lay`` covering ``byte`` (concrete, byte in layout)."""
+    import itertools
+
+    elem = byte // lay.itemsize
+    for idx in itertools.product(*(range(s) for s in lay.sizes)):
+        if lay.offset + sum(i * s for i, s in zip(idx, lay.strides, strict=False)) == elem:
+            return elem, tuple(idx)
+    return elem, ()
+
+
+def _scatter_view(node: torch.fx.Node) -> mem.Layout | None:
+    """Layout of the view a scatter node writes into its input (in the input's storage)."""
+    gen, igen = _gen_scatter_targets()
+    inp = _val(node.args[0])
+    if inp is None:
+        return None
+    if node.target in (gen, igen):
+        views = [(v.target, v.args, v.kwargs) for v in node.args[2]]
+    else:
+        views = [(_SCATTERS[node.target], tuple(node.args[2:]), dict(node.kwargs))]
+    fake_mode = getattr(inp, "fake_mode", None)
+    if fake_mode is None:
+        raise _Undecidable("scatter input has no fake mode")
+    with fake_mode:
+        t = inp
+        for target, args, kwargs in views:
+            args = torch.fx.node.map_arg(args, lambda a: a.meta["val"])
+            kwargs = torch.fx.node.map_arg(kwargs, lambda a: a.meta["val"])
+            t = target(t, *args, **kwargs)
+    return mem.layout_of(t, storage=mem.layout_of(inp).storage)
+
+
+# ---------------------------------------------------------------------------------------
+# reads and writes of one node
+
+
+@dataclass(frozen=True)
+class _Access:
+    """A read of ``value``'s whole layout, minus the bytes of ``scatter`` (a scatter node
+    reads its input everywhere except the view it replaces)."""
+
+    value: torch.fx.Node
+    scatter: torch.fx.Node | None = None
+
+    @property
+    def bytes(self) -> np.ndarray:
+        b = _bytes(_layout(self.value))
+        if self.scatter is not None:
+            b = np.setdiff1d(b, _bytes(_scatter_view(self.scatter)), assume_unique=True)
+        return b
+
+
+def _tensor_nodes(x: Any) -> list[torch.fx.Node]:
+    found: list[torch.fx.Node] = []
+    torch.fx.node.map_arg(x, lambda n: found.append(n) or n)
+    return found
+
+
+def _reads(m: torch.fx.Node) -> list[_Access]:
+    """What ``m`` reads, as byte sets of the storages of the values it reads."""
+    gen, igen = _gen_scatter_targets()
+    if m.op == "output":
+        return [_Access(v) for v in _tensor_nodes(m.args)]
+    if m.op != "call_function":
+        return []
+    t = m.target
+    if _is_view(t) or t in _META_ONLY or t is operator.getitem:
+        return []
+    if t is aten.copy_.default:
+        return [_Access(m.args[1])]
+    if t is gen or t is igen or t in _SCATTERS:
+        return [_Access(m.args[0], m), _Access(m.args[1])]
+    return [_Access(v) for v in _tensor_nodes((m.args, m.kwargs))]
+
+
+def _epilogue_write(m: torch.fx.Node) -> torch.fx.Node | None:
+    """The destination when ``m`` is a ``copy_`` into a graph input (or a view of one)."""
+    if m.op == "call_function" and m.target is aten.copy_.default:
+        return m.args[0]
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# the rule
+
+
+def ground_truth(graph: torch.fx.Graph, cand: Candidate) -> Truth:
+    """Decide one candidate of ``graph`` (see the module docstring for the rule)."""
+    try:
+        return _decide(graph, cand)
+    except _Undecidable as e:
+        return Truth(cand, UNKNOWN, None, str(e))
+
+
+def _storage_of(node: Any) -> Any:
+    lay = _layout(node)
+    return None if lay is None else lay.storage
+
+
+def _hit(access: np.ndarray, f: np.ndarray) -> int | None:
+    common = np.intersect1d(access, f, assume_unique=True)
+    return int(common[0]) if common.size else None
+
+
+def _unsafe(cand, rule, byte, fl, other, message) -> Truth:
+    elem, idx = _index_of(fl, byte)
+    olay = _layout(other) if isinstance(other, torch.fx.Node) else None
+    oidx = _index_of(olay, byte)[1] if olay is not None and olay.concrete else ()
+    name = other.name if isinstance(other, torch.fx.Node) else str(other)
+    w = Witness(rule, byte, elem, idx, name, oidx, message)
+    return Truth(cand, UNSAFE, w, message)
+
+
+def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
+    n, a = cand.fx_node, cand.mutated
+    fl = _layout(a)
+    if fl is None:
+        return Truth(cand, UNKNOWN, None, f"{a} has no strided tensor metadata")
+    S = fl.storage
+    F = _bytes(fl)
+    if F.size == 0:
+        return Truth(cand, SAFE, None, "empty footprint")
+    nodes = list(graph.nodes)
+    pos = {x: i for i, x in enumerate(nodes)}
+    gen, igen = _gen_scatter_targets()
+
+    # Rule 1: n itself reads, through another argument slot, bytes it would now write.
+    is_scatter = n.target is gen or n.target is igen or n.target in _SCATTERS
+    wl = _scatter_view(n) if is_scatter else fl
+    written = _bytes(wl)
+    for slot, v in _other_slots(cand):
+        if _storage_of(v) != S:
+            continue
+        vl = _layout(v)
+        if is_scatter and (vl.offset, vl.sizes, vl.strides) == (wl.offset, wl.sizes, wl.strides):
+            continue  # a scatter copying a view onto itself, element by element
+        hit = _hit(_bytes(vl), written)
+        if hit is not None:
+            return _unsafe(
+                cand,
+                1,
+                hit,
+                fl,
+                v,
+                f"{n.name} also reads {v.name} (argument {slot}), which overlaps {a.name}",
+            )
+
+    result_storage = _storage_of(n) if n.target is not operator.getitem else None
+    overwritten = np.zeros(0, dtype=np.int64)
+    clobber: tuple[int, torch.fx.Node] | None = None
+    inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and _storage_of(x) == S]
+    for m in nodes[pos[n] + 1 :]:
+        # Rule 3: n's result read after a write into F clobbered it.
+        if clobber is not None and _reads_result(m, n, result_storage):
+            return _unsafe(
+                cand,
+                3,
+                clobber[0],
+                fl,
+                clobber[1],
+                f"{clobber[1].name} overwrites {a.name} while {n.name}'s result is still read by {m.name}",
+            )
+        # Rule 2: an old-contents read of F.
+        for acc in _reads(m):
+            if _storage_of(acc.value) != S:
+                continue
+            live = np.setdiff1d(acc.bytes, overwritten, assume_unique=True)
+            hit = _hit(live, F)
+            if hit is not None:
+                return _unsafe(
+                    cand,
+                    2,
+                    hit,
+                    fl,
+                    m,
+                    f"{m.name} reads the old contents of {a.name} through {acc.value.name}",
+                )
+        dst = _epilogue_write(m)
+        if dst is not None and _storage_of(dst) == S:
+            if _derived_from(m.args[1], n):
+                overwritten = np.union1d(overwritten, _bytes(_layout(dst)))
+                continue  # the copy back that the reinplace makes redundant
+            wb = _bytes(_layout(dst))
+            hit = _hit(wb, F)
+            if hit is not None and clobber is None:
+                clobber = (hit, m)
+            overwritten = np.union1d(overwritten, wb)
+
+    # Rule 4: an input's storage must be overwritten by the program over all of F.
+    if inputs_on_s:
+        missing = np.setdiff1d(F, overwritten, assume_unique=True)
+        if missing.size:
+            return _unsafe(
+                cand,
+                4,
+                int(missing[0]),
+                fl,
+                inputs_on_s[0],
+                f"{a.name} lives on input {inputs_on_s[0].name}, which the program does not overwrite there",
+            )
+    return Truth(cand, SAFE, None, "no conflicting access")
+
+
+def _other_slots(cand: Candidate) -> list[tuple[str, torch.fx.Node]]:
+    """The tensor arguments node ``cand.fx_node`` reads besides the candidate's own."""
+    n = cand.fx_node
+    if cand.kind in ("index_put", "scatter"):
+        slots = [("indices" if cand.kind == "index_put" else "src", n.args[1])]
+        slots += [("values", n.args[2])] if cand.kind == "index_put" else []
+    elif cand.kind == "triton_kernel_wrapper_functional":
+        slots = list(n.kwargs["kwargs"].items())
+    elif cand.kind == "auto_functionalized_v2":
+        slots = [(k, v) for k, v in n.kwargs.items() if k != "_all_bases"]
+        slots += [(f"_all_bases[{i}]", b) for i, b in enumerate(n.kwargs["_all_bases"])]
+    else:
+        slots = list(n.kwargs.items())
+    out = []
+    for slot, v in slots:
+        if slot == cand.arg:
+            continue
+        out += [(slot, x) for x in _tensor_nodes(v)]
+    return out
+
+
+def _derived_from(v: Any, n: torch.fx.Node) -> bool:
+    """Whether FX value ``v`` is ``n``'s result, a getitem of it, or a view of those."""
+    while isinstance(v, torch.fx.Node) and v is not n:
+        if v.op != "call_function" or not (_is_view(v.target) or v.target is operator.getitem):
+            return False
+        v = v.args[0]
+    return v is n
+
+
+def _reads_result(m: torch.fx.Node, n: torch.fx.Node, result_storage: Any) -> bool:
+    """Whether ``m`` reads ``n``'s result (directly, through getitem, or through a view)."""
+    for acc in _reads(m):
+        v = acc.value
+        if _derived_from(v, n):
+            return True
+        if result_storage is not None and _storage_of(acc.value) == result_storage:
+            return True
+    return False

@@ -1,0 +1,255 @@
+"""The differential check: a compiled run against the eager reference, five named checks.
+
+Checks run in this fixed order, each with its own message (Alive2's style):
+
+1. ``values``: returned values (count, type, dtype, shape, contents);
+2. ``inputs``: every input after the call;
+3. ``aliasing``: an output that shares storage with an input in eager must share it with the
+   same inputs compiled, and a fresh output must stay fresh;
+4. ``requires_grad``: of every output and every input after the call;
+5. ``exceptions``: under this equivalence policy:
+
+   * both raise: equivalent (compiled stacks wrap errors, so types are only noted);
+   * compiled raises, eager does not: ``crash``;
+   * eager raises, compiled does not: ``invalid-program`` (eager defines the semantics;
+     a program eager rejects has none to compare with).
+
+When an exception occurred, checks 1-4 are skipped. Floating values compare with dtype-
+dependent tolerances (:data:`TOLERANCES`; float32 is the cases' rtol 1e-4 / atol 1e-5);
+integers and bools exactly; NaNs equal NaNs. A floating mismatch is confirmed against an
+fp64 shadow run first, as ``torch._dynamo.utils.same(fp64_ref=...)`` does: the compiled
+value must be further from the fp64 reference than twice eager's error plus atol/10.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from aliasfuzz.fuzz.eager import EagerResult
+from aliasfuzz.oracle.verdict import Verdict
+
+__all__ = ["CHECKS", "TOLERANCES", "Check", "differential", "tolerance"]
+
+CHECKS = ("values", "inputs", "aliasing", "requires_grad", "exceptions")
+
+#: dtype -> (rtol, atol) for floating dtypes; everything else compares exactly.
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float32: (1e-4, 1e-5),
+    torch.float64: (1e-7, 1e-9),
+    torch.float16: (1e-2, 1e-3),
+    torch.bfloat16: (1.6e-2, 1e-3),
+}
+
+
+def tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    """(rtol, atol) for ``dtype``; (0, 0) for integers, bools and anything not listed."""
+    return TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One named check's outcome; ``verdict`` is OK when it passed."""
+
+    name: str
+    verdict: Verdict
+    message: str = ""
+    where: str = ""  # "out0", "input x", ...
+    eager: Any = None  # the two sides, for the printer
+    compiled: Any = None
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict is Verdict.OK
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    rtol, atol = tolerance(a.dtype)
+    return torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _shadow_confirms(eager: torch.Tensor, comp: torch.Tensor, ref: Any) -> bool:
+    """Whether the fp64 reference confirms a float mismatch (compiled is really off)."""
+    if not isinstance(ref, torch.Tensor) or ref.shape != eager.shape:
+        return True  # no usable reference: the mismatch stands
+    ref = ref.detach().to(torch.float64)
+    _, atol = tolerance(eager.dtype)
+    e_err = (
+        (eager.detach().to(torch.float64) - ref).abs().nan_to_num(0.0).max().item()
+        if ref.numel()
+        else 0.0
+    )
+    c_err = (
+        (comp.detach().to(torch.float64) - ref).abs().nan_to_num(0.0).max().item()
+        if ref.numel()
+        else 0.0
+    )
+    return c_err > 2.0 * e_err + atol / 10.0
+
+
+def _compare(where: str, e: Any, c: Any, ref: Any) -> str | None:
+    """Why ``c`` differs from ``e`` (None if equal under the tolerances)."""
+    if isinstance(e, torch.Tensor) != isinstance(c, torch.Tensor):
+        return f"{where}: {type(e).__name__} in eager, {type(c).__name__} compiled"
+    if not isinstance(e, torch.Tensor):
+        return None if e == c else f"{where}: {e!r} in eager, {c!r} compiled"
+    if e.dtype != c.dtype:
+        return f"{where}: dtype {e.dtype} in eager, {c.dtype} compiled"
+    if e.shape != c.shape:
+        return f"{where}: shape {tuple(e.shape)} in eager, {tuple(c.shape)} compiled"
+    if e.device.type == "meta" or c.device.type == "meta":
+        return None
+    e_, c_ = e.detach().cpu(), c.detach().cpu()
+    if _close(e_, c_):
+        return None
+    if e.is_floating_point() and not _shadow_confirms(e_, c_, ref):
+        return None
+    diff = (e_ != c_) & ~(e_.isnan() & c_.isnan()) if e.is_floating_point() else e_ != c_
+    first = tuple(int(i) for i in diff.nonzero()[0]) if diff.any() else ()
+    at = f" at {list(first)}" if first else ""
+    if first:
+        at += f": {e_[first].item()!r} in eager, {c_[first].item()!r} compiled"
+    return f"{where}: values differ{at}"
+
+
+def _values(
+    name: str, kind: str, e: Sequence[Any], c: Sequence[Any], refs: Sequence[Any], labels
+) -> Check:
+    if len(e) != len(c):
+        return Check(name, Verdict.MISCOMPILE, f"{len(e)} {kind} in eager, {len(c)} compiled")
+    for i, (ev, cv) in enumerate(zip(e, c, strict=False)):
+        why = _compare(labels[i], ev, cv, refs[i] if i < len(refs) else None)
+        if why:
+            return Check(name, Verdict.MISCOMPILE, why, labels[i], ev, cv)
+    return Check(name, Verdict.OK)
+
+
+def _input_sets(aliases: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    return {k: tuple(v for v in vs if not v.startswith("out")) for k, vs in aliases.items()}
+
+
+def differential(
+    eager: EagerResult,
+    compiled: EagerResult,
+    input_names: Sequence[str],
+    shadow: Callable[[], EagerResult | None] | None = None,
+) -> list[Check]:
+    """Run the five checks of the module docstring, in order; return every outcome.
+
+    ``shadow`` runs the program in fp64 on the same (upcast) inputs, called lazily at the
+    first floating mismatch only; it may return None when the program cannot run in fp64.
+    """
+    if eager.error is not None or compiled.error is not None:
+        skipped = [Check(n, Verdict.OK, "skipped: an exception occurred") for n in CHECKS[:4]]
+        return [*skipped, _exceptions(eager.error, compiled.error)]
+    cache: list[EagerResult | None] = []
+
+    def refs(attr: str) -> _LazyRefs:
+        return _LazyRefs(shadow, cache, attr)
+
+    out_labels = [f"out{i}" for i in range(len(eager.outputs))]
+    in_labels = [f"input {n}" for n in input_names]
+    checks = [
+        _values("values", "outputs", eager.outputs, compiled.outputs, refs("outputs"), out_labels),
+        _values(
+            "inputs",
+            "inputs",
+            eager.inputs_after,
+            compiled.inputs_after,
+            refs("inputs_after"),
+            in_labels,
+        ),
+    ]
+    ea, ca = _input_sets(eager.aliases), _input_sets(compiled.aliases)
+    bad = [k for k in ea if ea[k] != ca.get(k, ())]
+    if bad:
+        k = bad[0]
+        what = f"aliases {', '.join(ea[k])}" if ea[k] else "is fresh"
+        got = f"aliases {', '.join(ca.get(k, ()))}" if ca.get(k) else "is fresh"
+        checks.append(
+            Check(
+                "aliasing",
+                Verdict.MISCOMPILE,
+                f"{k} {what} in eager but {got} compiled",
+                k,
+                ea[k],
+                ca.get(k, ()),
+            )
+        )
+    else:
+        checks.append(Check("aliasing", Verdict.OK))
+    checks.append(_requires_grad(eager, compiled, out_labels, in_labels))
+    checks.append(Check("exceptions", Verdict.OK))
+    return checks
+
+
+class _LazyRefs:
+    """fp64 reference values, computed on first use (most runs never need them)."""
+
+    def __init__(self, shadow, cache, attr):
+        self._shadow, self._cache, self._attr = shadow, cache, attr
+
+    def __len__(self) -> int:
+        return 1 << 30
+
+    def __getitem__(self, i: int) -> Any:
+        if self._shadow is None:
+            return None
+        if not self._cache:
+            try:
+                self._cache.append(self._shadow())
+            except Exception:  # the program may not run in fp64 (custom kernels, dtypes)
+                self._cache.append(None)
+        res = self._cache[0]
+        vals = getattr(res, self._attr, ()) if res is not None and res.error is None else ()
+        return vals[i] if i < len(vals) else None
+
+
+def _requires_grad(eager: EagerResult, compiled: EagerResult, out_labels, in_labels) -> Check:
+    pairs = list(zip(out_labels, eager.outputs, compiled.outputs, strict=False))
+    pairs += list(zip(in_labels, eager.inputs_after, compiled.inputs_after, strict=False))
+    for where, e, c in pairs:
+        if (
+            isinstance(e, torch.Tensor)
+            and isinstance(c, torch.Tensor)
+            and e.requires_grad != c.requires_grad
+        ):
+            return Check(
+                "requires_grad",
+                Verdict.MISCOMPILE,
+                f"{where}: requires_grad={e.requires_grad} in eager, {c.requires_grad} compiled",
+                where,
+                e.requires_grad,
+                c.requires_grad,
+            )
+    return Check("requires_grad", Verdict.OK)
+
+
+def _exceptions(e: BaseException | None, c: BaseException | None) -> Check:
+    def name(x):
+        return f"{type(x).__name__}: {str(x).splitlines()[0] if str(x) else ''}"
+
+    if e is not None and c is not None:
+        return Check(
+            "exceptions", Verdict.OK, f"both raise ({type(e).__name__} / {type(c).__name__})"
+        )
+    if c is not None:
+        return Check(
+            "exceptions",
+            Verdict.CRASH,
+            f"compiled raises {name(c)}; eager does not",
+            "",
+            None,
+            name(c),
+        )
+    return Check(
+        "exceptions",
+        Verdict.INVALID_PROGRAM,
+        f"eager raises {name(e)}; compiled does not",
+        "",
+        name(e),
+        None,
+    )

@@ -1,0 +1,311 @@
+"""The oracle's one entry point: :func:`judge` a program (or function) under one pipeline.
+
+Fixed order (STYLE.md 7): eager reference; the pipeline (:mod:`aliasfuzz.passes`); the
+five differential checks (:mod:`.differential`); the ground truth of every candidate the
+pass decided on (:mod:`.candidates`); confirmation by execution of every claim
+(:mod:`.confirm`). The verdict is the most severe finding; an unconfirmed claim or an
+undecided candidate makes the run ``unknown`` (never a finding); otherwise ``ok``.
+
+Known limitations go through named, documented filters (:data:`FILTERS`): a claim a filter
+matches is noted on the judgement (``filtered``) and is not a finding:
+
+* ``scatter-fusion-heuristic``: a declined view-scatter on an *intermediate* is Inductor's
+  ``should_reinplace_scatter`` choice (the functional form fuses into its consumer and
+  allocates nothing extra); only a declined scatter whose input lives on a graph input's
+  storage (a realized buffer copied in full, PyTorch issue #195285) is a missed reinplace;
+* ``same-storage-sibling``: the pass never reinplaces a second mutated argument of one node
+  on a storage it already reinplaced into (``tensor_with_same_storage_already_reinplaced``
+  in reinplace.py), even when the two views are disjoint: a deliberate guard.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.eager import EagerResult
+from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.oracle import confirm as _confirm
+from aliasfuzz.oracle.candidates import (
+    SAFE,
+    UNKNOWN,
+    UNSAFE,
+    Candidate,
+    Truth,
+    candidates,
+    ground_truth,
+)
+from aliasfuzz.oracle.differential import Check, differential
+from aliasfuzz.oracle.verdict import Verdict
+
+__all__ = ["FILTERS", "Claim", "Judgement", "judge"]
+
+#: Decision kinds with a ground truth (``copy_epilogue`` follows its owner's decision).
+_JUDGED_KINDS = {"index_put", "scatter", "auto_functionalized", "auto_functionalized_v2",
+                 "triton_kernel_wrapper_functional"}
+_MAX_CONFIRMATIONS = 4
+
+
+@dataclass
+class Claim:
+    """One decision with its ground truth, and the claim (if any) with its confirmation."""
+
+    graph: int
+    decision: Any  # aliasfuzz.passes.execution.Decision
+    truth: Truth | None
+    claim: Verdict | None = None  # UNSAFE_REINPLACE or MISSED_REINPLACE
+    confirmation: _confirm.Confirmation | None = None
+
+
+@dataclass
+class Judgement:
+    """The oracle's answer for one program under one pipeline.
+
+    ``check`` names what decided the verdict (a differential check, ``candidates``, or
+    ``pipeline`` for a failure); ``ground_truth`` maps node names to safe/unsafe/unknown.
+    """
+
+    verdict: Verdict
+    pipeline: str
+    check: str | None = None
+    explanation: str = ""
+    checks: list[Check] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    filtered: list[str] = field(default_factory=list)
+    eager: EagerResult | None = None
+    compiled: EagerResult | None = None
+    execution: Any = None
+
+    @property
+    def ground_truth(self) -> dict[str, str]:
+        return {c.decision.node: c.truth.status for c in self.claims if c.truth is not None}
+
+    @property
+    def diff(self) -> str:
+        from aliasfuzz.oracle.printers import side_by_side
+
+        return side_by_side(self)
+
+
+class _Failed(Exception):
+    """A pipeline failure (data) shown to the exception check as an exception."""
+
+
+def _as_result(ex: Any) -> EagerResult:
+    if ex.failure is not None:
+        f = ex.failure
+        return EagerResult(inputs_after=ex.inputs_after, error=_Failed(f"{f.stage}: {f.error_type}: {f.message}"))
+    return EagerResult(tuple(ex.outputs), tuple(ex.inputs_after), dict(ex.aliases))
+
+
+def _subject(subject, inputs, device) -> tuple[Callable, Callable[[], tuple], list[str]]:
+    if isinstance(subject, Program):
+        from aliasfuzz.fuzz.eager import make_inputs
+        from aliasfuzz.fuzz.render import load_function
+
+        fn, _ = load_function(subject)
+        return fn, (lambda: make_inputs(subject, device)), [t.name for t in subject.inputs]
+    if not callable(subject):
+        raise InvalidArgument(f"judge needs a Program or a function, got {type(subject).__name__}")
+    if inputs is None:
+        raise InvalidArgument("judge of a function needs inputs= (a function returning fresh inputs)")
+    make = inputs if callable(inputs) else (lambda: _confirm._clone(inputs))
+    return subject, make, list(inspect.signature(subject).parameters)
+
+
+def _options(options):
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    if options is None or isinstance(options, PipelineOptions):
+        return options
+    if isinstance(options, dict):
+        return PipelineOptions(**options)
+    raise InvalidArgument(f"options must be a PipelineOptions or a dict, got {type(options).__name__}")
+
+
+def _shadow(fn: Callable, names: Sequence[str], make: Callable[[], tuple]) -> Callable[[], EagerResult]:
+    def run() -> EagerResult:
+        ins = tuple(
+            t.detach().to(torch.float64).requires_grad_(t.requires_grad)
+            if isinstance(t, torch.Tensor) and t.is_floating_point()
+            else t
+            for t in make()
+        )
+        return _confirm.run_callable_named(fn, names, ins)
+
+    return run
+
+
+def judge(
+    subject: Program | Callable,
+    pipeline: str | Any = "inductor",
+    options: Any = None,
+    device: str = "cpu",
+    *,
+    inputs: Callable[[], tuple] | tuple | None = None,
+    confirm: bool = True,
+) -> Judgement:
+    """Judge ``subject`` (a :class:`Program`, or a function with ``inputs``) under ``pipeline``.
+
+    ``pipeline`` is a pipeline name of :data:`aliasfuzz.passes.pipelines.PIPELINES`, or an
+    :class:`~aliasfuzz.passes.execution.Execution` already run on fresh inputs (then it is
+    judged as is). ``options``: ``PipelineOptions`` or a dict of its fields. With
+    ``confirm=False`` claims are not run and stay unconfirmed (``unknown``).
+    Raises :class:`InvalidArgument` on a bad subject, pipeline or options.
+    """
+    from aliasfuzz.passes.pipelines import run_function
+
+    fn, make, names = _subject(subject, inputs, device)
+    opts = _options(options)
+
+    def run(ins: tuple) -> tuple[Any, EagerResult]:
+        ex = run_function(name, fn, ins, input_names=names, device=device, options=opts)
+        return ex, _as_result(ex)
+
+    if isinstance(pipeline, str):
+        name, ex = pipeline, None
+    else:
+        name, ex = pipeline.pipeline, pipeline
+    eager = _confirm.run_callable_named(fn, names, make())
+    if ex is None:
+        ex, compiled = run(make())
+    else:
+        compiled = _as_result(ex)
+    j = Judgement(Verdict.OK, name, eager=eager, compiled=compiled, execution=ex)
+    if eager.error is not None:
+        j.verdict, j.check = Verdict.INVALID_PROGRAM, "eager"
+        j.explanation = f"eager raises {type(eager.error).__name__}: {eager.error}"
+        return j
+    j.checks = differential(eager, compiled, names, shadow=_shadow(fn, names, make))
+    failed = [c for c in j.checks if not c.passed]
+    if failed:
+        j.verdict, j.check, j.explanation = failed[0].verdict, failed[0].name, failed[0].message
+    j.claims = _claims(ex)
+    _confirm_claims(j, lambda ins: run(ins)[1], fn, names, make, confirm)
+    return j
+
+
+def _graphs(ex: Any) -> list[Any]:
+    graphs = ex.extra.get("graphs_before") if ex is not None else None
+    if graphs is None:
+        graphs = [ex.graph_before] if ex is not None and ex.graph_before is not None else []
+    return [g for g in graphs if g is not None]
+
+
+def _claims(ex: Any) -> list[Claim]:
+    """Match the execution's decisions to candidates of its graphs and decide each."""
+    graphs = _graphs(ex)
+    decisions = [d for d in getattr(ex, "decisions", []) if d.kind in _JUDGED_KINDS]
+    if not graphs or not decisions:
+        return []
+    tables: list[dict[tuple[str, str], Candidate]] = []
+    for gm in graphs:
+        graph = gm.graph if hasattr(gm, "graph") else gm
+        tables.append({(c.node, c.arg): (c, graph) for c in candidates(graph)})
+    out, g = [], 0
+    for d in decisions:
+        while g < len(tables) and (d.node, d.arg) not in tables[g]:
+            g += 1
+        if g == len(tables):
+            out.append(Claim(-1, d, Truth(None, UNKNOWN, None, "decision not found in any graph")))
+            g = 0
+            continue
+        cand, graph = tables[g][(d.node, d.arg)]
+        out.append(Claim(g, d, ground_truth(graph, cand)))
+    return out
+
+
+def _on_input(truth: Truth) -> bool:
+    c = truth.candidate
+    graph = c.fx_node.graph
+    from aliasfuzz.oracle.candidates import _storage_of
+
+    s = _storage_of(c.mutated)
+    return any(n.op in ("placeholder", "get_attr") and _storage_of(n) == s for n in graph.nodes)
+
+
+def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool) -> None:
+    undecided, unconfirmed = [], []
+    n_confirm = 0
+    for c in j.claims:
+        d, t = c.decision, c.truth
+        if d.reinplaced is None or t is None or t.status == UNKNOWN:
+            undecided.append(c)
+            continue
+        if d.reinplaced and t.status == UNSAFE:
+            c.claim = Verdict.UNSAFE_REINPLACE
+        elif not d.reinplaced and t.status == SAFE:
+            hit = next((name for name, f in FILTERS.items() if f(c, j.claims)), None)
+            if hit is not None:
+                j.filtered.append(f"{hit}: {d.node} ({d.arg})")
+                continue
+            c.claim = Verdict.MISSED_REINPLACE
+        if c.claim is None or j.verdict is Verdict.MISCOMPILE:
+            continue  # a miscompile already outranks every claim
+        if not confirm or n_confirm >= _MAX_CONFIRMATIONS:
+            unconfirmed.append(c)
+            continue
+        n_confirm += 1
+        if c.claim is Verdict.UNSAFE_REINPLACE:
+            byte = t.witness.byte if t.witness else None
+            c.confirmation = _confirm.confirm_unsafe(run, fn, names, _confirm.input_variants(make, 2, byte))
+        else:
+            c.confirmation = _confirm.confirm_missed(
+                run, fn, names, _confirm.input_variants(make, 1), _selector(c)
+            )
+        if not c.confirmation.confirmed:
+            unconfirmed.append(c)
+    found = [c for c in j.claims if c.confirmation is not None and c.confirmation.confirmed]
+    for c in sorted(found, key=lambda c: c.claim.severity):
+        if c.claim.severity < j.verdict.severity:
+            j.verdict, j.check = c.claim, "candidates"
+            t = c.truth
+            why = t.witness.message if t.witness else t.reason
+            j.explanation = f"{c.decision.node} ({c.decision.arg}): {why}; {c.confirmation.message}"
+    if j.verdict is Verdict.OK and (undecided or unconfirmed):
+        c = (unconfirmed or undecided)[0]
+        j.verdict, j.check = Verdict.UNKNOWN, "candidates"
+        reason = c.confirmation.message if c.confirmation else (c.truth.reason if c.truth else "no truth")
+        j.explanation = f"{c.decision.node} ({c.decision.arg}) undecided: {reason}"
+
+
+def _scatter_fusion(c: Claim, claims: list[Claim]) -> bool:
+    return c.decision.kind == "scatter" and not _on_input(c.truth)
+
+
+def _same_storage_sibling(c: Claim, claims: list[Claim]) -> bool:
+    from aliasfuzz.oracle.candidates import _storage_of
+
+    s = _storage_of(c.truth.candidate.mutated)
+    return any(
+        o is not c and o.graph == c.graph and o.decision.node == c.decision.node
+        and o.decision.reinplaced and o.truth is not None and o.truth.candidate is not None
+        and _storage_of(o.truth.candidate.mutated) == s
+        for o in claims
+    )
+
+
+#: name -> predicate ``(claim, all claims) -> bool`` of known, by-design conservative
+#: decisions that are not reported as missed reinplaces (see the module docstring).
+FILTERS: dict[str, Callable[[Claim, list[Claim]], bool]] = {
+    "scatter-fusion-heuristic": _scatter_fusion,
+    "same-storage-sibling": _same_storage_sibling,
+}
+
+
+def _selector(c: Claim) -> Callable[[int, Candidate], bool]:
+    d = c.decision
+
+    def want(graph: int, cand: Candidate) -> bool:
+        if graph != c.graph or cand.kind != d.kind:
+            return False
+        if d.kind == "scatter":  # canonicalized: match the scatter by the value it writes into
+            return cand.mutated.name == (d.arg_node or c.truth.candidate.mutated.name)
+        return (cand.node, cand.arg) == (d.node, d.arg)
+
+    return want

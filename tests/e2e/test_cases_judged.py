@@ -1,0 +1,45 @@
+"""Every ../shared/cases file is judged exactly as its ``expect`` block says (CPU cases here).
+
+One test per (case, pipeline). Cuda cases are skipped without a GPU, never passed. The
+case folder is ``ALIASFUZZ_CASES`` or ``/work/shared/cases`` (the project's shared folder).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from aliasfuzz.oracle.cases import judge_case, load_case, parse_header
+
+CASES = Path(os.environ.get("ALIASFUZZ_CASES", Path(__file__).resolve().parents[3] / "shared" / "cases"))
+if not CASES.is_dir():
+    CASES = Path("/work/shared/cases")
+
+
+def _params():
+    out = []
+    for f in sorted(CASES.glob("b*.py")):
+        expect, device, _ = parse_header(f.read_text())
+        for pipeline in expect:
+            marks = [pytest.mark.gpu] if device.startswith("cuda") else []
+            out.append(pytest.param(f, pipeline, id=f"{f.stem}-{pipeline}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize(("path", "pipeline"), _params())
+def test_case_judged_as_expected(path: Path, pipeline: str) -> None:
+    case = load_case(path)
+    if case.needs_gpu:
+        import torch
+
+        if not torch.cuda.is_available():
+            pytest.skip("cuda case: needs a GPU")
+    (row,) = judge_case(path, [pipeline])
+    assert row["verdict"] == case.expect[pipeline], f"{path.name} {pipeline}: {row['explanation']}\n{row.get('diff', '')}"
+
+
+def test_every_cpu_case_has_a_judged_pipeline() -> None:
+    cpu = [f for f in CASES.glob("b*.py") if parse_header(f.read_text())[1] == "cpu"]
+    assert len(cpu) >= 12
