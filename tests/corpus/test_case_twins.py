@@ -29,7 +29,7 @@ from tests.common import assert_same
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "corpus" / "seeds"
-CASES = ROOT.parent / "shared" / "cases"
+CASES = Path(os.environ.get("ALIASFUZZ_CASES", ROOT.parent / "shared" / "cases"))
 
 CASE_STEMS = sorted(p.stem for p in CASES.glob("b*.py")) if CASES.is_dir() else []
 TWIN_STEMS = sorted(p.stem for p in SEEDS.glob("*.json"))
@@ -238,7 +238,7 @@ def _compiled_runs(fn, make, backend: str, options: dict, calls: int) -> list[tu
 _ALL_COMPILES = os.environ.get("ALIASFUZZ_ALL_TWIN_COMPILES") == "1"
 
 
-def _fidelity_params():
+def _fidelity_params(device: str = "cpu"):
     """(stem, backend) pairs; Inductor only where the case miscompiles, unless asked.
 
     Inductor's C++ codegen costs 5-30 s a program on 2 cores; where the case expects
@@ -246,10 +246,11 @@ def _fidelity_params():
     comparison, so those run with ``ALIASFUZZ_ALL_TWIN_COMPILES=1`` only.
     """
     out = []
-    for stem in _cpu_stems():
+    for stem in _cpu_stems() if device == "cpu" else _cuda_stems():
         for backend, verdict in _twin(stem).meta["expect"].items():
             marks = []
-            if backend == "inductor" and verdict != "miscompile" and not _ALL_COMPILES:
+            slow_codegen = device == "cpu" and backend == "inductor"
+            if slow_codegen and verdict != "miscompile" and not _ALL_COMPILES:
                 marks = [pytest.mark.skip(reason="set ALIASFUZZ_ALL_TWIN_COMPILES=1")]
             out.append(pytest.param(stem, backend, id=f"{stem}-{backend}", marks=marks))
     return out
@@ -259,6 +260,17 @@ def _fidelity_params():
 @pytest.mark.parametrize("stem, backend", _fidelity_params())
 def test_cpu_twin_compiles_like_the_case(stem, backend):
     """Compiled twin and compiled case give bit-identical results, right or wrong."""
+    _check_compiles_like_the_case(stem, backend, "cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("stem, backend", _fidelity_params("cuda"))
+def test_cuda_twin_compiles_like_the_case_on_gpu(stem, backend):
+    """The same on a GPU, with native Triton launches and Inductor's Triton codegen."""
+    _check_compiles_like_the_case(stem, backend, "cuda")
+
+
+def _check_compiles_like_the_case(stem: str, backend: str, device: str) -> None:
     import warnings
 
     from aliasfuzz.fuzz.render import load_function
@@ -276,7 +288,7 @@ def test_cpu_twin_compiles_like_the_case(stem, backend):
     else:
         twin_fn = lambda: load_function(twin)[0]  # noqa: E731
         want = _compiled_runs(lambda: module.program, module.inputs, backend, options, calls)
-    got = _compiled_runs(twin_fn, lambda: make_inputs(twin), backend, options, calls)
+    got = _compiled_runs(twin_fn, lambda: make_inputs(twin, device), backend, options, calls)
     for k, ((go, gi, gr), (wo, wi, wr)) in enumerate(zip(got, want, strict=True)):
         assert_same(go, wo, f"call {k} output")
         assert_same(gi, wi, f"call {k} input after the call")
