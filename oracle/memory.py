@@ -23,12 +23,11 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
 import sympy
 
 from aliasfuzz.errors import InvalidArgument
 
-from . import _z3util
+from . import _memruns, _z3util
 
 __all__ = [
     "Cover",
@@ -46,9 +45,6 @@ __all__ = [
 
 Expr = int | sympy.Basic
 Method = Literal["auto", "z3", "enumerate"]
-
-#: Footprints up to this many byte units (elements times itemsize/gcd) are enumerated.
-ENUM_LIMIT = 1 << 14
 
 
 def _norm(e: Any) -> Expr:
@@ -189,24 +185,6 @@ def _element(lay: Layout, index: Sequence[int]) -> int:
     return lay.offset + sum(i * st for i, st in zip(index, lay.strides, strict=True))
 
 
-def _elements(lay: Layout) -> np.ndarray:
-    """Storage elements of a concrete layout, in row-major index order (int64)."""
-    e = np.array([lay.offset], dtype=np.int64)
-    for size, stride in zip(lay.sizes, lay.strides, strict=True):
-        e = (e[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
-    return e
-
-
-def _units(lay: Layout, unit: int) -> np.ndarray:
-    """Byte units (of ``unit`` bytes) covered by each element, element-major."""
-    k = lay.itemsize // unit
-    return (_elements(lay)[:, None] * k + np.arange(k, dtype=np.int64)[None, :]).reshape(-1)
-
-
-def _unravel(flat: int, sizes: Sequence[int]) -> tuple[int, ...]:
-    return tuple(int(i) for i in np.unravel_index(flat, tuple(sizes))) if sizes else ()
-
-
 def _witness(a: Layout, b: Layout, ia: Sequence[int], ib: Sequence[int], env=None) -> Witness:
     ea, eb = _element(a, ia), _element(b, ib)
     byte = max(ea * a.itemsize, eb * b.itemsize)
@@ -256,10 +234,12 @@ def overlap(
         if (a.offset, a.sizes, a.strides, a.itemsize) == (b.offset, b.sizes, b.strides, b.itemsize):
             zero = (0,) * len(a.sizes)
             return Overlap(Status.OVERLAPS, _witness(a, b, zero, zero), "identical layouts")
-        unit = math.gcd(a.itemsize, b.itemsize)
-        cost = _numel(a) * a.itemsize // unit + _numel(b) * b.itemsize // unit
-        if method == "enumerate" or cost <= ENUM_LIMIT:
-            return _enum_overlap(a, b, unit)
+        ra, rb = _memruns.Runs(a), _memruns.Runs(b)
+        if method == "enumerate" or _memruns.affordable(ra, rb):
+            hit = _memruns.overlap(ra, rb)
+            if hit is None:
+                return Overlap(Status.DISJOINT, None, "runs: no shared byte")
+            return Overlap(Status.OVERLAPS, _witness(a, b, hit[1], hit[2]), "runs")
     return _from_answer(_z3util.overlap_query(a, b, guards, timeout_ms))
 
 
@@ -272,16 +252,6 @@ def _answer_witness(ans: _z3util.Answer) -> Witness | None:
 def _from_answer(ans: _z3util.Answer) -> Overlap:
     status = {"sat": Status.OVERLAPS, "unsat": Status.DISJOINT}.get(ans.result)
     return Overlap(status or Status.UNKNOWN, _answer_witness(ans), ans.reason)
-
-
-def _enum_overlap(a: Layout, b: Layout, unit: int) -> Overlap:
-    ua, ub = _units(a, unit), _units(b, unit)
-    common, pa, pb = np.intersect1d(ua, ub, assume_unique=False, return_indices=True)
-    if common.size == 0:
-        return Overlap(Status.DISJOINT, None, "enumeration: no shared byte")
-    ia = _unravel(int(pa[0]) // (a.itemsize // unit), a.sizes)
-    ib = _unravel(int(pb[0]) // (b.itemsize // unit), b.sizes)
-    return Overlap(Status.OVERLAPS, _witness(a, b, ia, ib), "enumeration")
 
 
 # ---------------------------------------------------------------------------------------
@@ -313,8 +283,12 @@ def self_overlap(
                 )
         if _sorted_injective(a):
             return Overlap(Status.DISJOINT, None, "strides nest (non-overlapping)")
-        if method == "enumerate" or _numel(a) <= ENUM_LIMIT:
-            return _enum_self(a)
+        ra = _memruns.Runs(a)
+        if method == "enumerate" or _memruns.affordable(ra):
+            hit = _memruns.self_overlap(ra)
+            if hit is None:
+                return Overlap(Status.DISJOINT, None, "runs: all elements distinct")
+            return Overlap(Status.OVERLAPS, _witness(a, a, hit[1], hit[2]), "runs")
     return _from_answer(_z3util.overlap_query(a, a, guards, timeout_ms, distinct=True))
 
 
@@ -330,18 +304,6 @@ def _sorted_injective(a: Layout) -> bool:
             return False
         reach += stride * (size - 1)
     return True
-
-
-def _enum_self(a: Layout) -> Overlap:
-    e = _elements(a)
-    order = np.argsort(e, kind="stable")
-    dup = np.nonzero(e[order][1:] == e[order][:-1])[0]
-    if dup.size == 0:
-        return Overlap(Status.DISJOINT, None, "enumeration: all elements distinct")
-    i, j = int(order[dup[0]]), int(order[dup[0] + 1])
-    return Overlap(
-        Status.OVERLAPS, _witness(a, a, _unravel(i, a.sizes), _unravel(j, a.sizes)), "enumeration"
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -380,10 +342,15 @@ def covers(
             )
         if ahi - alo + 1 == _numel(a) and _sorted_injective(a):
             return Cover(Coverage.COVERS, None, "a is dense over its interval")
-        unit = math.gcd(a.itemsize, b.itemsize)
-        cost = _numel(a) * a.itemsize // unit + _numel(b) * b.itemsize // unit
-        if method == "enumerate" or cost <= ENUM_LIMIT:
-            return _enum_covers(a, b, unit)
+        ra, rb = _memruns.Runs(a), _memruns.Runs(b)
+        if method == "enumerate" or (_memruns.affordable(ra) and _memruns.affordable(rb, ra)):
+            miss = _memruns.cover(ra, rb)
+            if miss is None:
+                return Cover(Coverage.COVERS, None, "runs")
+            byte, index = miss
+            return Cover(
+                Coverage.NOT_COVERED, Witness(byte, (), index, None, _element(b, index)), "runs"
+            )
     if a.storage != b.storage:
         return Cover(Coverage.NOT_COVERED, None, "a is on another storage (b may be empty)")
     query = _z3util.dense_cover_query if _row_major(a) else _z3util.cover_query
@@ -406,24 +373,6 @@ def _miss(b: Layout, index: tuple[int, ...], last: bool = False) -> Witness:
     e = _element(b, index)
     byte = e * b.itemsize + (b.itemsize - 1 if last else 0)
     return Witness(byte, (), index, None, e)
-
-
-def _enum_covers(a: Layout, b: Layout, unit: int) -> Cover:
-    ub = _units(b, unit)
-    missing = np.nonzero(~np.isin(ub, _units(a, unit)))[0]
-    if missing.size == 0:
-        return Cover(Coverage.COVERS, None, "enumeration")
-    p = int(missing[0])
-    index = _unravel(p // (b.itemsize // unit), b.sizes)
-    return Cover(
-        Coverage.NOT_COVERED,
-        Witness(int(ub[p]) * unit, (), index, None, _element(b, index)),
-        "enumeration",
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# from tensors
 
 
 def layout_of(t: Any, storage: Hashable | None = None) -> Layout:

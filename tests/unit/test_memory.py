@@ -102,9 +102,20 @@ def test_covers_cases():
     assert covers(L(2, (2,), (1,), 4), L(1, (), (), 8)).status is Coverage.COVERS
 
 
+def test_runs_decide_large_sliced_matrices():
+    # blocks of a 1024x1024 matrix: 1024 runs each, decided without Z3
+    a, b = L(0, (1024, 512), (1024, 1)), L(512, (1024, 512), (1024, 1))
+    assert overlap(a, b).status is Status.DISJOINT and overlap(a, b).reason.startswith("runs")
+    got = overlap(a, L(511, (3, 2), (1024, 1)))
+    assert got.status is Status.OVERLAPS and got.witness.index_a == (0, 511)
+    assert covers(L(0, (1024, 1024), (1, 1024)), b).status is Coverage.COVERS  # transposed
+    miss = covers(a, L(500, (4, 20), (1024, 1)))
+    assert miss.status is Coverage.NOT_COVERED and miss.witness.index_b == (0, 12)
+
+
 def test_large_concrete_layouts_use_z3_and_stay_exact():
-    n = 200  # 40,000 elements: beyond the enumeration limit
-    assert n * n > memory.ENUM_LIMIT
+    n = 2100  # stride-2 rows: 4.4M one-element runs each, beyond the run limits
+    assert n * n > memory._memruns.SORT_LIMIT
     even, odd = L(0, (n, n), (2 * n, 2)), L(1, (n, n), (2 * n, 2))
     got = overlap(even, odd)
     assert got.status is Status.DISJOINT and got.reason.startswith("z3")
