@@ -24,6 +24,7 @@ family is a candidate; each step is checked with the registry's own rules
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter
@@ -71,6 +72,7 @@ _ATTEMPTS = 6
 #: "One more statement?" probability: mean ~5 statements under the default cap of 8.
 _P_MORE = 0.9
 _MAX_OUTPUTS = 3
+_ARG_TRIES = 6
 _PLACEHOLDERS = tuple(f"_r{i}" for i in range(64))
 
 
@@ -286,7 +288,7 @@ def _draw_inputs(
             shape, stride, offset = _draw_layout(draw, cfg)
         st_["numel"] = max(st_["numel"], _span(shape, stride, offset) + draw.integer(0, 1))
         inputs.append(TensorSpec(name, st_["name"], shape, stride, offset))
-    if cfg.index_inputs and draw.boolean(0.1):
+    if cfg.index_inputs and draw.boolean(0.25):
         # A mask (bool) or index (int64, values 0/1) shaped like an earlier input.
         dtype = draw.choice(("bool", "int64"))
         like = draw.choice(inputs)
@@ -318,6 +320,14 @@ def _arity(draw: DrawBase, d: OpDef) -> int:
     return draw.integer(lo, min(hi, lo + 3))
 
 
+@functools.lru_cache(maxsize=256)
+def _accepts(d: OpDef):
+    """``d.accepts`` memoized on argument layouts (rows' filters are pure; layouts repeat)."""
+    if d.accepts is None:
+        return lambda metas: True
+    return functools.lru_cache(maxsize=1 << 14)(lambda metas: bool(d.accepts(metas)))
+
+
 def _draw_args(
     draw: DrawBase, d: OpDef, values: list[tuple[str, ValueMeta]]
 ) -> tuple[str, ...] | None:
@@ -325,18 +335,17 @@ def _draw_args(
     k = _arity(draw, d)
     if k == 0:
         return ()
-    ok = d.accepts or (lambda metas: True)
-    if len(values) ** k <= 1024:
-        # Small enough to enumerate: pick among the tuples ``accepts`` allows.
-        combos = [c for c in itertools.product(values, repeat=k) if ok([m for _, m in c])]
-        if not combos:
-            return None
-        return tuple(n for n, _ in draw.choice(combos))
-    for _ in range(8):
+    ok = _accepts(d)
+    # Rejection sampling first (uniform over accepted tuples, cheap when most fit), then,
+    # for ops whose arguments rarely fit (masks, scatter sources), enumerate when small.
+    for _ in range(_ARG_TRIES):
         combo = [draw.choice(values) for _ in range(k)]
-        if ok([m for _, m in combo]):
+        if ok(tuple(m for _, m in combo)):
             return tuple(n for n, _ in combo)
-    return None
+    if len(values) ** k > 4096:
+        return None
+    combos = [c for c in itertools.product(values, repeat=k) if ok(tuple(m for _, m in c))]
+    return tuple(n for n, _ in draw.choice(combos)) if combos else None
 
 
 def _result_count(d: OpDef, metas: Sequence[ValueMeta], params: dict[str, Any]) -> int:
@@ -427,7 +436,7 @@ def programs(
       aliased_inputs: allow several inputs on one storage (overlapping or not).
       max_inputs: data inputs per program (1..16); an extra mask/index input may follow.
       max_ndim, max_size: input rank and per-dimension size bounds.
-      index_inputs: occasionally add a bool mask or int64 (0/1) index input.
+      index_inputs: sometimes (1 in 4) add a bool mask or an int64 input with values 0/1.
     """
     cfg = make_config(
         max_statements=max_statements,
