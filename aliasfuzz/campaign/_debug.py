@@ -9,6 +9,8 @@ so that shrinking has something to minimize:
 * ``debug-hang``: sleeps forever when the program calls a custom op: a ``timeout``;
 * ``debug-miscompile``: claims a ``miscompile`` (check ``values``) when the program has an
   in-place op; fast, for tests of the corpus, dedup, replay and exit codes.
+
+``ALIASFUZZ_DEBUG_DELAY`` (seconds) slows every debug task down (for kill -9 tests).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def run(program: Program, pipeline: str) -> dict[str, Any]:
     if pipeline == "debug-hang" and OpKind.CUSTOM in kinds:
         while True:
             time.sleep(1)
+    time.sleep(float(os.environ.get("ALIASFUZZ_DEBUG_DELAY", "0")))
     if pipeline == "debug-miscompile" and OpKind.INPLACE in kinds:
         return {
             "verdict": "miscompile",

@@ -147,7 +147,7 @@ def run(program: Program, pipeline: str, device: str) -> dict[str, Any]:
     if got.error is not None:
         e = got.error
         return {"verdict": "crash", "check": "run", "explanation": f"{type(e).__name__}: {e}"[:500]}
-    return differential(program, ref, got)
+    return differential([t.name for t in program.inputs], ref, got)
 
 
 def _same(a, b) -> bool:
@@ -160,10 +160,9 @@ def _same(a, b) -> bool:
     return torch.allclose(a.detach(), b.detach(), rtol=1e-4, atol=1e-5, equal_nan=True)
 
 
-def differential(program: Program, ref, got) -> dict[str, Any]:
+def differential(names: list[str], ref, got) -> dict[str, Any]:
     """Compare eager ``ref`` with ``got`` (an EagerResult or an Execution): values,
     inputs after the call, output aliasing. The verdict is a dict."""
-    names = [t.name for t in program.inputs]
     if len(ref.outputs) != len(got.outputs):
         return {"verdict": "miscompile", "check": "values", "explanation": "output count differs"}
     for i, (a, b) in enumerate(zip(ref.outputs, got.outputs, strict=False)):

@@ -104,7 +104,7 @@ def _evaluate_real(program: Program, pipeline: str, device: str, options: dict) 
             "explanation": f"{f.error_type}: {f.message}"[:500],
         }
     else:
-        out = _fallback.differential(program, ref, ex)
+        out = _fallback.differential([t.name for t in program.inputs], ref, ex)
     out["decisions"] = decisions
     out["decision_kinds"] = sorted({d.kind for d in ex.decisions})
     return out

@@ -141,14 +141,15 @@ def _cmd_check(args) -> int:
     rows = _judge.judge_case(args.file, pipelines)
     bad = 0
     for r in rows:
-        exp = r.get("expected")
-        mark = (
-            ""
-            if exp is None
-            else (" (as expected)" if exp == r["verdict"] else f" (CONTRADICTS expect: {exp})")
-        )
-        bad += bool(exp is not None and exp != r["verdict"] and r["verdict"] != "skipped")
-        print(f"{r['pipeline']}: {r['verdict']}{mark} {r.get('explanation', '')}".rstrip())
+        exp, got = r.get("expected"), r["verdict"]
+        if got == "skipped" or exp is None:
+            mark = ""
+        elif exp == got:
+            mark = " (as expected)"
+        else:
+            mark = f" (CONTRADICTS expect: {exp})"
+            bad += 1
+        print(f"{r['pipeline']}: {got}{mark} {r.get('explanation', '')}".rstrip())
     return 1 if bad else 0
 
 

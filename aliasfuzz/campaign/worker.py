@@ -69,31 +69,38 @@ class Worker:
         line = self._readline(300.0)
         if not line or b'"ready"' not in line:
             tail = self._log_tail()
-            p, self.proc = self.proc, None
-            self._kill(p)
-            p.stdout.close()
-            self.log.close()
+            self._reap(polite=False)
             raise RuntimeError(f"aliasfuzz worker failed to start:\n{tail}")
 
     def close(self) -> None:
-        """Stop the child (politely, then by force) and close its log."""
-        if self.proc is None:
-            return
-        p, self.proc = self.proc, None
-        try:
-            p.stdin.close()
-            p.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            self._kill(p)
-        p.stdout.close()
-        self.log.close()
+        """Stop the child (end of input, then by force after 5 s) and close its pipes and log."""
+        if self.proc is not None:
+            self._reap(polite=True)
 
-    def _kill(self, p: subprocess.Popen) -> None:
+    def _reap(self, *, polite: bool) -> int:
+        """Detach the child: wait for it (killing its process group unless ``polite`` and it
+        exits within 5 s), close every pipe and the log; return its exit status."""
+        p, self.proc = self.proc, None
+        if polite:
+            try:
+                p.stdin.close()
+                return self._finish(p, p.wait(timeout=5))
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         try:
             os.killpg(p.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        p.wait()
+        return self._finish(p, p.wait())
+
+    def _finish(self, p: subprocess.Popen, rc: int) -> int:
+        for f in (p.stdin, p.stdout):
+            try:
+                f.close()
+            except OSError:  # a broken pipe to a dead child
+                pass
+        self.log.close()
+        return rc
 
     def _log_tail(self, n: int = 1500) -> str:
         self.log.flush()
@@ -119,10 +126,7 @@ class Worker:
         t0 = time.perf_counter()
         line = self._readline(self.timeout)
         if line is None:  # hang
-            p, self.proc = self.proc, None
-            self._kill(p)
-            p.stdout.close()
-            self.log.close()
+            self._reap(polite=False)
             return {
                 "verdict": "timeout",
                 "check": "timeout",
@@ -155,11 +159,9 @@ class Worker:
             sel.close()
 
     def _died(self, t0: float) -> dict[str, Any]:
-        p, self.proc = self.proc, None
-        rc = p.wait()
-        p.stdout.close()
+        self.proc.wait()
         tail = self._log_tail()
-        self.log.close()
+        rc = self._reap(polite=False)
         if rc < 0:
             try:
                 check = f"signal:{signal.Signals(-rc).name}"

@@ -1,0 +1,110 @@
+"""``aliasfuzz replay``: re-run corpus entries in an isolated worker and compare verdicts.
+
+Each entry is loaded from JSON (no code runs), then its program runs through the
+pipeline recorded in ``meta.json`` in a :class:`~aliasfuzz.campaign.worker.Worker`, so an
+entry that crashes torch is replayed like any other. Status per entry:
+
+* ``reproduces``: same verdict and failed check as recorded;
+* ``fixed``: the verdict is now ``ok``;
+* ``changed``: another verdict or check (printed);
+* ``corrupt``: the entry does not load (reported, skipped; the others still run).
+
+Exit status: 0 when every entry reproduces or is fixed, 1 when one changed, 2 when one is
+corrupt or a path does not exist.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from aliasfuzz.campaign.corpus import list_entries, load_entry
+from aliasfuzz.campaign.worker import Worker
+from aliasfuzz.errors import InvalidArgument
+
+__all__ = ["ReplayRow", "entries_of", "replay", "replay_rows"]
+
+
+@dataclass(frozen=True)
+class ReplayRow:
+    """One line of the replay table."""
+
+    entry: str
+    status: str
+    expected: str
+    got: str
+    detail: str = ""
+
+
+def entries_of(paths: list[str]) -> list[Path]:
+    """Entry folders named by ``paths`` (an entry folder, or a corpus folder of entries)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            raise InvalidArgument(f"{p}: no such corpus entry or corpus folder")
+        if (p / "meta.json").exists() or (p / "program.json").exists():
+            out.append(p)
+        else:
+            out.extend(list_entries(p))
+    return out
+
+
+def replay_rows(paths: list[str], *, timeout: float = 120.0) -> list[ReplayRow]:
+    """Replay every entry under ``paths``; one :class:`ReplayRow` each, in order."""
+    rows: list[ReplayRow] = []
+    root = Path(tempfile.mkdtemp(prefix="aliasfuzz-replay-"))
+    worker = Worker(root, timeout=timeout, recycle=50)
+    try:
+        for path in entries_of(paths):
+            try:
+                entry = load_entry(path)
+            except InvalidArgument as e:
+                rows.append(ReplayRow(path.name, "corrupt", "?", "?", str(e)))
+                continue
+            exp = entry.meta["expected"]
+            task = {
+                "program": entry.program.to_json(),
+                "pipeline": exp["pipeline"],
+                "device": entry.meta.get("device", "cpu"),
+                "options": entry.meta.get("pipeline_options", {}),
+            }
+            out = worker.run(task)
+            if "internal_error" in out:
+                raise RuntimeError(
+                    f"replay of {path} hit an internal error:\n{out['internal_error']}"
+                )
+            want = f"{exp['verdict']}/{exp.get('check')}"
+            got = f"{out['verdict']}/{out.get('check')}"
+            if got == want:
+                status = "reproduces"
+            elif out["verdict"] == "ok":
+                status = "fixed"
+            else:
+                status = "changed"
+            rows.append(ReplayRow(entry.id, status, want, got, out.get("explanation", "")[:120]))
+    finally:
+        worker.close()
+    return rows
+
+
+def replay(paths: list[str], *, timeout: float = 120.0) -> int:
+    """Print the replay table for ``paths``; return the exit status documented above."""
+    rows = replay_rows(paths, timeout=timeout)
+    width = max([len(r.entry) for r in rows] + [5])
+    print(f"{'entry':<{width}}  {'status':<10}  {'expected':<28}  now")
+    for r in rows:
+        print(f"{r.entry:<{width}}  {r.status:<10}  {r.expected:<28}  {r.got}")
+        if r.status in ("corrupt", "changed") and r.detail:
+            print(
+                f"{'':<{width}}  {r.detail}",
+                file=sys.stderr if r.status == "corrupt" else sys.stdout,
+            )
+    counts = {
+        s: sum(r.status == s for r in rows) for s in ("reproduces", "fixed", "changed", "corrupt")
+    }
+    print(", ".join(f"{n} {s}" for s, n in counts.items()))
+    if counts["corrupt"]:
+        return 2
+    return 1 if counts["changed"] else 0

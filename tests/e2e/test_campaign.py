@@ -1,0 +1,175 @@
+"""End-to-end campaigns on the debug pipelines (``aliasfuzz/campaign/_debug.py``):
+crash and hang isolation, shrinking a crash, exit codes, determinism, corpus and report.
+
+Worker processes start in 2-6 s (importing torch), so the tests share campaigns where
+they can and keep the program counts small.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from aliasfuzz.campaign.corpus import list_entries, load_entry
+from aliasfuzz.campaign.driver import run_campaign
+from aliasfuzz.campaign.options import CampaignOptions, merge_options
+from aliasfuzz.campaign.shrink import shrink
+from aliasfuzz.campaign.worker import Worker
+from aliasfuzz.cli import main
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+
+
+@pytest.fixture(autouse=True)
+def _debug_pipelines(monkeypatch):
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+
+
+def _opts(tmp_path, **kw) -> CampaignOptions:
+    base = dict(
+        corpus=str(tmp_path / "corpus"),
+        state=str(tmp_path / "state"),
+        report="none",
+        workers=1,
+        shrink=False,
+    )
+    base.update(kw)
+    return CampaignOptions(**base)
+
+
+def _tasks(res) -> list[dict]:
+    lines = (res.dir / "journal.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e["t"] == "task"]
+
+
+def test_segfault_and_hang_become_verdicts_and_the_campaign_goes_on(tmp_path):
+    res = run_campaign(
+        _opts(
+            tmp_path, programs=5, pipelines=("debug-segfault", "debug-hang"), workers=2, timeout=3.0
+        ),
+        show=False,
+    )
+    assert res.status == "done" and res.programs == 5
+    ts = _tasks(res)
+    assert len(ts) == 10
+    for t in ts:
+        kinds, v = set(t["op_kinds"]), t["outcome"]["verdict"]
+        if t["pipeline"] == "debug-segfault":
+            want = "crash" if kinds & {"inplace", "custom"} else "ok"
+            assert (v, t["outcome"]["check"] if v == "crash" else None) == (
+                want,
+                "signal:SIGSEGV" if want == "crash" else None,
+            )
+        else:
+            assert v == ("timeout" if "custom" in kinds else "ok"), t
+    assert {"crash", "ok"} <= {t["outcome"]["verdict"] for t in ts}
+    for p in list_entries(tmp_path / "corpus"):
+        assert load_entry(p).meta["expected"]["verdict"] in ("crash", "timeout")
+
+
+def test_a_crash_shrinks_by_re_running_in_a_subprocess(tmp_path):
+    x = TensorSpec("x", "s0", (4, 4), (4, 1))
+    program = Program(
+        (StorageSpec("s0", 16),),
+        (x,),
+        (
+            Op("sin", ("x",), {}, ("v0",)),
+            Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v1",)),
+            Op("clone", ("v1",), {}, ("v2",)),
+        ),
+        ("v2", "v0"),
+    )
+    worker = Worker(tmp_path / "w", timeout=60, recycle=100)
+    task = lambda p: worker.run(
+        {
+            "program": p.to_json(),
+            "pipeline": "debug-segfault",  # noqa: E731
+            "device": "cpu",
+        }
+    )
+    try:
+        first = task(program)
+        assert (first["verdict"], first["check"]) == ("crash", "signal:SIGSEGV")
+        small, out, spent = shrink(program, first, task, budget=10)
+    finally:
+        worker.close()
+    assert out["verdict"] == "crash" and worker.started >= 2
+    assert [op.op for op in small.body] == ["sin", "add_.Scalar"] and len(small.outputs) <= 1
+    assert 0 < spent <= 10
+
+
+def test_exit_codes_dedup_report_and_determinism(tmp_path, capsys):
+    args = [
+        "run",
+        "--programs",
+        "8",
+        "--pipelines",
+        "debug-miscompile",
+        "--seed",
+        "3",
+        "--corpus",
+        str(tmp_path / "corpus"),
+        "--state",
+        str(tmp_path / "state"),
+        "--report",
+        str(tmp_path / "reports"),
+        "-q",
+    ]
+    assert main([*args, "--workers", "2"]) == 1  # new miscompiles
+    out1 = capsys.readouterr().out
+    assert " new" in out1 and "report: " in out1
+    html = out1.split("report: ")[1].strip()
+    assert html.endswith("index.html")
+    summary = json.loads((tmp_path / "reports" / html.split("/")[-2] / "summary.json").read_text())
+    assert summary["campaign"]["programs"] == 8 and summary["findings"]
+    assert main([*args, "--workers", "1"]) == 0  # the same findings: known
+    out2 = capsys.readouterr().out
+    assert " known" in out2 and " new" not in out2
+    # the two campaigns (different worker counts) ran the same programs
+    runs = sorted((tmp_path / "state" / "runs").iterdir())
+    hashes = []
+    for d in runs:
+        ev = [json.loads(x) for x in (d / "journal.jsonl").read_text().splitlines()]
+        hashes.append(sorted((e["i"], e["h"]) for e in ev if e["t"] == "task"))
+    assert len(runs) == 2 and hashes[0] == hashes[1] and len(hashes[0]) == 8
+    assert len({h for _, h in hashes[0]}) > 1
+    entries = [load_entry(p) for p in list_entries(tmp_path / "corpus")]
+    assert entries and all(e.meta["expected"]["verdict"] == "miscompile" for e in entries)
+    assert all("inplace" in e.meta["signature"]["op_kinds"] for e in entries)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--pipelines", "inductor,nope"],
+        ["run", "--bogus"],
+        ["run", "--programs", "0"],
+        ["run", "--fail-on", "ok"],
+        ["run", "--config", "missing.toml"],
+        ["run", "--time", "5", "--programs", "3"],
+        ["replay", "no/such/dir"],
+        ["check", "missing.py"],
+    ],
+)
+def test_bad_flags_give_one_line_and_exit_2(argv, capsys):
+    try:
+        rc = main(argv)
+    except SystemExit as e:  # argparse's own errors
+        rc = e.code
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert len(err.strip().splitlines()) == 1 and err.startswith("aliasfuzz: error:")
+
+
+def test_config_file_is_merged_under_flags(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[run]\nprograms = 3\npipelines = "aot_eager,inductor"\nseed = 5\n')
+    o = merge_options({"seed": 6, "workers": None}, str(cfg))
+    assert (o.programs, o.time, o.seed, o.pipelines) == (3, None, 6, ("aot_eager", "inductor"))
+    o = merge_options({"time": 9.0}, str(cfg))  # a budget flag replaces the config's budget
+    assert (o.programs, o.time) == (None, 9.0)
+    assert CampaignOptions().time == 120.0
+    cfg.write_text("[run]\nprogramz = 3\n")
+    with pytest.raises(InvalidArgument, match="programz"):
+        merge_options({}, str(cfg))

@@ -1,0 +1,117 @@
+"""The corpus store: atomic entries, JSON-only loading, signatures, temp cleanup."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from aliasfuzz.campaign import corpus as store
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+
+
+def _program(n_ops: int = 2) -> Program:
+    body = [Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)), Op("sin", ("v0",), {}, ("v1",))]
+    return Program(
+        (StorageSpec("s0", 16),),
+        (TensorSpec("x", "s0", (4, 4), (4, 1)),),
+        tuple(body[:n_ops]),
+        ("v1",) if n_ops == 2 else ("v0",),
+    )
+
+
+def _meta(program: Program, verdict: str = "miscompile") -> dict:
+    out = {"verdict": verdict, "check": "values", "decision_kinds": ["inplaceable"]}
+    return {
+        "signature": store.signature(program, out, "inductor"),
+        "expected": {"pipeline": "inductor", "verdict": verdict, "check": "values"},
+        "explanation": "x differs",
+        "versions": store.versions(),
+    }
+
+
+def test_signature_names_pipeline_verdict_check_and_kinds():
+    sig = store.signature(
+        _program(),
+        {"verdict": "miscompile", "check": "values", "decision_kinds": ["b", "a", "a"]},
+        "inductor",
+    )
+    assert sig == {
+        "pipeline": "inductor",
+        "verdict": "miscompile",
+        "check": "values",
+        "decision_kinds": ["a", "b"],
+        "op_kinds": ["functional", "inplace"],
+    }
+    other = dict(sig, check="mutated-inputs")
+    assert store.entry_id(sig) == store.entry_id(dict(sig))
+    assert store.entry_id(sig) != store.entry_id(other)
+    assert store.entry_id(sig).startswith("miscompile-inductor-")
+
+
+def test_write_then_load_round_trips(tmp_path):
+    p = _program()
+    path, created = store.write_entry(tmp_path, p, _meta(p))
+    assert created and path.parent == tmp_path
+    assert sorted(f.name for f in path.iterdir()) == ["meta.json", "program.json", "repro.py"]
+    entry = store.load_entry(path)
+    assert entry.program == p
+    assert entry.meta["expected"]["verdict"] == "miscompile"
+    assert entry.meta["versions"]["torch"]
+    # the same signature again is a duplicate: nothing rewritten
+    again, created2 = store.write_entry(tmp_path, p, _meta(p))
+    assert again == path and not created2
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_repro_is_standalone_python(tmp_path):
+    p = _program()
+    path, _ = store.write_entry(tmp_path, p, _meta(p))
+    src = (path / "repro.py").read_text()
+    compile(src, "repro.py", "exec")
+    assert "aliasfuzz" not in src.split('"""', 2)[2]  # only the docstring names aliasfuzz
+    assert "def make_inputs" in src and "def program" in src
+
+
+@pytest.mark.parametrize("damage", ["bad-json", "no-program", "bad-program", "no-expected"])
+def test_corrupt_entries_raise_invalid_argument(tmp_path, damage):
+    p = _program()
+    path, _ = store.write_entry(tmp_path, p, _meta(p))
+    if damage == "bad-json":
+        (path / "meta.json").write_text("{not json")
+    elif damage == "no-program":
+        (path / "program.json").unlink()
+    elif damage == "bad-program":
+        d = json.loads((path / "program.json").read_text())
+        d["body"][0]["args"] = ["nope"]
+        (path / "program.json").write_text(json.dumps(d))
+    else:
+        m = json.loads((path / "meta.json").read_text())
+        del m["expected"]
+        (path / "meta.json").write_text(json.dumps(m))
+    with pytest.raises(InvalidArgument):
+        store.load_entry(path)
+
+
+def test_loading_never_executes_code(tmp_path, monkeypatch):
+    p = _program()
+    path, _ = store.write_entry(tmp_path, p, _meta(p))
+    marker = tmp_path / "executed"
+    (path / "repro.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    m = json.loads((path / "meta.json").read_text())
+    m["explanation"] = f"__import__('os').system('touch {marker}')"
+    (path / "meta.json").write_text(json.dumps(m))
+    store.load_entry(path)
+    assert not marker.exists()
+
+
+def test_temp_folders_are_invisible_and_cleaned(tmp_path):
+    p = _program()
+    store.write_entry(tmp_path, p, _meta(p))
+    half = tmp_path / ".tmp-miscompile-x-123"
+    half.mkdir()
+    (half / "program.json").write_text("{")
+    assert [e.name for e in store.list_entries(tmp_path)] == [store.entry_id(_meta(p)["signature"])]
+    assert store.clean_temp(tmp_path) == [half]
+    assert not half.exists()

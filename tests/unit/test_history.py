@@ -1,0 +1,68 @@
+"""The SQLite campaign history: one row per campaign, replaced as a whole."""
+
+from __future__ import annotations
+
+from aliasfuzz.campaign.history import History
+
+
+def _row(cid: str, started: float, programs: int) -> dict:
+    return {
+        "id": cid,
+        "started": started,
+        "finished": started + 10,
+        "seed": 1,
+        "device": "cpu",
+        "pipelines": "inductor,aot_eager",
+        "budget": "10 s",
+        "programs": programs,
+        "tasks": 2 * programs,
+        "seconds": 10.0,
+        "throughput": programs / 10.0,
+        "status": "done",
+        "versions": {"torch": "2.13"},
+    }
+
+
+def test_record_and_read_back(tmp_path):
+    h = History(tmp_path / "h.sqlite")
+    h.record(
+        _row("b", 200.0, 5),
+        {("inductor", "ok"): 4, ("inductor", "miscompile"): 1},
+        [
+            {
+                "id": "f1",
+                "pipeline": "inductor",
+                "verdict": "miscompile",
+                "check": "values",
+                "new": True,
+            }
+        ],
+    )
+    h.record(_row("a", 100.0, 3), {("aot_eager", "ok"): 3}, [])
+    rows = h.campaigns()
+    assert [r["id"] for r in rows] == ["a", "b"]  # oldest first
+    b = rows[1]
+    assert b["versions"] == {"torch": "2.13"} and b["throughput"] == 0.5
+    assert sorted((v["pipeline"], v["verdict"], v["n"]) for v in b["verdicts"]) == [
+        ("inductor", "miscompile", 1),
+        ("inductor", "ok", 4),
+    ]
+    assert b["findings"] == [
+        {
+            "finding": "f1",
+            "pipeline": "inductor",
+            "verdict": "miscompile",
+            "check_name": "values",
+            "new": 1,
+        }
+    ]
+
+
+def test_recording_again_replaces_the_campaign(tmp_path):
+    h = History(tmp_path / "h.sqlite")
+    h.record(_row("a", 1.0, 3), {("inductor", "ok"): 3}, [])
+    h.record(dict(_row("a", 1.0, 7), status="interrupted"), {("inductor", "ok"): 7}, [])
+    rows = History(tmp_path / "h.sqlite").campaigns()  # a second connection sees it
+    assert len(rows) == 1 and rows[0]["programs"] == 7 and rows[0]["status"] == "interrupted"
+    assert rows[0]["verdicts"] == [{"pipeline": "inductor", "verdict": "ok", "n": 7}]
+    assert h.campaign("a")["programs"] == 7 and h.campaign("zz") is None
