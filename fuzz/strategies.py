@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,7 +34,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
-from aliasfuzz.fuzz.ir import DTYPES, Op, Program, StorageSpec, TensorSpec, contiguous_strides
+from aliasfuzz.fuzz._geninputs import draw_inputs
+from aliasfuzz.fuzz.ir import DTYPES, Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
 from aliasfuzz.fuzz.validate import infer
 
@@ -220,98 +220,6 @@ class GenStats:
     empty_slots: int = 0
 
 
-# -- inputs ------------------------------------------------------------------------------
-def _draw_shape(draw: DrawBase, cfg: GenConfig) -> tuple[int, ...]:
-    ndim = 0 if draw.boolean(0.05) else draw.integer(1, max(cfg.max_ndim, 1))
-    ndim = min(ndim, cfg.max_ndim)
-    # Empty dimensions are rare: most ops are uninteresting (or invalid) on them.
-    return tuple(0 if draw.boolean(0.01) else draw.integer(1, cfg.max_size) for _ in range(ndim))
-
-
-def _draw_layout(draw: DrawBase, cfg: GenConfig) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    """Shape, strides and storage offset of one input view (elements)."""
-    shape = _draw_shape(draw, cfg)
-    nd = len(shape)
-    kind = draw.choice(("contiguous", "transposed", "sliced", "strided"))
-    if kind == "transposed" and nd >= 2:
-        d0 = draw.integer(0, nd - 2)
-        d1 = draw.integer(d0 + 1, nd - 1)
-        base = list(shape)
-        base[d0], base[d1] = base[d1], base[d0]
-        stride = list(contiguous_strides(tuple(base)))
-        stride[d0], stride[d1] = stride[d1], stride[d0]
-        return shape, tuple(stride), 0
-    if kind == "sliced":
-        # x = base[start::step, ...] of a contiguous base a little larger than the view.
-        steps = [2 if draw.boolean(0.3) else 1 for _ in shape]
-        starts = [draw.integer(0, 2) for _ in shape]
-        base = tuple(
-            s + max(n - 1, 0) * k + 1 + draw.integer(0, 1)
-            for n, k, s in zip(shape, steps, starts, strict=True)
-        )
-        bstride = contiguous_strides(base)
-        offset = sum(s * b for s, b in zip(starts, bstride, strict=True)) + (
-            draw.integer(1, 3) if nd == 0 else 0
-        )
-        return shape, tuple(b * k for b, k in zip(bstride, steps, strict=True)), offset
-    if kind == "strided":
-        # An explicit layout inside a larger buffer; may self-overlap (stride 0 or small
-        # strides): reads of it are valid, writes are rejected by the registry rules.
-        stride = tuple(0 if draw.boolean(0.1) else draw.integer(1, 6) for _ in shape)
-        return shape, stride, draw.integer(0, 4)
-    return shape, contiguous_strides(shape), 0
-
-
-def _span(shape, stride, offset) -> int:
-    if any(n == 0 for n in shape):
-        return offset
-    return offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) + 1
-
-
-def _draw_inputs(
-    draw: DrawBase, cfg: GenConfig
-) -> tuple[tuple[StorageSpec, ...], tuple[TensorSpec, ...]]:
-    storages: list[dict[str, Any]] = []
-    inputs: list[TensorSpec] = []
-    n = draw.integer(1, cfg.max_inputs)
-    for i in range(n):
-        name = f"x{i}"
-        if storages and cfg.aliased_inputs and draw.boolean(0.3):
-            # Another view of an existing storage: overlapping, or placed after all others.
-            st_ = draw.choice(storages)
-            shape, stride, offset = _draw_layout(draw, cfg)
-            if draw.boolean():
-                offset += st_["numel"]
-        else:
-            st_ = {"name": f"s{len(storages)}", "numel": 0, "dtype": draw.choice(cfg.dtypes)}
-            storages.append(st_)
-            shape, stride, offset = _draw_layout(draw, cfg)
-        st_["numel"] = max(st_["numel"], _span(shape, stride, offset) + draw.integer(0, 1))
-        inputs.append(TensorSpec(name, st_["name"], shape, stride, offset))
-    if cfg.index_inputs and draw.boolean(0.25):
-        # A mask (bool) or index (int64, values 0/1) shaped like an earlier input.
-        dtype = draw.choice(("bool", "int64"))
-        like = draw.choice(inputs)
-        st_ = {"name": f"s{len(storages)}", "numel": math.prod(like.shape), "dtype": dtype}
-        st_["init"] = ("randint", {"seed": draw.integer(0, 255), "low": 0, "high": 2})
-        storages.append(st_)
-        shape = like.shape
-        inputs.append(TensorSpec(f"x{n}", st_["name"], shape, contiguous_strides(shape), 0))
-    specs = tuple(_storage_spec(draw, s) for s in storages)
-    return specs, tuple(inputs)
-
-
-def _storage_spec(draw: DrawBase, s: dict[str, Any]) -> StorageSpec:
-    if "init" in s:
-        init, args = s["init"]
-    elif s["dtype"] in _FLOATS and draw.boolean(0.2):
-        init, args = "randn", {"seed": draw.integer(0, 255)}
-    else:
-        # arange: every element distinct, so a wrong element shows in the values.
-        init, args = "arange", {}
-    return StorageSpec(s["name"], s["numel"], s["dtype"], init, args)
-
-
 # -- statements --------------------------------------------------------------------------
 def _arity(draw: DrawBase, d: OpDef) -> int:
     if isinstance(d.arity, int):
@@ -391,7 +299,7 @@ def build_program(draw: DrawBase, cfg: GenConfig, stats: GenStats | None = None)
     The program type-checks (:func:`~aliasfuzz.fuzz.validate.infer`) by construction.
     ``stats``, when given, counts accepted and rejected tries per op.
     """
-    storages, inputs = _draw_inputs(draw, cfg)
+    storages, inputs = draw_inputs(draw, cfg)
     prog = Program(storages, inputs, (), (), {"generator": "strategies", "device": cfg.device})
     values = dict(infer(prog).values)
     next_name = 0
