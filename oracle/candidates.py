@@ -336,13 +336,12 @@ def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
                 f"{n.name} also reads {v.name} (argument {slot}), which overlaps {a.name}",
             )
 
-    result_storage = _storage_of(n) if n.target is not operator.getitem else None
     overwritten = np.zeros(0, dtype=np.int64)
     clobber: tuple[int, torch.fx.Node] | None = None
     inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and _storage_of(x) == S]
     for m in nodes[pos[n] + 1 :]:
         # Rule 3: n's result read after a write into F clobbered it.
-        if clobber is not None and _reads_result(m, n, result_storage):
+        if clobber is not None and _reads_result(m, cand):
             return _unsafe(
                 cand,
                 3,
@@ -368,7 +367,7 @@ def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
                 )
         dst = _epilogue_write(m)
         if dst is not None and _storage_of(dst) == S:
-            if _derived_from(m.args[1], n):
+            if _derived_from(m.args[1], n, _result_key(cand)):
                 overwritten = np.union1d(overwritten, _bytes(_layout(dst)))
                 continue  # the copy back that the reinplace makes redundant
             wb = _bytes(_layout(dst))
@@ -413,21 +412,41 @@ def _other_slots(cand: Candidate) -> list[tuple[str, torch.fx.Node]]:
     return out
 
 
-def _derived_from(v: Any, n: torch.fx.Node) -> bool:
-    """Whether FX value ``v`` is ``n``'s result, a getitem of it, or a view of those."""
-    while isinstance(v, torch.fx.Node) and v is not n:
-        if v.op != "call_function" or not (_is_view(v.target) or v.target is operator.getitem):
+def _result_key(cand: Candidate) -> Any:
+    """Which ``getitem`` of the candidate's node carries the new value of its argument
+    (None: the node itself). auto_functionalized returns the op's outputs, then the
+    mutable arguments in schema order; v2 returns the op's outputs, then ``_all_bases``;
+    the Triton wrapper returns a dict by argument name."""
+    n = cand.fx_node
+    if cand.kind == "triton_kernel_wrapper_functional":
+        return cand.arg
+    if cand.kind == "auto_functionalized":
+        from torch._higher_order_ops.auto_functionalize import get_mutable_args
+
+        names, _ = get_mutable_args(n.args[0])
+        return len(n.args[0]._schema.returns) + names.index(cand.arg)
+    if cand.kind == "auto_functionalized_v2":
+        return len(n.args[0]._schema.returns) + int(cand.arg[len("_all_bases[") : -1])
+    return None
+
+
+def _derived_from(v: Any, n: torch.fx.Node, key: Any = None) -> bool:
+    """Whether FX value ``v`` is ``n``'s result (``getitem(n, key)`` when ``key`` is not
+    None), or a view of it."""
+    while isinstance(v, torch.fx.Node):
+        if v.op != "call_function":
+            return False
+        if v.target is operator.getitem and v.args[0] is n:
+            return key is None or v.args[1] == key
+        if v is n:
+            return key is None
+        if not _is_view(v.target):
             return False
         v = v.args[0]
-    return v is n
-
-
-def _reads_result(m: torch.fx.Node, n: torch.fx.Node, result_storage: Any) -> bool:
-    """Whether ``m`` reads ``n``'s result (directly, through getitem, or through a view)."""
-    for acc in _reads(m):
-        v = acc.value
-        if _derived_from(v, n):
-            return True
-        if result_storage is not None and _storage_of(acc.value) == result_storage:
-            return True
     return False
+
+
+def _reads_result(m: torch.fx.Node, cand: Candidate) -> bool:
+    """Whether ``m`` reads the candidate's result (the value that would live in a)."""
+    key = _result_key(cand)
+    return any(_derived_from(acc.value, cand.fx_node, key) for acc in _reads(m))

@@ -100,10 +100,18 @@ def _float_storages(inputs: Sequence[Any]) -> list[torch.Tensor]:
 
 
 def _same(eager: EagerResult, got: EagerResult, names: Sequence[str]) -> str | None:
+    """The first differential check that fails (an exception counts too)."""
     for c in differential(eager, got, names):
         if not c.passed:
             return f"{c.name}: {c.message}"
     return None
+
+
+def _differs(eager: EagerResult, got: EagerResult, names: Sequence[str]) -> str | None:
+    """The first value / input / aliasing difference; a run that raises shows none."""
+    if eager.error is not None or got.error is not None:
+        return None
+    return _same(eager, got, names)
 
 
 RunFn = Callable[[tuple[Any, ...]], EagerResult]
@@ -142,7 +150,7 @@ def confirm_unsafe(
     for i, ins in enumerate(variants):
         eager = run_callable_named(fn, names, _clone(ins))
         got = run(_clone(ins))
-        why = _same(eager, got, names)
+        why = _differs(eager, got, names)
         if why is not None:
             return Confirmation(True, i + 1, f"variant {i} disagrees with eager: {why}")
     return Confirmation(False, len(variants), f"{len(variants)} runs agree with eager")

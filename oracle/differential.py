@@ -16,7 +16,8 @@ Checks run in this fixed order, each with its own message (Alive2's style):
 
 When an exception occurred, checks 1-4 are skipped. Floating values compare with dtype-
 dependent tolerances (:data:`TOLERANCES`; float32 is the cases' rtol 1e-4 / atol 1e-5);
-integers and bools exactly; NaNs equal NaNs. A floating mismatch is confirmed against an
+integers and bools exactly (except integers that are the bits of normal floats, a
+``view(dtype)`` of float data: those compare as the floats they are); NaNs equal NaNs. A floating mismatch is confirmed against an
 fp64 shadow run first, as ``torch._dynamo.utils.same(fp64_ref=...)`` does: the compiled
 value must be further from the fp64 reference than twice eager's error plus atol/10.
 """
@@ -90,6 +91,23 @@ def _shadow_confirms(eager: torch.Tensor, comp: torch.Tensor, ref: Any) -> bool:
     return c_err > 2.0 * e_err + atol / 10.0
 
 
+_BITS_AS_FLOAT = {torch.int32: torch.float32, torch.int64: torch.float64, torch.int16: torch.float16}
+
+
+def _float_bits_close(e: torch.Tensor, c: torch.Tensor) -> bool:
+    """Integers that are the bits of normal floats (a ``view(dtype)`` of float data) and
+    agree as those floats: a float rounding difference, not an integer one. Genuine small
+    integers read as denormals and keep the exact comparison."""
+    f = _BITS_AS_FLOAT.get(e.dtype)
+    if f is None:
+        return False
+    ef, cf = e.contiguous().view(f), c.contiguous().view(f)
+    tiny = torch.finfo(f).tiny
+    normal = (ef.abs() >= tiny) & ef.isfinite() & (cf.abs() >= tiny) & cf.isfinite()
+    differ = e != c
+    return bool((normal | ~differ).all()) and _close(ef, cf)
+
+
 def _compare(where: str, e: Any, c: Any, ref: Any) -> str | None:
     """Why ``c`` differs from ``e`` (None if equal under the tolerances)."""
     if isinstance(e, torch.Tensor) != isinstance(c, torch.Tensor):
@@ -106,6 +124,8 @@ def _compare(where: str, e: Any, c: Any, ref: Any) -> str | None:
     if _close(e_, c_):
         return None
     if e.is_floating_point() and not _shadow_confirms(e_, c_, ref):
+        return None
+    if _float_bits_close(e_, c_):
         return None
     diff = (e_ != c_) & ~(e_.isnan() & c_.isnan()) if e.is_floating_point() else e_ != c_
     first = tuple(int(i) for i in diff.nonzero()[0]) if diff.any() else ()

@@ -245,8 +245,8 @@ def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool) -> None:
                 j.filtered.append(f"{hit}: {d.node} ({d.arg})")
                 continue
             c.claim = Verdict.MISSED_REINPLACE
-        if c.claim is None or j.verdict is Verdict.MISCOMPILE:
-            continue  # a miscompile already outranks every claim
+        if c.claim is None or j.verdict in (Verdict.MISCOMPILE, Verdict.CRASH):
+            continue  # a miscompile outranks every claim; a crashing run confirms nothing
         if not confirm or n_confirm >= _MAX_CONFIRMATIONS:
             unconfirmed.append(c)
             continue
