@@ -7,7 +7,7 @@ Families live in one module each (``views``, ``functional``, ``inplace``, ``cust
 from __future__ import annotations
 
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.ops import control, custom, factory, functional, inplace, kernels, views
+from aliasfuzz.fuzz.ops import control, custom, factory, functional, inplace, kernels, outs, views
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta
 
 __all__ = ["REGISTRY", "OpDef", "OpKind", "ValueMeta", "lookup", "ops_of_kind"]
@@ -23,7 +23,9 @@ def _assemble(*families) -> dict[str, OpDef]:
     return table
 
 
-REGISTRY: dict[str, OpDef] = _assemble(views, functional, inplace, custom, factory, kernels, control)
+REGISTRY: dict[str, OpDef] = _assemble(
+    views, functional, inplace, outs, custom, factory, kernels, control
+)
 
 
 def lookup(name: str) -> OpDef:

@@ -139,10 +139,18 @@ def no_bool(m: ValueMeta, what: str) -> None:
 
 
 def fits(value: Any, dtype: str) -> bool:
-    """Whether Python scalar ``value`` converts to ``dtype`` without overflow (ints only)."""
-    if dtype in _INTS and isinstance(value, int) and not isinstance(value, bool):
+    """Whether Python scalar ``value`` converts to ``dtype`` without overflow.
+
+    Mirrors ``c10::checked_convert``: integer targets take ints and floats in their range;
+    float16/bfloat16 take finite floats up to their max.
+    """
+    if isinstance(value, bool) or dtype == "bool":
+        return True
+    if dtype in _INTS:
         info = torch.iinfo(torch_dtype(dtype))
         return info.min <= value <= info.max
+    if dtype in ("float16", "bfloat16"):
+        return abs(value) <= torch.finfo(torch_dtype(dtype)).max
     return True
 
 
