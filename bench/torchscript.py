@@ -12,8 +12,9 @@ calls and a tensor on odd ones. Every program runs through
 :func:`aliasfuzz.oracle.ts_invariants.judge`.
 
 Prints, one per line: programs, seconds, programs/s, verdict counts, unscriptable reasons,
-graph coverage (optimized graphs holding a TensorExpr group / differentiable graph) and
-each finding (index, verdict, explanation). With ``--out`` each finding's program JSON is
+graph coverage (optimized graphs holding a TensorExpr group / differentiable graph),
+findings per known root cause (:data:`KNOWN_CAUSES`; ``new`` for the rest) and each
+finding (index, verdict, explanation). With ``--out`` each finding's program JSON is
 written to ``DIR/<verdict>-<seed>-<index>.json``. Exit code 0 (findings are data).
 """
 
@@ -103,6 +104,31 @@ def flavour(
     )
 
 
+#: Root causes already diagnosed on torch 2.13 CPU (see the helper's report / closing note),
+#: as (name, test on the program's op names and the explanation). The first match wins;
+#: "new" means none matched: look at those first.
+KNOWN_CAUSES = (
+    (
+        "setitem source with extra leading size-1 dims (eager strips them, TorchScript raises)",
+        lambda ops, why: "doesn't match the broadcast shape" in why,
+    ),
+    (
+        "Python bool scalar typed as int in TorchScript (bool tensor op gives int64 or raises)",
+        lambda ops, why: "Long can't be cast" in why or ("torch.bool" in why and "int64" in why),
+    ),
+    (
+        "in-place foreach on a list literal dropped by TorchScript dead-code elimination",
+        lambda ops, why: any(o.startswith("_foreach") for o in ops),
+    ),
+)
+
+
+def classify(program: Program, why: str) -> str:
+    """The name of the known root cause a finding matches, or ``"new"``."""
+    ops = {op.op for op in program.body}
+    return next((name for name, test in KNOWN_CAUSES if test(ops, why)), "new")
+
+
 def _coverage(ex, cov: collections.Counter) -> None:
     for r in ex.extra.get("calls", []):
         if r.phase != "optimized" or r.graph is None:
@@ -144,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: collections.Counter = collections.Counter()
     reasons: collections.Counter = collections.Counter()
     cov: collections.Counter = collections.Counter()
+    causes: collections.Counter = collections.Counter()
     findings = []
     start = time.perf_counter()
     i = 0
@@ -161,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             reasons[ex.extra["rejected"].split(": ", 1)[-1].split(" (")[0]] += 1
         _coverage(ex, cov)
         if verdict.is_finding:
+            causes[classify(program, why)] += 1
             findings.append((i, verdict.value, why))
             if args.out is not None:
                 args.out.mkdir(parents=True, exist_ok=True)
@@ -177,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     print("unscriptable " + (", ".join(f"{k!r}={v}" for k, v in reasons.most_common()) or "none"))
     print("coverage " + ", ".join(f"{k}={v}" for k, v in cov.items()))
     print(f"findings {len(findings)}")
+    for name, n in causes.most_common():
+        print(f"cause {n} {name}")
     for idx, v, why in findings:
         print(f"finding seed={args.seed} index={idx} {v}: {why}")
     return 0

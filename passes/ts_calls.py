@@ -153,7 +153,11 @@ def _compare_grads(ge: Any, gs: Any, rtol: float, atol: float) -> list[str]:
 
 
 def _one_line(e: BaseException) -> str:
-    return f"{type(e).__name__}: {str(e).strip()[:400]}"
+    # TorchScript puts its interpreter traceback first and the real error last: lead with it.
+    lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+    if len(lines) <= 1:
+        return f"{type(e).__name__}: {(lines or [''])[0][:400]}"
+    return f"{type(e).__name__}: {lines[-1][:300]}\n" + "\n".join(lines[:-1])[:600]
 
 
 @dataclass
