@@ -171,7 +171,7 @@ def b12():
         body += [
             Op("index", ("vals",), {"idx": [i]}, (f"v{i}",)),
             Op("expand", (f"v{i}",), {"size": [4]}, (f"wide{i}",)),
-            Op("setitem", (f"wide{i}",), {"idx": [-1], "value": 7 + i}),
+            Op("setitem.Scalar", (f"wide{i}",), {"idx": [-1], "value": 7 + i}),
             Op("clone", (f"wide{i}",), {}, (f"seen{i}",)),
         ]
         seen.append(f"seen{i}")
@@ -193,9 +193,9 @@ def b13():
             Op("clone", ("x",), {}, ("c",)),
             Op("index", ("c",), {"idx": [[0, 1, None]]}, ("a",)),
             Op("squeeze", ("a",), {}, ("b",)),
-            Op("setitem", ("a",), {"idx": [0], "value": 0}),
+            Op("setitem.Scalar", ("a",), {"idx": [0], "value": 0}),
             Op("if_lt_add_", ("a",), {"index": [0], "bound": 10, "other": 0}),
-            Op("setitem", ("a",), {"idx": [0], "value": 2}),
+            Op("setitem.Scalar", ("a",), {"idx": [0], "value": 2}),
         ],
         ["b"],
     )
@@ -278,8 +278,10 @@ def b20():
         ],
         [_t("x", "xs", (16, 4)), _t("rows", "rs", (2,)), _t("vals", "vs", (2, 4))],
         [
-            Op("setitem_iadd", ("x",), {"idx": [[1, -1, None]], "value": 1.0}),
-            Op("index_put_", ("x", "rows", "vals"), {}, ("x1",)),
+            Op("setitem_iadd.Scalar", ("x",), {"idx": [[1, -1, None]], "value": 1.0}),
+            # x[rows] = vals: the registry's index_put_ takes its indices as an inline
+            # constant (their values decide the footprint); rows stays an unused input
+            Op("index_put_", ("x", "vals"), {"indices": [[0, 5]]}, ("x1",)),
         ],
     )
 
