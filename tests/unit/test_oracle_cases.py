@@ -1,0 +1,54 @@
+"""Loading case files: header parsing and the user errors of :mod:`aliasfuzz.oracle.cases`."""
+
+from __future__ import annotations
+
+import pytest
+
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.oracle.cases import judge_case, load_case, parse_header
+
+HEADER = '''"""Doubles x.
+
+expect:
+  inductor: ok        # a comment
+  aot_eager: miscompile
+device: cpu
+report: none
+"""
+'''
+
+
+def test_parse_header():
+    expect, device, report = parse_header(HEADER)
+    assert expect == {"inductor": "ok", "aot_eager": "miscompile"}
+    assert device == "cpu" and report == "none"
+
+
+@pytest.mark.parametrize(
+    "text", ['"""no block"""\n', '"""x\n\nexpect:\n  inductor: wrong\n"""\n', "def (:\n"]
+)
+def test_bad_headers_are_user_errors(text):
+    with pytest.raises(InvalidArgument):
+        parse_header(text)
+
+
+def test_missing_file_and_missing_functions(tmp_path):
+    with pytest.raises(InvalidArgument):
+        load_case(tmp_path / "nope.py")
+    f = tmp_path / "c.py"
+    f.write_text(HEADER + "import torch\n\ndef program(x):\n    return x * 2\n")
+    with pytest.raises(InvalidArgument, match="inputs"):
+        load_case(f)
+
+
+def test_small_case_is_judged(tmp_path):
+    f = tmp_path / "twice.py"
+    f.write_text(
+        HEADER.replace("miscompile", "ok")
+        + "import torch\n\ndef program(x):\n    x.mul_(2)\n    return x + 1\n\n"
+        "def inputs():\n    return (torch.arange(4.0),)\n"
+    )
+    rows = judge_case(f, ["aot_eager"])
+    assert [(r["pipeline"], r["verdict"], r["expected"]) for r in rows] == [("aot_eager", "ok", "ok")]
+    with pytest.raises(InvalidArgument):
+        judge_case(f, ["no-such-pipeline"])

@@ -1,0 +1,94 @@
+"""``judge`` end to end on small functions under the fast ``inductor-reinplace`` pipeline:
+ok, a confirmed missed reinplace, a claim that cannot be confirmed (unknown), and a seeded
+fault (a mutant pass that reinplaces everything) caught with its unsafe witness."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.oracle.judge import judge
+from aliasfuzz.oracle.verdict import Verdict
+
+
+@torch.library.custom_op("aliasfuzz_test_judge::halve_", mutates_args=("t",))
+def halve_(t: torch.Tensor) -> None:
+    t.mul_(0.5)
+
+
+@torch.library.custom_op("aliasfuzz_test_judge::copy_into", mutates_args=("dst",))
+def copy_into(src: torch.Tensor, dst: torch.Tensor) -> None:
+    dst.copy_(src)
+
+
+def test_ok_program():
+    def f(x):
+        y = x.sin()
+        halve_(y)
+        return y.cos()
+
+    j = judge(f, "inductor-reinplace", inputs=lambda: (torch.arange(6.0),))
+    assert j.verdict is Verdict.OK, j.diff
+    assert [c.name for c in j.checks] == ["values", "inputs", "aliasing", "requires_grad", "exceptions"]
+    assert set(j.ground_truth.values()) == {"safe"}
+
+
+def test_missed_reinplace_is_confirmed_by_forcing_it():
+    # PyTorch issue #131192 (case b19): v1 keeps a clone for a row of an input.
+    def f(x):
+        halve_(x[1])
+
+    j = judge(f, "inductor-reinplace", {"auto_functionalized_v2": False},
+              inputs=lambda: (torch.arange(12.0).reshape(3, 4),))
+    assert j.verdict is Verdict.MISSED_REINPLACE, j.diff
+    (claim,) = [c for c in j.claims if c.claim is not None]
+    assert claim.confirmation.confirmed and claim.confirmation.runs == 2
+
+
+def test_unconfirmable_claim_is_unknown_not_a_finding():
+    # The op reads the buffer it writes; reinplacing is unsafe by the model but a copy onto
+    # itself changes nothing, so no run can confirm it.
+    def f(x):
+        y = x * 1
+        copy_into(y, y)
+        return y + 1
+
+    j = judge(f, "inductor-reinplace", inputs=lambda: (torch.arange(4.0),))
+    assert j.verdict is Verdict.UNKNOWN, j.diff
+    (claim,) = [c for c in j.claims if c.claim is not None]
+    assert claim.claim is Verdict.UNSAFE_REINPLACE and not claim.confirmation.confirmed
+
+
+def test_mutant_pass_that_reinplaces_everything_is_caught(monkeypatch):
+    from torch._inductor.fx_passes import reinplace as rp
+
+    from aliasfuzz.oracle._capture import _force, _reinplaced
+    from aliasfuzz.oracle.candidates import candidates
+
+    original = rp.reinplace_inplaceable_ops_core
+
+    def mutant(graph):
+        original(graph)
+        for c in candidates(graph):
+            if not _reinplaced(c):
+                _force(c)
+
+    monkeypatch.setattr(rp, "reinplace_inplaceable_ops_core", mutant)
+
+    def f(x, i, v):
+        y = x * 2
+        return y.index_put((i,), v), y
+
+    j = judge(f, "inductor-reinplace", inputs=lambda: (torch.arange(4.0), torch.tensor([1]), torch.tensor([9.0])))
+    assert j.verdict is Verdict.MISCOMPILE and j.check == "values", j.diff
+    (bad,) = [c for c in j.claims if c.truth.status == "unsafe"]
+    assert bad.decision.reinplaced and bad.truth.witness.reader == "output"
+    assert "witness" in j.diff
+
+
+def test_bad_subject_is_a_user_error():
+    with pytest.raises(InvalidArgument):
+        judge(42, "inductor-reinplace")
+    with pytest.raises(InvalidArgument):
+        judge(lambda x: x, "inductor-reinplace")  # no inputs
