@@ -313,3 +313,14 @@ def test_fx_reinplace_mutates_inputs_exactly_once():
     )
     ex = run_checked("fx-reinplace", p)
     assert {d.node: d.reinplaced for d in ex.decisions} == {"add": False, "mul": False}
+
+
+def test_spy_without_its_pass_fails_loudly(monkeypatch):
+    import torch._inductor.fx_passes.post_grad as pg
+
+    from aliasfuzz.passes.spy import reinplace_spy
+
+    monkeypatch.delattr(pg, "reinplace_inplaceable_ops")
+    with pytest.raises(HookNotFound, match="reinplace_inplaceable_ops"):
+        with reinplace_spy():
+            pass
