@@ -303,8 +303,9 @@ def build_program(draw: DrawBase, cfg: GenConfig, stats: GenStats | None = None)
     prog = Program(storages, inputs, (), (), {"generator": "strategies", "device": cfg.device})
     values = dict(infer(prog).values)
     next_name = 0
-    for _ in range(cfg.max_statements):
-        if not draw.boolean(_P_MORE):
+    for i in range(cfg.max_statements):
+        # The first statement is always tried: a program without one tests nothing.
+        if i > 0 and not draw.boolean(_P_MORE):
             break
         got = _draw_statement(draw, cfg, prog, values, next_name, stats)
         if got is None:

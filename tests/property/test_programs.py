@@ -133,7 +133,7 @@ _DIGEST = (
 
 def test_sampler_is_deterministic_across_processes():
     here = hashlib.sha256("".join(p.dumps() for p in generate(40, 11)).encode()).hexdigest()
-    for hashseed in ("0", "12345"):
+    for hashseed in ("12345",):  # one child: importing torch is the cost
         env = {**os.environ, "PYTHONHASHSEED": hashseed}
         out = subprocess.run(
             [sys.executable, "-c", _DIGEST], capture_output=True, text=True, env=env
