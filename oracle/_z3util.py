@@ -144,6 +144,7 @@ class Translator:
         return {
             name: model.eval(sym, model_completion=True).as_long()
             for name, sym in sorted(self.symbols.items())
+            if not name.startswith("__")  # index variables are reported separately
         }
 
 
@@ -218,6 +219,76 @@ def _check(s: z3.Solver, what: str) -> tuple[str, str, z3.ModelRef | None]:
     return "unknown", f"z3 unknown ({s.reason_unknown()}) on {what}", None
 
 
+def _sym_elem(lay: Any, tag: str) -> sympy.Expr:
+    """The element of ``lay`` as a sympy expression over index symbols named like _Encoding's."""
+    idx = [sympy.Symbol(f"__{tag}{k}", integer=True) for k in range(len(lay.sizes))]
+    return sympy.sympify(lay.offset) + sum(
+        (i * sympy.sympify(st) for i, st in zip(idx, lay.strides, strict=True)), sympy.Integer(0)
+    )
+
+
+def _index_range(expr: sympy.Expr, layouts: Sequence[Any]) -> tuple[int, int] | None:
+    """Concrete [min, max] of a linear integer combination of index symbols with concrete
+    bounds (a dimension of concrete size), or None when it has any other symbol."""
+    bounds = {}
+    for tag, lay in zip("ab", layouts, strict=False):
+        for k, size in enumerate(lay.sizes):
+            if isinstance(size, int):
+                bounds[f"__{tag}{k}"] = size - 1
+    lo = hi = 0
+    for term, coeff in sympy.expand(expr).as_coefficients_dict().items():
+        if not isinstance(coeff, sympy.Integer):
+            return None
+        c = int(coeff)
+        if term == 1:
+            lo, hi = lo + c, hi + c
+        elif isinstance(term, sympy.Symbol) and str(term) in bounds:
+            lo, hi = lo + min(0, c * bounds[str(term)]), hi + max(0, c * bounds[str(term)])
+        else:
+            return None
+    return lo, hi
+
+
+def _zero(diff: sympy.Expr, layouts: Sequence[Any], gs: list, tr: Translator, depth: int = 0):
+    """A Z3 formula equivalent to ``diff == 0`` (under the guards) that avoids ``i*s`` terms.
+
+    Mixed-radix argument: if ``diff = A*s + B`` with a shape symbol ``s``, ``B`` free of
+    ``s`` and ``|B| <= m`` for every index value, then when ``|s| > m``, ``diff == 0`` iff
+    ``A == 0`` and ``B == 0``. If the guards rule out ``|s| <= m`` that is the whole
+    answer; otherwise the few small values of ``s`` are split off and substituted. This turns
+    row-major symbolic layouts into linear problems that Z3 decides at once. Raises
+    Unsupported when ``diff`` is not a polynomial (the caller then asserts ``diff == 0``).
+    """
+    diff = sympy.expand(diff)
+    if not diff.is_polynomial():
+        raise Unsupported(f"not a polynomial: {diff}")
+    shape = sorted((x for x in diff.free_symbols if not str(x).startswith("__")), key=str)
+    for sym in shape:
+        poly = sympy.Poly(diff, sym)
+        if poly.degree() != 1:
+            continue
+        a_part, b_part = poly.coeff_monomial(sym), poly.coeff_monomial(1)
+        rng = _index_range(b_part, layouts)
+        if rng is None:
+            continue
+        m = max(abs(rng[0]), abs(rng[1]))
+        big = z3.And(_zero(a_part, layouts, gs, tr, depth), tr.term(b_part) == 0)
+        check = z3.Solver()
+        check.set("timeout", 50)
+        check.add(*gs, tr.term(sym) <= m, tr.term(sym) >= -m)
+        if check.check() == z3.unsat:
+            return big
+        if m > 32 or depth >= 2:
+            continue
+        z = tr.term(sym)
+        small = [
+            z3.And(z == v, _zero(diff.subs(sym, v), layouts, gs, tr, depth + 1))
+            for v in range(-m, m + 1)
+        ]
+        return z3.Or(z3.And(z3.Or(z > m, z < -m), big), *small)
+    return tr.term(diff) == 0
+
+
 def overlap_query(
     a: Any, b: Any, guards: Sequence[Any], timeout_ms: int, *, distinct: bool = False
 ) -> Answer:
@@ -233,8 +304,14 @@ def overlap_query(
         return Answer("unknown", f"unsupported: {exc}")
     s = solver(timeout_ms)
     s.add(*ea.bounds, *eb.bounds, *gs)
-    # byte ranges [lo, lo + itemsize) intersect
-    s.add(ea.lo < eb.lo + b.itemsize, eb.lo < ea.lo + a.itemsize)
+    if a.itemsize == b.itemsize:
+        # equal-width elements share a byte iff they are the same element
+        try:
+            s.add(_zero(_sym_elem(a, "a") - _sym_elem(b, "b"), [a, b], gs, tr))
+        except Unsupported:
+            s.add(ea.elem == eb.elem)
+    else:  # byte ranges [lo, lo + itemsize) intersect
+        s.add(ea.lo < eb.lo + b.itemsize, eb.lo < ea.lo + a.itemsize)
     if distinct:
         s.add(z3.Or([x != y for x, y in zip(ea.idx, eb.idx, strict=True)] or [z3.BoolVal(False)]))
     result, reason, m = _check(s, "self-overlap" if distinct else "overlap")
@@ -255,6 +332,13 @@ def cover_query(a: Any, b: Any, guards: Sequence[Any], timeout_ms: int) -> Answe
         return Answer("unknown", f"unsupported: {exc}")
     byte = z3.Int("__byte")
     hit = z3.And(*ea.bounds, ea.lo <= byte, byte < ea.lo + a.itemsize)
+    if a.itemsize == b.itemsize:
+        # b's element is covered iff some element of a is the same element
+        try:
+            same = _zero(_sym_elem(a, "a") - _sym_elem(b, "b"), [a, b], gs, tr)
+            hit = z3.And(*ea.bounds, same)
+        except Unsupported:
+            hit = z3.And(*ea.bounds, ea.elem == eb.elem)
     s = solver(timeout_ms)
     s.add(*eb.bounds, *gs, eb.lo <= byte, byte < eb.lo + b.itemsize)
     s.add(z3.ForAll(ea.idx, z3.Not(hit)) if ea.idx else z3.Not(hit))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+import sympy
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -172,3 +173,54 @@ def test_fuzz_overlap_all_paths(a, b):
 def test_fuzz_covers_all_paths(a, b):
     _agree_covers(a, b, "z3")
     _agree_covers(a, b, "auto")
+
+
+S0, S1 = sympy.symbols("s0 s1", integer=True)
+SYM_GUARDS = [S0 >= 3, S1 >= 4]
+
+
+@st.composite
+def symbolic_layouts(draw) -> Layout:
+    """Slices of a dynamic (s0, s1) row-major matrix: rows, columns, strides 1-2, offsets."""
+    offset = draw(st.integers(0, 3)) + draw(st.integers(0, 2)) * S1
+    rows = S0 - draw(st.integers(0, 2))
+    width = draw(st.integers(1, 3))
+    if draw(st.booleans()):
+        return Layout("s", offset, (rows, width), (S1, draw(st.integers(1, 2))), 4)
+    return Layout("s", offset, (rows,), (S1 * draw(st.integers(1, 2)),), 4)
+
+
+def _concrete(lay: Layout, env: dict) -> Layout:
+    sub = {S0: env["s0"], S1: env["s1"]}
+    ints = [int(sympy.sympify(x).subs(sub)) for x in (lay.offset, *lay.sizes, *lay.strides)]
+    n = len(lay.sizes)
+    return Layout(lay.storage, ints[0], tuple(ints[1 : 1 + n]), tuple(ints[1 + n :]), lay.itemsize)
+
+
+@settings(CI, max_examples=100)
+@given(symbolic_layouts(), symbolic_layouts())
+@example(Layout("s", S1 + 1, (S0 - 2, 2), (S1, 1), 4), Layout("s", 2 * S1, (S0 - 1, 1), (S1, 1), 4))
+def test_symbolic_overlap_matches_bruteforce_on_samples(a, b):
+    _agree_symbolic(a, b)
+
+
+@pytest.mark.fuzz
+@settings(FUZZ, max_examples=2000)
+@given(symbolic_layouts(), symbolic_layouts())
+def test_fuzz_symbolic_overlap(a, b):
+    _agree_symbolic(a, b)
+
+
+def _agree_symbolic(a: Layout, b: Layout) -> None:
+    got = overlap(a, b, guards=SYM_GUARDS, timeout_ms=5000)
+    assert got.status is not Status.UNKNOWN, got
+    if got.status is Status.OVERLAPS:
+        env = got.witness.env
+        assert env.get("s0", 3) >= 3 and env.get("s1", 4) >= 4
+        env = {"s0": env.get("s0", 3), "s1": env.get("s1", 4)}
+        _check_overlap_witness(_concrete(a, env), _concrete(b, env), got.witness)
+    else:
+        for s0 in (3, 4, 6):
+            for s1 in (4, 5, 7, 9):
+                env = {"s0": s0, "s1": s1}
+                assert not _brute_overlap(_concrete(a, env), _concrete(b, env)), env
