@@ -157,11 +157,19 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
 
 
 def list_entries(corpus: str | os.PathLike) -> list[Path]:
-    """Entry folders of ``corpus`` in name order (temporary folders excluded)."""
+    """Entry folders of ``corpus`` in name order: subfolders holding a ``meta.json`` or a
+    ``program.json`` (temporary ``.tmp-*`` folders and other folders, such as the seed
+    twins in ``corpus/seeds``, are not entries)."""
     c = Path(corpus)
     if not c.is_dir():
         return []
-    return sorted(d for d in c.iterdir() if d.is_dir() and not d.name.startswith("."))
+    return sorted(
+        d
+        for d in c.iterdir()
+        if d.is_dir()
+        and not d.name.startswith(".")
+        and ((d / "meta.json").exists() or (d / "program.json").exists())
+    )
 
 
 def known_signatures(corpus: str | os.PathLike) -> set[str]:
