@@ -294,3 +294,22 @@ def test_adapter_rejects_custom_ops_at_the_frontend():
     torchscript_adapter(_adapter_run(p), ex)
     verdict, why = judge(ex)
     assert verdict is Verdict.INVALID_PROGRAM and why.startswith("unscriptable: frontend:")
+
+
+def test_foreach_on_a_list_literal_is_a_miscompile():
+    # Found by bench/torchscript.py on torch 2.13 (CPU) and 2.11 (CUDA): TorchScript's dead
+    # code elimination drops `torch._foreach_add_([x, y], c)` when the list literal has no
+    # later use, so the inputs are never written. The pipeline must report it, on every
+    # executor (the simple one too: the call is gone from the scripted graph already).
+    p = Program(
+        storages=(StorageSpec("s0", 3), StorageSpec("s1", 3)),
+        inputs=(TensorSpec("x", "s0", (3,), (1,)), TensorSpec("y", "s1", (3,), (1,))),
+        body=(Op("_foreach_add_.Scalar", ("x", "y"), {"other": -1.0}, ()),),
+        outputs=("x",),
+    )
+    ex = run_torchscript(p)
+    verdict, why = judge(ex)
+    assert verdict is Verdict.MISCOMPILE
+    assert "output 0: values differ" in why and "input y after the call" in why
+    for recs in ex.extra["executors"].values():
+        assert recs[0].mismatches
