@@ -10,8 +10,11 @@ These are the nodes ``torch/_inductor/fx_passes/reinplace.py``
 Writing ``n``'s result into ``a`` in place is **safe** iff (DESIGN.md, "The oracle's ground
 truth"), with F = footprint(a) in bytes of a's storage S:
 
-1. ``n`` reads no other argument overlapping F (two mutated arguments of one node must not
-   overlap; a scatter may read its source at exactly the written view);
+1. no other mutated argument of ``n`` overlaps F (two mutated arguments of one node must
+   not overlap), and a functional aten candidate (index_put, scatter) reads no other
+   argument overlapping what it writes (a scatter may copy a view onto itself); a
+   read-only argument of a custom op / Triton kernel on the same storage is what eager
+   passed it, so the in-place call reproduces eager (see ``_other_slots``);
 2. no node after ``n`` reads an element of F through any value on S expecting the old
    contents; a read is not "old" when an epilogue ``copy_`` between ``n`` and the reader
    has overwritten it; view ops and ``sym_size``-like ops are meta-only (their users read);
@@ -392,18 +395,27 @@ def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
 
 
 def _other_slots(cand: Candidate) -> list[tuple[str, torch.fx.Node]]:
-    """The tensor arguments node ``cand.fx_node`` reads besides the candidate's own."""
+    """The arguments of ``cand.fx_node`` whose reads conflict with writing ``cand`` in place.
+
+    For ``index_put`` and scatters (functional aten ops) every other tensor argument. For
+    the higher-order wrappers only the *other mutated* arguments (two mutated arguments
+    of one node must not overlap): a read-only argument on the same storage is a value the
+    eager program itself passed aliased (a functional graph names old contents by the
+    values eager passed), so running the op in place reproduces eager's call.
+    """
     n = cand.fx_node
     if cand.kind in ("index_put", "scatter"):
         slots = [("indices" if cand.kind == "index_put" else "src", n.args[1])]
         slots += [("values", n.args[2])] if cand.kind == "index_put" else []
     elif cand.kind == "triton_kernel_wrapper_functional":
-        slots = list(n.kwargs["kwargs"].items())
+        slots = [(k, n.kwargs["kwargs"][k]) for k in n.kwargs["tensors_to_clone"]]
     elif cand.kind == "auto_functionalized_v2":
-        slots = [(k, v) for k, v in n.kwargs.items() if k != "_all_bases"]
-        slots += [(f"_all_bases[{i}]", b) for i, b in enumerate(n.kwargs["_all_bases"])]
+        slots = [(f"_all_bases[{i}]", b) for i, b in enumerate(n.kwargs["_all_bases"])]
     else:
-        slots = list(n.kwargs.items())
+        from torch._higher_order_ops.auto_functionalize import get_mutable_args
+
+        names, _ = get_mutable_args(n.args[0])
+        slots = [(k, n.kwargs[k]) for k in names if k in n.kwargs]
     out = []
     for slot, v in slots:
         if slot == cand.arg:

@@ -85,13 +85,32 @@ def test_result_clobbered_by_epilogue_is_unsafe():
     assert decided[(t.candidate.node, t.candidate.arg)] is True  # Inductor writes in place
 
 
-def test_op_reading_its_own_destination_is_unsafe():
+def test_op_reading_its_own_destination_is_like_eager():
     def f(x):
         rotate_into(x, x)
 
+    # eager passes x as both arguments: running the op in place on x is what eager does
     truths, _ = _truths(f, torch.arange(4.0))
     t = _only(truths, "auto_functionalized_v2")
-    assert t.status == UNSAFE and t.witness.rule == 1
+    assert t.status == SAFE, t
+
+
+@torch.library.custom_op("aliasfuzz_test_oracle::bump_pair", mutates_args=("p", "q"))
+def bump_pair(p: torch.Tensor, q: torch.Tensor) -> None:
+    p.add_(1.0)
+    q.mul_(3.0)
+
+
+def test_two_overlapping_mutated_arguments_are_unsafe():
+    # v1 clones each mutated argument on its own (v2 would merge both into one base)
+    def f(x):
+        y = x * 1
+        bump_pair(y[0:3], y[1:4])
+        return y
+
+    truths, _ = _truths(f, torch.arange(4.0), v2=False)
+    args = [t for t in truths.values() if t.candidate.kind == "auto_functionalized"]
+    assert len(args) == 2 and all(t.status == UNSAFE and t.witness.rule == 1 for t in args), truths
 
 
 @pytest.mark.parametrize("read_row", [0, 1])

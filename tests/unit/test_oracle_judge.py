@@ -17,11 +17,6 @@ def halve_(t: torch.Tensor) -> None:
     t.mul_(0.5)
 
 
-@torch.library.custom_op("aliasfuzz_test_judge::copy_into", mutates_args=("dst",))
-def copy_into(src: torch.Tensor, dst: torch.Tensor) -> None:
-    dst.copy_(src)
-
-
 def test_ok_program():
     def f(x):
         y = x.sin()
@@ -46,21 +41,9 @@ def test_missed_reinplace_is_confirmed_by_forcing_it():
     assert claim.confirmation.confirmed and claim.confirmation.runs == 2
 
 
-def test_unconfirmable_claim_is_unknown_not_a_finding():
-    # The op reads the buffer it writes; reinplacing is unsafe by the model but a copy onto
-    # itself changes nothing, so no run can confirm it.
-    def f(x):
-        y = x * 1
-        copy_into(y, y)
-        return y + 1
-
-    j = judge(f, "inductor-reinplace", inputs=lambda: (torch.arange(4.0),))
-    assert j.verdict is Verdict.UNKNOWN, j.diff
-    (claim,) = [c for c in j.claims if c.claim is not None]
-    assert claim.claim is Verdict.UNSAFE_REINPLACE and not claim.confirmation.confirmed
-
-
-def test_mutant_pass_that_reinplaces_everything_is_caught(monkeypatch):
+@pytest.fixture
+def reinplace_everything(monkeypatch):
+    """A seeded fault: Inductor's reinplace core, then every declined candidate in place."""
     from torch._inductor.fx_passes import reinplace as rp
 
     from aliasfuzz.oracle._capture import _force, _reinplaced
@@ -76,15 +59,47 @@ def test_mutant_pass_that_reinplaces_everything_is_caught(monkeypatch):
 
     monkeypatch.setattr(rp, "reinplace_inplaceable_ops_core", mutant)
 
+
+def _index_inputs():
+    return (torch.arange(4.0), torch.tensor([1]), torch.tensor([9.0]))
+
+
+def test_unconfirmable_claim_is_unknown_not_a_finding(reinplace_everything):
+    # y is read after the write (unsafe by the model), but only through "* 0": no run can
+    # show the difference, so the claim stays unconfirmed and the verdict is unknown.
+    def f(x, i, v):
+        y = x * 2
+        return y.index_put((i,), v), y.sum() * 0
+
+    j = judge(f, "inductor-reinplace", inputs=_index_inputs)
+    assert j.verdict is Verdict.UNKNOWN, j.diff
+    (claim,) = [c for c in j.claims if c.claim is not None]
+    assert claim.claim is Verdict.UNSAFE_REINPLACE and not claim.confirmation.confirmed
+
+
+def test_mutant_pass_that_reinplaces_everything_is_caught(reinplace_everything):
     def f(x, i, v):
         y = x * 2
         return y.index_put((i,), v), y
 
-    j = judge(f, "inductor-reinplace", inputs=lambda: (torch.arange(4.0), torch.tensor([1]), torch.tensor([9.0])))
+    j = judge(f, "inductor-reinplace", inputs=_index_inputs)
     assert j.verdict is Verdict.MISCOMPILE and j.check == "values", j.diff
     (bad,) = [c for c in j.claims if c.truth.status == "unsafe"]
     assert bad.decision.reinplaced and bad.truth.witness.reader == "output"
     assert "witness" in j.diff
+
+
+def test_index_put_reading_its_own_values_is_reinplaced_unsafely():
+    # Found by this oracle on torch 2.13: the pass ignores the node's own reads, writes
+    # index_put in place while its values alias self, and the in-place op refuses to run.
+    def f(x, i):
+        y = x * 1
+        return y.index_put((i,), y[0:1]) + 1
+
+    j = judge(f, "inductor-reinplace", inputs=lambda: (torch.arange(4.0), torch.tensor([2])))
+    assert j.verdict is Verdict.CRASH, j.diff
+    (claim,) = [c for c in j.claims if c.truth.status == "unsafe"]
+    assert claim.decision.reinplaced and claim.truth.witness.rule == 1
 
 
 def test_bad_subject_is_a_user_error():
