@@ -313,3 +313,29 @@ def test_foreach_on_a_list_literal_is_a_miscompile():
     assert "output 0: values differ" in why and "input y after the call" in why
     for recs in ex.extra["executors"].values():
         assert recs[0].mismatches
+
+
+def _rotating_buffers() -> Program:
+    """Case b23 in the IR: three zero buffers rotated by a bounded loop over ``v``."""
+    return Program(
+        storages=(
+            StorageSpec("s0", 5, init="values", init_args={"data": [1.0, 2.0, 4.0, 8.0, 16.0]}),
+        ),
+        inputs=(TensorSpec("v", "s0", (5,), (1,)),),
+        body=(
+            *(Op("zeros", (), {"shape": [1]}, (n,)) for n in ("p", "q", "r")),
+            Op("zeros", (), {"shape": [5]}, ("seen",)),
+            Op("loop_rotate3_accumulate", ("p", "q", "r", "v", "seen"), {}, ()),
+        ),
+        outputs=("seen",),
+    )
+
+
+def test_loop_rotating_aliases_miscompiles_when_optimized_only():
+    p = _rotating_buffers()
+    ex = run_torchscript(p)
+    verdict, why = judge(ex)
+    assert verdict is Verdict.MISCOMPILE and why.startswith("profiling call 0")
+    assert ex.extra["executors"]["legacy"][0].mismatches  # the legacy executor too
+    assert ex.extra["executors"]["simple"][0].mismatches == []  # unoptimized: correct
+    assert judge(run_torchscript(p, options={"optimize": False}))[0] is Verdict.OK
