@@ -12,6 +12,7 @@ through each pipeline and prints, per pipeline, one line:
   eager (rtol 1e-4, atol 1e-5); ``alias mismatches``: runs whose output/input aliasing
   differs (``fx-reinplace``'s ``functionalize`` front end never returns views of inputs).
   Both are data for the oracle, not harness errors.
+* ``stmt``: share of decisions mapped back to a program statement.
 * ``candidates``: candidate nodes found by an independent scan of ``graph_before`` (targets
   the pass handles); ``captured``: the share of them with a decision read
   (``Decision.reinplaced`` not None for every mutated argument).
@@ -87,7 +88,7 @@ def _mismatch(ex, ref) -> tuple[bool, bool]:
 def bench(name: str, programs) -> dict:
     run_pipeline(name, programs[0], make_inputs(programs[0]))  # warm-up
     times, cpu, failures, mismatches = [], 0.0, Counter(), [0, 0]
-    n_cand = n_captured = 0
+    n_cand = n_captured = n_dec = n_stmt = 0
     for p in programs:
         inputs = make_inputs(p)
         c, t = time.process_time(), time.perf_counter()
@@ -101,6 +102,8 @@ def bench(name: str, programs) -> dict:
             mismatches[0] += values
             mismatches[1] += aliases
         cands = _candidate_nodes(ex, fx=name == "fx-reinplace")
+        n_dec += len(ex.decisions)
+        n_stmt += sum(d.statement is not None for d in ex.decisions)
         by_node: dict[str, list] = {}
         for d in ex.decisions:
             by_node.setdefault(d.node, []).append(d)
@@ -119,6 +122,7 @@ def bench(name: str, programs) -> dict:
         "mismatches": mismatches,
         "candidates": n_cand if name in _WITH_PASS else None,
         "captured": n_captured / n_cand if n_cand else 1.0,
+        "stmt": n_stmt / n_dec if n_dec else None,
     }
 
 
@@ -140,16 +144,17 @@ def main() -> None:
     )
     print(
         "pipeline              programs  prog/s(wall)  prog/s(cpu)  median_ms  failures"
-        "              value/alias mismatches  candidates  captured"
+        "              value/alias mismatches  candidates  captured   stmt"
     )
     for name in names:
         r = bench(name, programs)
         cand = "-" if r["candidates"] is None else str(r["candidates"])
         captured = "-" if r["candidates"] is None else f"{100 * r['captured']:.1f}%"
         mm = f"{r['mismatches'][0]}/{r['mismatches'][1]}"
+        stmt = "-" if r["stmt"] is None else f"{100 * r['stmt']:.1f}%"
         print(
             f"{r['pipeline']:<21} {r['programs']:>8} {r['per_s']:>13.1f} {r['per_cpu_s']:>12.1f} "
-            f"{r['median_ms']:>10.1f}  {str(r['failures']):<21} {mm:>22} {cand:>11} {captured:>9}",
+            f"{r['median_ms']:>10.1f}  {str(r['failures']):<21} {mm:>22} {cand:>11} {captured:>9} {stmt:>6}",
             flush=True,
         )
 
