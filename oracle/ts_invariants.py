@@ -244,7 +244,9 @@ def judge(execution: Execution) -> tuple[Verdict, str]:
     invalid = [vr for vr in results if vr[0] is Verdict.INVALID_PROGRAM]
     if invalid:  # eager raised: no reference to compare any executor with
         return invalid[0]
-    return min(results, key=lambda vr: vr[0].rank)
+    findings = [vr for vr in results if vr[0].is_finding]
+    # Most severe first (the enum's order among findings); the selected executor wins ties.
+    return min(findings, key=lambda vr: vr[0].rank) if findings else (Verdict.OK, "")
 
 
 def _script_fresh(fn: Any) -> Any:
