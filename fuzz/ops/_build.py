@@ -148,6 +148,8 @@ def fits(value: Any, dtype: str) -> bool:
         return True
     if dtype in _INTS:
         info = torch.iinfo(torch_dtype(dtype))
+        if dtype == "uint8" and isinstance(value, int):
+            return -info.max <= value <= info.max  # negative ints wrap (two's complement)
         return info.min <= value <= info.max
     if dtype in ("float16", "bfloat16"):
         return abs(value) <= torch.finfo(torch_dtype(dtype)).max

@@ -78,6 +78,15 @@ def ok_inplace(check):
     return ok
 
 
+def ok_scalar_inplace(check):
+    # Bool tensors only take bool scalars in place, which TorchScript turns into ints:
+    # not generated (hand-written programs may still use them in eager pipelines).
+    def ok(metas: Metas) -> bool:
+        return metas[0].dtype != "bool" and (check is None or _try(lambda: check(metas, {})))
+
+    return ok
+
+
 def gen_inplace_scalar(kinds):
     def gen(draw: Draw, metas: Metas) -> dict:
         return {"other": _castable_scalar(draw, metas[0], kinds)}
@@ -137,7 +146,7 @@ def gen_index_put(draw: Draw, metas: Metas) -> dict:
         if values.ndim > len(rest) + 1 or any(n == 0 for n in self.shape[:k]):
             continue
         vs = (1,) * (len(rest) + 1 - values.ndim) + values.shape
-        if all(a in (1, b) for a, b in zip(vs[1:], rest, strict=True)):
+        if vs[0] and all(a in (1, b) for a, b in zip(vs[1:], rest, strict=True)):
             options.append((k, vs[0]))
     if not options:
         raise GenerationFailure("values do not fit any index_put_ target")
@@ -216,9 +225,11 @@ def gen_scatter(value: bool):
     return gen
 
 
-def ok_setitem(scalar: bool):
+def ok_setitem(aug: bool, scalar: bool):
     def ok(metas: Metas) -> bool:
-        return scalar or not _overlap(metas[0], metas[1]) or metas[0] == metas[1]
+        if scalar:
+            return not (aug and metas[0].dtype == "bool")  # see ok_scalar_inplace
+        return not _overlap(metas[0], metas[1]) or metas[0] == metas[1]
 
     return ok
 
@@ -244,13 +255,11 @@ def gen_setitem(aug: bool, scalar: bool):
 
 
 def ok_foreach(metas: Metas) -> bool:
-    return all(not m.has_internal_overlap() for m in metas)
+    return all(not m.has_internal_overlap() and m.dtype != "bool" for m in metas)
 
 
 def gen_foreach(draw: Draw, metas: Metas) -> dict:
     kinds = {m.dtype for m in metas}
-    if "bool" in kinds:
-        return {"other": True}
     if kinds - set(_FLOAT):
         return {"other": draw.integer(0, 3)}
     return {"other": draw.scalar("float32")}

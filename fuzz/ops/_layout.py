@@ -41,7 +41,10 @@ def is_contiguous(shape: Sequence[int], stride: Sequence[int]) -> bool:
 
 
 def is_non_overlapping_and_dense(shape: Sequence[int], stride: Sequence[int]) -> bool:
-    """``compute_non_overlapping_and_dense`` (c10/core/Contiguity.h)."""
+    """``TensorImpl::is_non_overlapping_and_dense()``: contiguous (so any empty tensor), or
+    ``compute_non_overlapping_and_dense`` (c10/core/Contiguity.h)."""
+    if is_contiguous(shape, stride):
+        return True
     ndim = len(shape)
     if ndim == 1:
         return shape[0] < 2 or stride[0] == 1

@@ -270,7 +270,7 @@ def _setitem_rows() -> list[OpDef]:
                 mutates=(0,), reads=() if scalar else (1,), n_out=0, statement=True,
                 writes=lambda metas, p: [index_layout(metas[0], p["idx"])],
                 doc=f"x[idx] {'+=' if aug else '='} {'scalar' if scalar else 'y'} (basic indexing)",
-                gen=g.gen_setitem(aug, scalar), accepts=g.ok_setitem(scalar),
+                gen=g.gen_setitem(aug, scalar), accepts=g.ok_setitem(aug, scalar),
             ))
     return rows
 
@@ -304,14 +304,14 @@ def _row(name, arity, infer, apply, render, doc, **kw) -> OpDef:
                  render=render, doc=doc, **kw)
 
 
-def _binary_rows(name: str, check=None, kinds=("int64", "float32", "bool")) -> list[OpDef]:
+def _binary_rows(name: str, check=None, kinds=("int64", "float32")) -> list[OpDef]:
     return [
         _row(name, 2, _inplace(check), lambda t, p, n=name: getattr(t[0], n)(t[1]),
              lambda e, p, n=name: f"{e[0]}.{n}({e[1]})", f"x.{name}(y): y broadcasts to x",
              gen=lambda draw, metas: {}, accepts=g.ok_inplace(check)),
         _row(f"{name}.Scalar", 1, _inplace(check), lambda t, p, n=name: getattr(t[0], n)(p["other"]),
              lambda e, p, n=name: f"{e[0]}.{n}({lit(p['other'])})", f"x.{name}(scalar)",
-             gen=g.gen_inplace_scalar(kinds), accepts=g.ok_inplace(check)),
+             gen=g.gen_inplace_scalar(kinds), accepts=g.ok_scalar_inplace(check)),
     ]
 
 
