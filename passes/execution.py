@@ -66,6 +66,9 @@ class Execution:
     ``graph_before`` is the functional FX graph the pass saw (FakeTensor metadata in
     ``node.meta["val"]``), ``graph_after`` the graph after it. ``timings`` are seconds per
     stage. ``failure`` is set when the pipeline failed; the other fields hold what it had.
+    ``extra`` holds adapter-specific data: ``pass_calls`` (how often Inductor's reinplace
+    pass ran) and ``graphs_before`` (every graph the pass saw, when a graph break gives
+    several; ``graph_before`` is the first).
     """
 
     pipeline: str

@@ -18,6 +18,9 @@ pytest.importorskip("triton")
 
 from aliasfuzz.passes import run_function, triton_compat  # noqa: E402
 
+# These tests are about the CPU layer; with a GPU the real driver and launches are used.
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU Triton layer only")
+
 KERNEL = """
 import torch
 import triton
@@ -64,7 +67,6 @@ def inputs():
     return (torch.arange(8.0), torch.linspace(-1, 1, 8))
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU layer is off with a GPU")
 def test_layer_enables_only_without_gpu():
     assert triton_compat.enable() is True and triton_compat.enabled()
 
