@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -36,19 +34,13 @@ TWIN_STEMS = sorted(p.stem for p in SEEDS.glob("*.json"))
 
 pytestmark = pytest.mark.skipif(not CASES.is_dir(), reason="shared/cases is not checked out")
 
-_MODULES: dict[str, object] = {}
-
 
 def _case(stem: str):
-    """Import a case file once per process (its custom ops may be registered only once)."""
-    if stem not in _MODULES:
-        name = f"_aliasfuzz_case_{stem}"
-        spec = importlib.util.spec_from_file_location(name, CASES / f"{stem}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        _MODULES[stem] = module
-    return _MODULES[stem]
+    """The case module, imported once per process by the shared loader (custom ops in it
+    may be registered only once, so every test must import cases through one name)."""
+    from aliasfuzz.passes.cases import load_case
+
+    return load_case(CASES / f"{stem}.py").module
 
 
 def _twin(stem: str) -> Program:
