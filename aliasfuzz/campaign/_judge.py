@@ -7,43 +7,31 @@ JSON-able dicts (they travel between worker processes, into the journal and the 
      "decision_kinds": ["auto_functionalized_v2"],
      "decisions": [{"kind": "...", "reinplaced": true, "truth": "safe"}], "seconds": 0.03}
 
-While ``fuzz/sample.py``, ``passes/`` (``run_pipeline``, ``PIPELINES``) or
-``oracle/judge.py`` are missing, :mod:`._fallback` stands in, so wiring the real ones is a
-change to this file only.
+Generator: :func:`aliasfuzz.fuzz.sample.generate_one`; pipelines:
+:data:`aliasfuzz.passes.pipelines.PIPELINES`; oracle: :func:`aliasfuzz.oracle.judge.judge`
+(which runs the pipeline itself) and :func:`aliasfuzz.oracle.cases.judge_case`. The debug
+pipelines of :mod:`._debug` are served here too, without the oracle.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from typing import Any
 
-from aliasfuzz.campaign import _debug, _fallback
+from aliasfuzz.campaign import _debug
 from aliasfuzz.fuzz.ir import Program
 
 __all__ = ["evaluate", "generate", "judge_case", "pipeline_names"]
 
-
-def _has(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-def _real_passes() -> bool:
-    return _has("aliasfuzz.passes.pipelines")
+#: Claim verdicts: their signature names the kind of the deciding decision only.
+_CLAIMS = ("unsafe-reinplace", "missed-reinplace")
 
 
 def pipeline_names() -> set[str]:
     """Names ``--pipelines`` accepts (debug pipelines only when enabled)."""
-    names: set[str] = set()
-    if _real_passes():
-        from aliasfuzz.passes.pipelines import PIPELINES
+    from aliasfuzz.passes.pipelines import PIPELINES
 
-        names |= set(PIPELINES)
-    else:
-        names |= set(_fallback.PIPELINES)
+    names = set(PIPELINES)
     if _debug.enabled():
         names |= set(_debug.DEBUG_PIPELINES)
     return names
@@ -51,11 +39,9 @@ def pipeline_names() -> set[str]:
 
 def generate(seed: int, index: int, max_statements: int = 8) -> Program:
     """Program ``index`` of ``seed``: a pure function of its arguments and the versions."""
-    if _has("aliasfuzz.fuzz.sample"):
-        from aliasfuzz.fuzz import sample
+    from aliasfuzz.fuzz.sample import generate_one
 
-        return sample.generate_one(seed, index, max_statements=max_statements)
-    return _fallback.generate(1, seed * 1_000_003 + index, max_statements)[0]
+    return generate_one(seed, index, max_statements=max_statements)
 
 
 def evaluate(
@@ -65,63 +51,44 @@ def evaluate(
     t0 = time.perf_counter()
     if pipeline in _debug.DEBUG_PIPELINES:
         out = _debug.run(program, pipeline)
-    elif _real_passes() and _has("aliasfuzz.oracle.judge"):
-        out = _evaluate_real(program, pipeline, device, options or {})
     else:
-        out = _fallback.run(program, pipeline, device)
+        out = _judged(program, pipeline, device, options or None)
     out.setdefault("check", None)
     out.setdefault("explanation", "")
     out.setdefault("diff", "")
     out.setdefault("decisions", [])
-    out.setdefault(
-        "decision_kinds", sorted({d["kind"] for d in out["decisions"] if not d.get("reinplaced")})
-    )
+    out.setdefault("decision_kinds", [])
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
-def _evaluate_real(program: Program, pipeline: str, device: str, options: dict) -> dict[str, Any]:
-    from aliasfuzz.fuzz.eager import make_inputs, run_eager
-    from aliasfuzz.passes.pipelines import PipelineOptions, run_pipeline
-
-    ref = run_eager(program, device=device)
-    if ref.error is not None:
-        return {"verdict": "invalid-program", "check": "eager", "explanation": repr(ref.error)}
-    ex = run_pipeline(
-        pipeline, program, make_inputs(program, device), device, PipelineOptions(**options)
-    )
-    decisions = [
-        {"kind": d.kind, "reinplaced": d.reinplaced, "truth": "unknown", "statement": d.statement}
-        for d in ex.decisions
-    ]
-    if _has("aliasfuzz.oracle.judge"):
-        out = _oracle(program, ex, ref, decisions)
-    elif ex.failure is not None:
-        f = ex.failure
-        out = {
-            "verdict": "crash",
-            "check": f.stage,
-            "explanation": f"{f.error_type}: {f.message}"[:500],
-        }
-    else:
-        out = _fallback.differential([t.name for t in program.inputs], ref, ex)
-    out["decisions"] = decisions
-    out["decision_kinds"] = sorted({d.kind for d in ex.decisions})
-    return out
-
-
-def _oracle(program: Program, ex, ref, decisions: list[dict[str, Any]]) -> dict[str, Any]:
+def _judged(program: Program, pipeline: str, device: str, options: dict | None) -> dict[str, Any]:
     from aliasfuzz.oracle.judge import judge
 
-    j = judge(program, ex)
-    truths = getattr(j, "ground_truth", None) or {}
-    for d, dec in zip(decisions, ex.decisions, strict=False):
-        d["truth"] = str(truths.get(dec.node, "unknown"))
+    j = judge(program, pipeline, options, device)
+    decisions = [
+        {
+            "kind": c.decision.kind,
+            "reinplaced": bool(c.decision.reinplaced),
+            "truth": c.truth.status if c.truth is not None else "unknown",
+            "claim": c.claim.value if c.claim is not None else None,
+        }
+        for c in j.claims
+    ]
+    verdict = j.verdict.value
+    if verdict in _CLAIMS:
+        kinds = {d["kind"] for d in decisions if d["claim"] == verdict}
+    else:
+        kinds = {d["kind"] for d in decisions}
+    diff = j.diff if j.verdict.is_finding else ""
     return {
-        "verdict": j.verdict.value,
-        "check": getattr(j, "check", None),
-        "explanation": str(getattr(j, "explanation", "")),
-        "diff": str(getattr(j, "diff", "") or ""),
+        "verdict": verdict,
+        "check": j.check,
+        "explanation": j.explanation,
+        "diff": diff,
+        "decisions": decisions,
+        "decision_kinds": sorted(kinds),
+        "filtered": list(j.filtered),
     }
 
 
@@ -129,14 +96,9 @@ def judge_case(path: str, pipelines: list[str] | None = None) -> list[dict[str, 
     """Judge a /work/shared/cases-format file; one row per pipeline.
 
     Row: ``{"pipeline", "verdict", "expected", "explanation"}``; ``expected`` is None for a
-    pipeline without an ``expect`` line. Raises :class:`InvalidArgument` for a file that is
-    not in the case format.
+    pipeline without an ``expect`` line, ``verdict`` is ``skipped`` for a GPU case without
+    a GPU. Raises :class:`InvalidArgument` for a file that is not in the case format.
     """
-    if _has("aliasfuzz.oracle.cases") and _has("aliasfuzz.oracle.judge"):
-        from aliasfuzz.oracle import cases
+    from aliasfuzz.oracle.cases import judge_case as _judge_case
 
-        if hasattr(cases, "judge_case"):
-            return list(cases.judge_case(path, pipelines))
-    from aliasfuzz.campaign import _cases
-
-    return _cases.judge_case(path, pipelines)
+    return list(_judge_case(path, pipelines))

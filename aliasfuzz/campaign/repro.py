@@ -29,9 +29,9 @@ def compiled(fn, pipeline, inputs):
 
         return reinplace(make_fx(torch.func.functionalize(fn))(*inputs), *inputs)
     if pipeline in ("inductor", "inductor-reinplace", "aot_eager"):
-        import torch._inductor.config
+        from torch._inductor import config as inductor_config
 
-        torch._inductor.config.force_disable_caches = True
+        inductor_config.force_disable_caches = True
         backend = "aot_eager" if pipeline == "aot_eager" else "inductor"
         return torch.compile(fn, backend=backend)
     return fn
@@ -49,6 +49,15 @@ def differs(a, b):
     return not torch.allclose(a.detach(), b.detach(), rtol=1e-4, atol=1e-5, equal_nan=True)
 
 
+def aliasing(outs, ins):
+    # for each output, the indices of the inputs sharing its storage
+    def key(t):
+        return t.untyped_storage().data_ptr() if isinstance(t, torch.Tensor) else None
+
+    return [[j for j, x in enumerate(ins) if key(o) is not None and key(o) == key(x)]
+            for o in outs]
+
+
 def main(pipeline=PIPELINE):
     ref_in = make_inputs()
     ref_out = as_tuple(program(*ref_in))
@@ -63,6 +72,10 @@ def main(pipeline=PIPELINE):
         if differs(a, b):
             bad += 1
             print(f"input {{i}} after the call differs\\n  eager:    {{a}}\\n  compiled: {{b}}")
+    if aliasing(ref_out, ref_in) != aliasing(got_out, got_in):
+        bad += 1
+        print(f"outputs alias inputs differently\\n  eager:    {{aliasing(ref_out, ref_in)}}"
+              f"\\n  compiled: {{aliasing(got_out, got_in)}}")
     if len(ref_out) != len(got_out):
         bad += 1
         print(f"eager returned {{len(ref_out)}} outputs, compiled {{len(got_out)}}")
