@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
     errors: Counter[str] = Counter()
     bad_ops: Counter[str] = Counter()
+    bad_index: list[int] = []
     shown = 0
     t0 = time.perf_counter()
     for p in progs:
@@ -52,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         errors[_first_line(r.error)] += 1
         bad_ops.update({op.op for op in p.body})
+        bad_index.append(p.meta["index"])
         if shown < args.show:
             shown += 1
             print(
@@ -79,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         print("rejected tries      " + ", ".join(f"{o}/{why} {c}" for (o, why), c in top_rej))
     for msg, c in errors.most_common(10):
         print(f"eager error {c:6d}  {msg}")
+    if bad_index:
+        print(
+            "invalid indices     " + " ".join(map(str, bad_index[:20])) + " (generate_one(seed, i))"
+        )
     if bad_ops:
         print("ops in invalid      " + ", ".join(f"{o} {c}" for o, c in bad_ops.most_common(12)))
     return 0
