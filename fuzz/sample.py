@@ -83,7 +83,11 @@ def generate(n: int, seed: int = 0, *, stats: GenStats | None = None, **opts) ->
 
 
 def sample_programs(n: int, seed: int = 0, **opts) -> list[str]:
-    """``n`` programs for ``seed`` rendered as Python modules (``aliasfuzz sample``)."""
-    from aliasfuzz.fuzz.render import render_module
+    """``n`` programs for ``seed`` as Python source (``aliasfuzz sample``).
 
-    return [render_module(p).source for p in generate(n, seed, **opts)]
+    Each text is the rendered module (:func:`~aliasfuzz.fuzz.render.render_module`)
+    followed by ``make_inputs()``, which builds the inputs with their exact layouts.
+    """
+    from aliasfuzz.fuzz.render import render_inputs, render_module
+
+    return [render_module(p).source + "\n" + render_inputs(p) for p in generate(n, seed, **opts)]

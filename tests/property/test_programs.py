@@ -122,7 +122,13 @@ def test_sampler_is_a_pure_function_of_seed_and_index():
     assert [generate_one(3, i) for i in (0, 7, 19)] == [ps[0], ps[7], ps[19]]
     assert generate(5, 3) == ps[:5]
     assert generate(20, 4) != ps
-    assert sample_programs(2, 3) == [render_module(p).source for p in ps[:2]]
+    texts = sample_programs(2, 3)
+    assert [t.split("\ndef make_inputs")[0] for t in texts] == [
+        render_module(p).source for p in ps[:2]
+    ]
+    namespace: dict = {}
+    exec(texts[0], namespace)  # the printed text is runnable: inputs, then the program
+    namespace["program"](*namespace["make_inputs"]())
 
 
 _DIGEST = (
