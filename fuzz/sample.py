@@ -90,4 +90,4 @@ def sample_programs(n: int, seed: int = 0, **opts) -> list[str]:
     """
     from aliasfuzz.fuzz.render import render_inputs, render_module
 
-    return [render_module(p).source + "\n" + render_inputs(p) for p in generate(n, seed, **opts)]
+    return [render_module(p).source + "\n\n" + render_inputs(p) for p in generate(n, seed, **opts)]
