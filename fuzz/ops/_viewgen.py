@@ -32,19 +32,6 @@ def torch_dtype(name: str) -> torch.dtype:
     return getattr(torch, name)
 
 
-def py_index(items) -> tuple:
-    """The JSON index items as a Python subscript tuple (ints, None, Ellipsis, slices)."""
-    out = []
-    for it in items:
-        if it == "...":
-            out.append(Ellipsis)
-        elif it is None or isinstance(it, int):
-            out.append(it)
-        else:
-            out.append(slice(*it))
-    return tuple(out)
-
-
 def _nonempty_dims(m: ValueMeta) -> list[int]:
     return [d for d in range(m.ndim) if m.shape[d] > 0]
 

@@ -7,7 +7,9 @@ read-modify-write of the elements it writes is not listed).
 
 Index tensors (``index_put_``, ``index_fill_``, ``scatter_``) are parameters rendered
 inline as ``torch.tensor([...])`` constants, not program values: their content decides
-the footprint, so the generator and the alias model must see it. Calls whose eager
+the footprint, so the generator and the alias model must see it. For hand-written
+programs whose indices are program values (``x[rows] = vals``), :mod:`._advindex` adds
+``index_put_.Tensor`` and ``setitem_tensor`` with a whole-tensor footprint and no ``gen``. Calls whose eager
 result would depend on iteration order (duplicate targets with different values) are
 rejected by ``infer``, as are what PyTorch rejects.
 """
@@ -20,6 +22,7 @@ import torch
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ops import _inplacegen as g
+from aliasfuzz.fuzz.ops._advindex import ADV_OPS
 from aliasfuzz.fuzz.ops._build import (
     can_cast,
     fits,
@@ -30,9 +33,8 @@ from aliasfuzz.fuzz.ops._build import (
     result_dtype,
     scalar_param,
 )
-from aliasfuzz.fuzz.ops._viewgen import py_index
+from aliasfuzz.fuzz.ops._indexing import index_layout, py_index, render_index
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta, broadcast_shapes, norm_dim
-from aliasfuzz.fuzz.ops.views import index_layout, render_index
 
 __all__ = ["OPS"]
 
@@ -365,6 +367,7 @@ OPS = [
          "x.scatter_(dim, index, value)", reads=(), writes=_scatter_writes,
          gen=g.gen_scatter(True), accepts=g.has_rows),
     *_setitem_rows(),
+    *ADV_OPS,
     OpDef(name="_foreach_add_.Scalar", kind=OpKind.INPLACE, arity=(1, 4), infer=_foreach_infer,
           apply=lambda t, p: torch._foreach_add_(list(t), p["other"]),
           render=lambda e, p: f"torch._foreach_add_([{', '.join(e)}], {lit(p['other'])})",

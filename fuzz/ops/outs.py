@@ -17,9 +17,10 @@ import torch
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz.ops._build import can_cast, fresh_strided, lit, result_dtype
+from aliasfuzz.fuzz.ops._indexing import index_layout
 from aliasfuzz.fuzz.ops._layout import empty_like_strides, is_non_overlapping_and_dense
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta, broadcast_shapes
-from aliasfuzz.fuzz.ops.views import _diagonal, _select, index_layout
+from aliasfuzz.fuzz.ops.views import _diagonal, _select
 
 __all__ = ["OPS"]
 
