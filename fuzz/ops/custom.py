@@ -8,8 +8,9 @@ whose clones are what Inductor's reinplace pass decides on
 
 Generic rows (with ``gen``/``accepts``, usable by the generator): ``fz.add_one_``,
 ``fz.halve_`` (mutate their argument), ``fz.copy_into`` (writes an output argument from an
-input), ``fz.bump_pair`` (mutates two arguments), ``fz.storage_layout`` (reads storage
-metadata), ``fz.scaled`` (returns a fresh tensor). Case-specific rows (no ``gen``):
+input), ``fz.bump_pair`` (mutates two arguments), ``fz.storage_layout`` and
+``fz.strides_of`` (read storage metadata: offset and storage length, strides),
+``fz.scaled`` (returns a fresh tensor). Case-specific rows (no ``gen``):
 ``fz.rotate_left_into`` (b01: its result depends on whether ``src`` aliases ``dst``),
 ``fz.sum_into`` (b09), ``fz.pack_flat_`` (b10, defined with ``torch.library.Library`` and a
 ``Tensor[]`` argument). Ops that only mutate return ``None``: their rows bind no name
@@ -97,6 +98,21 @@ def fz_storage_layout(t: torch.Tensor) -> torch.Tensor:
 @fz_storage_layout.register_fake
 def _(t):
     return torch.empty(2, dtype=torch.int64)
+""",
+)
+
+preludes.register(
+    "fz_strides_of",
+    """
+@torch.library.custom_op("aliasfuzz::strides_of", mutates_args=())
+def fz_strides_of(t: torch.Tensor) -> torch.Tensor:
+    # what the op observes: its argument's strides (elements), one per dim
+    return torch.tensor(t.stride(), dtype=torch.int64)
+
+
+@fz_strides_of.register_fake
+def _(t):
+    return torch.empty(t.dim(), dtype=torch.int64)
 """,
 )
 
@@ -196,6 +212,10 @@ def _rotate_infer(metas, params, outs):
 
 def _layout_infer(metas, params, outs):
     return (fresh(outs[0], (2,), "int64"),)
+
+
+def _strides_infer(metas, params, outs):
+    return (fresh(outs[0], (metas[0].ndim,), "int64"),)
 
 
 def _scaled_infer(metas, params, outs):
@@ -314,6 +334,20 @@ OPS = [
         doc="aliasfuzz::storage_layout(Tensor t) -> Tensor: int64 [storage_offset, storage "
         "numel] of t (case b05); observes layout, which compiled code may legally change "
         "for views of intermediates",
+        tags=frozenset({"observes_layout"}),
+        gen=_no_params,
+    ),
+    OpDef(
+        name="fz.strides_of",
+        kind=OpKind.CUSTOM,
+        arity=1,
+        infer=_strides_infer,
+        apply=_call("fz_strides_of"),
+        render=_render("fz_strides_of"),
+        prelude=("fz_strides_of",),
+        doc="aliasfuzz::strides_of(Tensor t) -> Tensor: int64 strides of t, one per dim; "
+        "observes layout (custom ops get fixed stride order by default, so compiled code "
+        "must pass eager's strides)",
         tags=frozenset({"observes_layout"}),
         gen=_no_params,
     ),

@@ -88,6 +88,21 @@ def test_storage_layout_reports_offset_and_storage_length():
     assert_same(r.outputs, (torch.tensor([3, 10]), torch.tensor([0, 7])))
 
 
+def test_strides_of_reports_the_argument_strides():
+    p = _prog(
+        [("x", (3, 4))],
+        [
+            Op("transpose", ("x",), {"dim0": 0, "dim1": 1}, ("t",)),
+            Op("fz.strides_of", ("t",), {}, ("s",)),
+            Op("index", ("x",), {"idx": [1, 2]}, ("e",)),
+            Op("fz.strides_of", ("e",), {}, ("s0",)),
+        ],
+        ["s", "s0"],
+    )
+    r = _run_both(p)
+    assert_same(r.outputs, (torch.tensor([1, 4]), torch.zeros(0, dtype=torch.int64)))
+
+
 def test_scaled_returns_fresh_storage():
     p = _prog([("x", (3,))], [Op("fz.scaled", ("x",), {}, ("y",))], ["y"], dtype="int64")
     r = _run_both(p)
@@ -190,6 +205,7 @@ def test_generic_custom_rows_have_generator_hooks():
         "fz.copy_into",
         "fz.bump_pair",
         "fz.storage_layout",
+        "fz.strides_of",
         "fz.scaled",
     ]
     for name in generic:
@@ -382,3 +398,48 @@ def test_control_rows_reject_bad_arguments():
     )
     with pytest.raises(InvalidArgument, match="len\\(seen\\)"):
         infer(bad)
+
+
+class _Draw:
+    """A seeded implementation of the Draw protocol (fuzz/ops/core.py) for gen hooks."""
+
+    def __init__(self, seed: int):
+        import random
+
+        self.r = random.Random(seed)
+
+    def integer(self, lo, hi):
+        return self.r.randint(lo, hi)
+
+    def boolean(self, p=0.5):
+        return self.r.random() < p
+
+    def choice(self, options):
+        return self.r.choice(list(options))
+
+    def scalar(self, dtype):
+        if dtype == "bool":
+            return self.boolean()
+        if dtype.startswith(("int", "uint")):
+            return self.r.randint(0, 5)
+        return self.r.choice([0.5, -1.0, 2.0, 3.25])
+
+
+@pytest.mark.parametrize("name", ["zeros", "full", "if_lt_add_"])
+def test_gen_hooks_draw_parameters_the_rules_accept(name):
+    d = lookup(name)
+    ran = 0
+    for seed in range(30):
+        draw = _Draw(seed)
+        inputs, dtype = [], "float32"
+        if d.arity:
+            inputs = [("x", [draw.integer(1, 3) for _ in range(draw.integer(0, 2))])]
+            dtype = draw.choice(["float32", "int64"])
+        metas = tuple(infer(_prog(inputs, [], dtype=dtype)).values.values())
+        if d.accepts is not None and not d.accepts(metas):
+            continue
+        params = d.gen(draw, metas)
+        outs = ("y",) if d.n_out else ()
+        _run_both(_prog(inputs, [Op(name, ("x",) if d.arity else (), params, outs)], dtype=dtype))
+        ran += 1
+    assert ran >= 20
