@@ -121,8 +121,9 @@ preludes.register(
     """
 @torch.library.custom_op("aliasfuzz::scaled", mutates_args=())
 def fz_scaled(x: torch.Tensor) -> torch.Tensor:
-    # a fresh contiguous result: a custom op's output may not alias its input
-    return (x * 2).contiguous()
+    # a fresh result with exactly the fake's strides (.contiguous() could keep odd
+    # strides of size-1 dims); a custom op's output may not alias its input
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device).copy_(x * 2)
 
 
 @fz_scaled.register_fake

@@ -110,6 +110,18 @@ def test_scaled_returns_fresh_storage():
     assert r.aliases == {"out0": ()}
 
 
+def test_scaled_result_has_the_layout_its_rule_gives():
+    # an input "contiguous" up to a size-1 dim's stride: .contiguous() would keep (1, 2)
+    p = Program(
+        (StorageSpec("s", 4),),
+        (TensorSpec("x", "s", (2, 1), (1, 2)),),
+        (Op("fz.scaled", ("x",), {}, ("y",)),),
+        ("y",),
+    )
+    (y,) = _run_both(p).outputs
+    assert y.stride() == infer(p).values["y"].stride == (1, 1)
+
+
 def test_rotate_left_into_reads_through_an_alias_element_by_element():
     # src is dst itself: element 0 is overwritten before the last read (case b01's eager
     # result when the clone is dropped)
