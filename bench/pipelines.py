@@ -7,7 +7,8 @@ through each pipeline and prints, per pipeline, one line:
 
 * ``prog/s``: programs divided by the wall time, and by the process CPU time (one torch
   thread: the one-core figure, robust to a loaded machine), of ``run_pipeline`` calls
-  (render, trace, pass, run), after one warm-up program per pipeline.
+  (render, trace, pass, run), after one warm-up program per pipeline. The CPU figure of
+  ``inductor*`` leaves out its C++ compiler subprocesses: use the wall figure there.
 * ``value mismatches``: successful runs whose outputs / inputs after the call differ from
   eager (rtol 1e-4, atol 1e-5); ``alias mismatches``: runs whose output/input aliasing
   differs (``fx-reinplace``'s ``functionalize`` front end never returns views of inputs).
