@@ -19,10 +19,9 @@ a statement of the program's function (one level deeper than ``_INDENT`` of
 
 from __future__ import annotations
 
+from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz.ops._build import can_cast, lit, result_dtype
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
-
-from aliasfuzz.errors import GenerationFailure, InvalidArgument
 
 __all__ = ["OPS"]
 

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz import preludes
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta, broadcast_shapes, fresh
-
-from aliasfuzz.errors import InvalidArgument
 
 __all__ = ["OPS"]
 

@@ -10,11 +10,11 @@ would have no single eager meaning); hand-written programs overwrite it fully.
 from __future__ import annotations
 
 import torch
+
+from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import DTYPES
 from aliasfuzz.fuzz.ops._build import lit, torch_dtype
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, fresh
-
-from aliasfuzz.errors import InvalidArgument
 
 __all__ = ["OPS"]
 

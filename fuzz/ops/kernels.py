@@ -31,10 +31,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz import preludes
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
-
-from aliasfuzz.errors import InvalidArgument
 
 __all__ = ["OPS", "eval_expr", "launch", "render_expr"]
 
