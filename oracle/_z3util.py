@@ -12,7 +12,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 import sympy
 import z3
@@ -227,26 +228,29 @@ def _sym_elem(lay: Any, tag: str) -> sympy.Expr:
     )
 
 
-def _index_range(expr: sympy.Expr, layouts: Sequence[Any]) -> tuple[int, int] | None:
-    """Concrete [min, max] of a linear integer combination of index symbols with concrete
-    bounds (a dimension of concrete size), or None when it has any other symbol."""
+def _index_range(expr: sympy.Expr, layouts: Sequence[Any]):
+    """``(lo, hi, sizes)``: bounds of a linear integer combination of index symbols over the
+    index box (sympy expressions, valid when every size in ``sizes`` is >= 1), or None when
+    ``expr`` has any other symbol or a non-integer coefficient."""
     bounds = {}
     for tag, lay in zip("ab", layouts, strict=False):
         for k, size in enumerate(lay.sizes):
-            if isinstance(size, int):
-                bounds[f"__{tag}{k}"] = size - 1
-    lo = hi = 0
+            bounds[f"__{tag}{k}"] = sympy.sympify(size)
+    lo = hi = sympy.Integer(0)
+    used = []
     for term, coeff in sympy.expand(expr).as_coefficients_dict().items():
         if not isinstance(coeff, sympy.Integer):
             return None
-        c = int(coeff)
         if term == 1:
-            lo, hi = lo + c, hi + c
+            lo, hi = lo + coeff, hi + coeff
         elif isinstance(term, sympy.Symbol) and str(term) in bounds:
-            lo, hi = lo + min(0, c * bounds[str(term)]), hi + max(0, c * bounds[str(term)])
+            size = bounds[str(term)]
+            used.append(size)
+            span = coeff * (size - 1)
+            lo, hi = (lo + span, hi) if coeff < 0 else (lo, hi + span)
         else:
             return None
-    return lo, hi
+    return sympy.expand(lo), sympy.expand(hi), used
 
 
 def _zero(diff: sympy.Expr, layouts: Sequence[Any], gs: list, tr: Translator, depth: int = 0):
@@ -271,16 +275,21 @@ def _zero(diff: sympy.Expr, layouts: Sequence[Any], gs: list, tr: Translator, de
         rng = _index_range(b_part, layouts)
         if rng is None:
             continue
-        m = max(abs(rng[0]), abs(rng[1]))
+        lo, hi, used = rng
+        z = tr.term(sym)
         big = z3.And(_zero(a_part, layouts, gs, tr, depth), tr.term(b_part) == 0)
         check = z3.Solver()
         check.set("timeout", 50)
-        check.add(*gs, tr.term(sym) <= m, tr.term(sym) >= -m)
+        absz = z3.If(z >= 0, z, -z)
+        check.add(*gs, *(tr.term(u) >= 1 for u in used))
+        check.add(z3.Not(z3.And(tr.term(lo) > -absz, tr.term(hi) < absz)))
         if check.check() == z3.unsat:
             return big
-        if m > 32 or depth >= 2:
+        if not (lo.is_Integer and hi.is_Integer) or depth >= 2:
             continue
-        z = tr.term(sym)
+        m = max(abs(int(lo)), abs(int(hi)))
+        if m > 32:
+            continue
         small = [
             z3.And(z == v, _zero(diff.subs(sym, v), layouts, gs, tr, depth + 1))
             for v in range(-m, m + 1)
@@ -372,3 +381,31 @@ def dense_cover_query(a: Any, b: Any, guards: Sequence[Any], timeout_ms: int) ->
         return Answer(result, reason)
     at = m.eval(byte, model_completion=True).as_long()
     return Answer(result, reason, at, (), eb.index(m), None, eb.element(m), tr.env(m))
+
+
+class _Shape(NamedTuple):
+    offset: Any
+    sizes: tuple
+    strides: tuple
+    itemsize: int
+
+
+_KINDS = {
+    "overlap": overlap_query,
+    "self": lambda a, b, g, t: overlap_query(a, b, g, t, distinct=True),
+    "cover": cover_query,
+    "dense-cover": dense_cover_query,
+}
+
+
+@lru_cache(maxsize=4096)
+def _cached(kind: str, a: _Shape, b: _Shape, guards: tuple, timeout_ms: int) -> Answer:
+    return _KINDS[kind](a, b, list(guards), timeout_ms)
+
+
+def query(kind: str, a: Any, b: Any, guards: Sequence[Any], timeout_ms: int) -> Answer:
+    """Run a query of ``kind`` (overlap, self, cover, dense-cover), memoized on the layouts'
+    offset/sizes/strides/itemsize, the guards and the timeout (storage identity is the
+    caller's business): the ground truth asks the same symbolic questions many times."""
+    shape = lambda x: _Shape(x.offset, tuple(x.sizes), tuple(x.strides), x.itemsize)  # noqa: E731
+    return _cached(kind, shape(a), shape(b), tuple(guards), timeout_ms)

@@ -17,6 +17,7 @@ them". A solver timeout or an expression outside :mod:`._z3util`'s fragment give
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from collections.abc import Hashable, Mapping, Sequence
@@ -240,7 +241,7 @@ def overlap(
             if hit is None:
                 return Overlap(Status.DISJOINT, None, "runs: no shared byte")
             return Overlap(Status.OVERLAPS, _witness(a, b, hit[1], hit[2]), "runs")
-    return _from_answer(_z3util.overlap_query(a, b, guards, timeout_ms))
+    return _from_answer(_z3util.query("overlap", a, b, guards, timeout_ms))
 
 
 def _answer_witness(ans: _z3util.Answer) -> Witness | None:
@@ -289,7 +290,7 @@ def self_overlap(
             if hit is None:
                 return Overlap(Status.DISJOINT, None, "runs: all elements distinct")
             return Overlap(Status.OVERLAPS, _witness(a, a, hit[1], hit[2]), "runs")
-    return _from_answer(_z3util.overlap_query(a, a, guards, timeout_ms, distinct=True))
+    return _from_answer(_z3util.query("self", a, a, guards, timeout_ms))
 
 
 def _sorted_injective(a: Layout) -> bool:
@@ -351,10 +352,12 @@ def covers(
             return Cover(
                 Coverage.NOT_COVERED, Witness(byte, (), index, None, _element(b, index)), "runs"
             )
-    if a.storage != b.storage:
-        return Cover(Coverage.NOT_COVERED, None, "a is on another storage (b may be empty)")
-    query = _z3util.dense_cover_query if _row_major(a) else _z3util.cover_query
-    ans = query(a, b, guards, timeout_ms)
+    if a.storage != b.storage:  # not covered iff b has an element for some symbol values
+        ans = _z3util.query("overlap", b, b, guards, timeout_ms)
+        ans = dataclasses.replace(ans, index_a=(), element_a=None)
+    else:
+        kind = "dense-cover" if _row_major(a) else "cover"
+        ans = _z3util.query(kind, a, b, guards, timeout_ms)
     status = {"sat": Coverage.NOT_COVERED, "unsat": Coverage.COVERS}.get(ans.result)
     return Cover(status or Coverage.UNKNOWN, _answer_witness(ans), ans.reason)
 

@@ -148,6 +148,13 @@ def test_guards_decide_the_answer():
     assert got.status is Status.OVERLAPS and got.witness.env["s0"] in (2, 3)
 
 
+def test_symbolic_cover_across_storages_depends_on_emptiness():
+    other = L(0, (4,), (1,), storage="t")
+    miss = covers(other, L(0, (s0, 2), (2, 1)), guards=[s0 >= 0])
+    assert miss.status is Coverage.NOT_COVERED and miss.witness.env["s0"] >= 1
+    assert covers(other, L(0, (s0,), (1,)), guards=[sympy.Eq(s0, 0)]).status is Coverage.COVERS
+
+
 def test_symbolic_floor_div_mod_and_pow():
     from torch.utils._sympy.functions import FloorDiv, Mod
 
