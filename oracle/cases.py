@@ -16,8 +16,6 @@ wins), ``torchscript`` through :func:`aliasfuzz.oracle.ts_invariants.judge_torch
 from __future__ import annotations
 
 import ast
-import hashlib
-import importlib.util
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.casefile import import_case, module_name
 from aliasfuzz.oracle.verdict import Verdict
 
 __all__ = ["Case", "judge_case", "load_case", "parse_header"]
@@ -92,8 +91,7 @@ def load_case(path: str | Path) -> Case:
     if not p.is_file():
         raise InvalidArgument(f"{path}: no such case file")
     expect, device, report = parse_header(p.read_text())
-    digest = hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:12]
-    name = f"_aliasfuzz_case_{p.stem}_{digest}"
+    name = module_name(p)
     module = sys.modules.get(name)
     if module is None:
         if device.startswith("cuda"):
@@ -102,13 +100,7 @@ def load_case(path: str | Path) -> Case:
             if not torch.cuda.is_available():
                 # not importable without a GPU in general (device="cuda" at import time)
                 return Case(p, ModuleType(name), expect, device, report)
-        spec = importlib.util.spec_from_file_location(name, p)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        if callable(getattr(module, "setup", None)):
-            module.setup()
+        module = import_case(p)
     for attr in ("program", "inputs"):
         if not callable(getattr(module, attr, None)):
             raise InvalidArgument(f"{path}: case file defines no {attr}()")

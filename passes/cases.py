@@ -10,9 +10,7 @@ observations into verdicts.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +19,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.casefile import import_case
 from aliasfuzz.passes.execution import Execution
 from aliasfuzz.passes.pipelines import PipelineOptions, run_function
 
@@ -104,16 +103,7 @@ def load_case(path: str | Path) -> Case:
     path = Path(path).resolve()
     if not path.is_file():
         raise InvalidArgument(f"no case file {path}")
-    mod_name = f"_aliasfuzz_case_{path.stem}"
-    module = sys.modules.get(mod_name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-        if hasattr(module, "setup"):
-            module.setup()
+    module = import_case(path)
     for name in ("program", "inputs"):
         if not callable(getattr(module, name, None)):
             raise InvalidArgument(f"case {path.name} defines no {name}()")

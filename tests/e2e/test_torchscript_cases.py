@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 from pathlib import Path
 
 import pytest
 
+from aliasfuzz.fuzz.casefile import import_case
 from aliasfuzz.oracle.ts_invariants import judge_torchscript_case
 
 CASES = Path(
@@ -18,10 +18,7 @@ TS_CASES = sorted(CASES.glob("b*_script_*.py")) if CASES.is_dir() else []
 
 
 def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"_ts_case_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_case(path)
 
 
 def _expected(module) -> str:
