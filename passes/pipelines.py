@@ -40,13 +40,17 @@ class PipelineOptions:
     False). ``inductor_config``: extra ``torch._inductor.config`` entries for the run.
     ``reorder_for_locality``: ``inductor-reinplace`` only; run Inductor's
     ``reorder_for_locality`` before the pass, as the full pipeline does for inference.
-    Unknown config names raise :class:`InvalidArgument`.
+    ``dynamo``: ``inductor-reinplace`` only; trace through Dynamo (``torch.compile`` with
+    an ``aot_autograd`` backend) instead of ``aot_function``: slower, but data-dependent
+    control flow becomes graph breaks (``run_pipeline`` turns it on for programs with
+    control-flow statements). Unknown config names raise :class:`InvalidArgument`.
     """
 
     dynamic: bool = False
     auto_functionalized_v2: bool = True
     inductor_config: Mapping[str, Any] = field(default_factory=dict)
     reorder_for_locality: bool = False
+    dynamo: bool = False
 
     def __post_init__(self) -> None:
         import torch._inductor.config as cfg
@@ -211,13 +215,27 @@ def _inductor_reinplace(run: _Run, ex: Execution) -> None:
         return gm
 
     hygiene.reset_program()
-    compiled = aot_function(
-        with_line_marks(run.fn),
-        fw_compiler=fw,
-        decompositions=select_decomp_table(),
-        keep_inference_input_mutations=True,
-        dynamic=run.options.dynamic,
-    )
+    if run.options.dynamo:
+        aot_autograd = resolve("torch._dynamo.backends.common", "aot_autograd")
+        aot_backend = aot_autograd(
+            fw_compiler=fw,
+            decompositions=select_decomp_table(),
+            keep_inference_input_mutations=True,
+        )
+
+        def backend(gm, example_inputs):
+            run.clock.switch("trace")
+            return aot_backend(gm, example_inputs)
+
+        compiled = torch.compile(run.fn, backend=backend, dynamic=run.options.dynamic)
+    else:
+        compiled = aot_function(
+            with_line_marks(run.fn),
+            fw_compiler=fw,
+            decompositions=select_decomp_table(),
+            keep_inference_input_mutations=True,
+            dynamic=run.options.dynamic,
+        )
     with reinplace_spy() as log, _config(run), preserve_node_meta():
         _call(run, ex, compiled)
     log.check()
@@ -308,6 +326,29 @@ def run_function(
     return ex
 
 
+def _statement_spans(source: str, n: int) -> Callable[[int], int | None] | None:
+    """Line -> statement index from the rendered function's AST (all lines of a statement).
+
+    A control-flow statement renders on several lines; ``Rendered.statement_lines`` holds
+    one line per statement, which shifts every later statement. None when the source does
+    not have the expected shape (``n`` statements, then ``return``).
+    """
+    import ast
+
+    from aliasfuzz.fuzz.render import FUNCTION_NAME
+
+    tree = ast.parse(source)
+    fn = next(
+        (f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == FUNCTION_NAME), None
+    )
+    if fn is None or len(fn.body) != n + 1:
+        return None
+    spans = {
+        line: i for i, st in enumerate(fn.body[:n]) for line in range(st.lineno, st.end_lineno + 1)
+    }
+    return spans.get
+
+
 def run_pipeline(
     name: str,
     program,
@@ -318,12 +359,20 @@ def run_pipeline(
     """Run a :class:`~aliasfuzz.fuzz.ir.Program` through pipeline ``name`` on ``inputs``.
 
     The program is rendered to a file and loaded fresh; decisions name the statement
-    index each candidate came from. See :func:`run_function` for errors.
+    index each candidate came from. Programs with control-flow statements trace through
+    Dynamo (``PipelineOptions.dynamo``). See :func:`run_function` for errors.
     """
+    import dataclasses
+
+    from aliasfuzz.fuzz.ops import OpKind, lookup
     from aliasfuzz.fuzz.render import load_function
 
-    _check(name, device, options)
+    options = _check(name, device, options)
+    if any(lookup(op.op).kind is OpKind.CONTROL for op in program.body):
+        # aot_function cannot trace a data-dependent branch; Dynamo breaks the graph there.
+        options = dataclasses.replace(options, dynamo=True)
     fn, rendered = load_function(program)
+    statement_at = _statement_spans(rendered.source, len(program.body)) or rendered.statement_at
     return run_function(
         name,
         fn,
@@ -331,5 +380,5 @@ def run_pipeline(
         input_names=[t.name for t in program.inputs],
         device=device,
         options=options,
-        statement_at=rendered.statement_at,
+        statement_at=statement_at,
     )

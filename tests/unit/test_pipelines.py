@@ -324,3 +324,22 @@ def test_spy_without_its_pass_fails_loudly(monkeypatch):
     with pytest.raises(HookNotFound, match="reinplace_inplaceable_ops"):
         with reinplace_spy():
             pass
+
+
+def test_data_dependent_branch_traces_through_dynamo():
+    # if y[0] < 100: y.add_(1) -- aot_function cannot trace the branch; run_pipeline then
+    # uses Dynamo, which breaks the graph there: two graphs, both seen by the pass.
+    p = program(
+        [
+            ("clone", ("x",), {}, ("c",)),
+            ("if_lt_add_", ("c",), {"index": [0], "bound": 100.0, "other": 1.0}, ()),
+            ("fz.add_one_", ("c",), {}, ()),
+        ],
+        ("c",),
+        shape=(4,),
+    )
+    ex = run_checked("inductor-reinplace", p)
+    assert ex.extra["pass_calls"] >= 1
+    assert [
+        (d.kind, d.reinplaced, d.statement) for d in decisions_of(ex, "auto_functionalized_v2")
+    ] == [("auto_functionalized_v2", True, 2)]
