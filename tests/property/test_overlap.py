@@ -181,10 +181,11 @@ SYM_GUARDS = [S0 >= 3, S1 >= 4]
 
 @st.composite
 def symbolic_layouts(draw) -> Layout:
-    """Slices of a dynamic (s0, s1) row-major matrix: rows, columns, strides 1-2, offsets."""
+    """Slices of a dynamic (s0, s1) row-major matrix: rows, columns (a fixed or a symbolic
+    width), strides 1-2, offsets."""
     offset = draw(st.integers(0, 3)) + draw(st.integers(0, 2)) * S1
     rows = S0 - draw(st.integers(0, 2))
-    width = draw(st.integers(1, 3))
+    width = draw(st.one_of(st.integers(1, 3), st.integers(0, 3).map(lambda k: S1 - k)))
     if draw(st.booleans()):
         return Layout("s", offset, (rows, width), (S1, draw(st.integers(1, 2))), 4)
     return Layout("s", offset, (rows,), (S1 * draw(st.integers(1, 2)),), 4)
