@@ -21,6 +21,17 @@ from aliasfuzz.errors import InvalidArgument
 __all__ = ["add_parsers"]
 
 
+def _seed(text: str) -> int:
+    """A seed flag: an integer >= 0, or ``today`` (the date as YYYYMMDD, for nightly runs)."""
+    import time
+
+    if text == "today":
+        return int(time.strftime("%Y%m%d"))
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r} (an integer >= 0 or 'today')")
+    return int(text)
+
+
 def _cmd_run(args) -> int:
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.driver import latest_unfinished, load_campaign, run_campaign
@@ -93,7 +104,7 @@ def _add_run(sub) -> None:
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--time", type=float, metavar="SECONDS", help="wall-clock budget")
     budget.add_argument("--programs", type=int, metavar="N", help="number of programs")
-    p.add_argument("--seed", type=int, help="campaign seed (default 0)")
+    p.add_argument("--seed", type=_seed, help="campaign seed (default 0); 'today' is YYYYMMDD")
     p.add_argument(
         "--pipelines",
         help="comma list (default: inductor-reinplace,inductor,aot_eager,fx-reinplace)",

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,9 +25,8 @@ from aliasfuzz.campaign.corpus import clean_temp, known_signatures, signature, v
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import Journal
 from aliasfuzz.campaign.options import CampaignOptions
+from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
-from aliasfuzz.campaign.shrink import shrink
-from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.oracle.verdict import Verdict
@@ -78,69 +76,6 @@ class CampaignResult:
     def failing(self) -> list[dict[str, Any]]:
         """New findings whose verdict is in ``fail_on`` (these make ``run`` exit 1)."""
         return [f for f in self.findings if f["new"] and f["verdict"] in self.options.fail_on]
-
-
-class _Pool:
-    """Worker threads, each driving one :class:`Worker`; jobs in, messages out."""
-
-    def __init__(self, opts: CampaignOptions, root: Path):
-        self.jobs: queue.PriorityQueue = queue.PriorityQueue()
-        self.results: queue.Queue = queue.Queue()
-        self.opts, self._seq = opts, 0
-        self.workers = [
-            Worker(root / f"w{k}", timeout=opts.timeout, recycle=opts.recycle, device=opts.device)
-            for k in range(opts.workers)
-        ]
-        self.threads = [
-            threading.Thread(target=self._loop, args=(w,), daemon=True) for w in self.workers
-        ]
-        for t in self.threads:
-            t.start()
-
-    def submit(self, priority: int, job: tuple) -> None:
-        self._seq += 1
-        self.jobs.put((priority, self._seq, job))
-
-    def _task(self, program: Program, pipeline: str) -> dict[str, Any]:
-        return {
-            "program": program.to_json(),
-            "pipeline": pipeline,
-            "device": self.opts.device,
-            "options": self.opts.pipeline_options.get(pipeline, {}),
-        }
-
-    def _loop(self, worker: Worker) -> None:
-        try:
-            self._serve(worker)
-        except BaseException:  # a harness bug: handed to the main thread, which re-raises
-            import traceback
-
-            self.results.put(("fatal", None, None, traceback.format_exc(), None))
-
-    def _serve(self, worker: Worker) -> None:
-        while True:
-            _, _, job = self.jobs.get()
-            if job is None:
-                worker.close()
-                return
-            kind, i, pipeline, program, outcome = job
-            if kind == "task":
-                out = worker.run(self._task(program, pipeline))
-                self.results.put(("task", i, pipeline, program, out))
-            else:
-                small, sout, spent = shrink(
-                    program,
-                    outcome,
-                    lambda p, pl=pipeline: worker.run(self._task(p, pl)),
-                    self.opts.shrink_budget,
-                )
-                self.results.put(("shrunk", i, pipeline, (program, small, spent), sout))
-
-    def close(self) -> None:
-        for _ in self.threads:
-            self.submit(99, None)
-        for t in self.threads:
-            t.join()
 
 
 def _new_campaign(opts: CampaignOptions) -> tuple[str, Path, dict[str, Any]]:
@@ -242,7 +177,7 @@ class _Campaign:
         self._record("running")
         t0 = time.monotonic()
         deadline = None if opts.time is None else t0 + max(0.0, opts.time - self.elapsed_before)
-        pool = _Pool(opts, self.dir / "workers")
+        pool = Pool(opts, self.dir / "workers")
         in_flight, i, feeding = 0, 0, True
         for (j, p), e in sorted(self.pending.items()):  # findings the last run did not finish
             in_flight += self._finding(pool, j, p, Program.from_json(e["program"]), e["outcome"])
@@ -287,7 +222,7 @@ class _Campaign:
             self._record(res.status)
         return res
 
-    def _handle(self, pool: _Pool, msg: tuple) -> int:
+    def _handle(self, pool: Pool, msg: tuple) -> int:
         """Journal one message from the pool; return the number of jobs it submitted."""
         kind, i, pipeline, payload, out = msg
         if kind == "fatal":
@@ -332,7 +267,7 @@ class _Campaign:
         )
 
     def _finding(
-        self, pool: _Pool, i: int, pipeline: str, program: Program, out: dict[str, Any]
+        self, pool: Pool, i: int, pipeline: str, program: Program, out: dict[str, Any]
     ) -> int:
         """Shrink a new kind of finding (returns 1 job) or journal a duplicate (0 jobs)."""
         key = self._prekey(program, out, pipeline)

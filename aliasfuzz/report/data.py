@@ -18,6 +18,15 @@ __all__ = ["SUMMARY_VERSION", "collect"]
 SUMMARY_VERSION = 1
 
 
+def _rank(verdict: str) -> int:
+    from aliasfuzz.oracle.verdict import Verdict
+
+    try:
+        return Verdict(verdict).rank
+    except ValueError:
+        return len(Verdict)
+
+
 def _confusion(tasks: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
     """pipeline -> ground truth (safe/unsafe/unknown) -> decision (reinplaced/copied) -> n."""
     out: dict[str, dict[str, dict[str, int]]] = {}
@@ -72,6 +81,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
     findings = [_finding(Path(corpus), e) for e in events if e["t"] == "finding" and e.get("id")]
     seen: set[str] = set()
     findings = [f for f in findings if not (f["id"] in seen or seen.add(f["id"]))]
+    findings.sort(key=lambda f: (_rank(f["verdict"]), not f.get("new"), f["id"]))
     return {
         "summary_version": SUMMARY_VERSION,
         "campaign": {

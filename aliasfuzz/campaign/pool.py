@@ -1,0 +1,84 @@
+"""The driver's worker pool: one thread per :class:`~aliasfuzz.campaign.worker.Worker`.
+
+Jobs go in through :meth:`Pool.submit` (a priority queue: shrink jobs, priority 0, run
+before new programs, priority 1); results come out of :attr:`Pool.results` as tuples
+``(kind, program index, pipeline, payload, outcome)`` with kind ``task``, ``shrunk``
+or ``fatal`` (a harness bug in a pool thread, re-raised by the driver).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from pathlib import Path
+from typing import Any
+
+from aliasfuzz.campaign.options import CampaignOptions
+from aliasfuzz.campaign.shrink import shrink
+from aliasfuzz.campaign.worker import Worker
+from aliasfuzz.fuzz.ir import Program
+
+__all__ = ["Pool"]
+
+
+class Pool:
+    """Worker threads, each driving one :class:`Worker`; jobs in, messages out."""
+
+    def __init__(self, opts: CampaignOptions, root: Path):
+        self.jobs: queue.PriorityQueue = queue.PriorityQueue()
+        self.results: queue.Queue = queue.Queue()
+        self.opts, self._seq = opts, 0
+        self.workers = [
+            Worker(root / f"w{k}", timeout=opts.timeout, recycle=opts.recycle, device=opts.device)
+            for k in range(opts.workers)
+        ]
+        self.threads = [
+            threading.Thread(target=self._loop, args=(w,), daemon=True) for w in self.workers
+        ]
+        for t in self.threads:
+            t.start()
+
+    def submit(self, priority: int, job: tuple) -> None:
+        self._seq += 1
+        self.jobs.put((priority, self._seq, job))
+
+    def _task(self, program: Program, pipeline: str) -> dict[str, Any]:
+        return {
+            "program": program.to_json(),
+            "pipeline": pipeline,
+            "device": self.opts.device,
+            "options": self.opts.pipeline_options.get(pipeline, {}),
+        }
+
+    def _loop(self, worker: Worker) -> None:
+        try:
+            self._serve(worker)
+        except BaseException:  # a harness bug: handed to the main thread, which re-raises
+            import traceback
+
+            self.results.put(("fatal", None, None, traceback.format_exc(), None))
+
+    def _serve(self, worker: Worker) -> None:
+        while True:
+            _, _, job = self.jobs.get()
+            if job is None:
+                worker.close()
+                return
+            kind, i, pipeline, program, outcome = job
+            if kind == "task":
+                out = worker.run(self._task(program, pipeline))
+                self.results.put(("task", i, pipeline, program, out))
+            else:
+                small, sout, spent = shrink(
+                    program,
+                    outcome,
+                    lambda p, pl=pipeline: worker.run(self._task(p, pl)),
+                    self.opts.shrink_budget,
+                )
+                self.results.put(("shrunk", i, pipeline, (program, small, spent), sout))
+
+    def close(self) -> None:
+        for _ in self.threads:
+            self.submit(99, None)
+        for t in self.threads:
+            t.join()
