@@ -220,8 +220,9 @@ def overlap(
 
     ``guards`` are sympy relations over the shape symbols (e.g. ``s0 >= 2``), used only for
     symbolic layouts. ``method="z3"`` skips the fast paths (for testing), ``"enumerate"``
-    forces enumeration. Raises InvalidArgument on bad arguments; never raises on a hard
-    query (UNKNOWN instead).
+    forces the run-based exact path whatever the footprint size. Z3 answers are memoized
+    (see ``_z3util.query``). Raises InvalidArgument on bad arguments; never raises on a
+    hard query (UNKNOWN instead).
     """
     _check(method, timeout_ms, a, b)
     if a.storage != b.storage:
