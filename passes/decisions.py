@@ -174,7 +174,10 @@ class InductorCapture:
             elif t in rp.inplaceable_foreach_ops:
                 self._add(node, "foreach", "self", node.args[0], target=str(t))
             elif t in scatter_ops:
+                # The written value's statement: through nested scatters to the update.
                 src = node.args[1]
+                while isinstance(src, torch.fx.Node) and src.target in scatter_ops:
+                    src = src.args[1]
                 line_node = src if isinstance(src, torch.fx.Node) else node
                 self._add(node, "scatter", "input", node.args[0], line_node, target=str(t))
                 self._scatters.append((node, tuple(node.args), dict(node.kwargs)))

@@ -343,3 +343,26 @@ def test_data_dependent_branch_traces_through_dynamo():
     assert [
         (d.kind, d.reinplaced, d.statement) for d in decisions_of(ex, "auto_functionalized_v2")
     ] == [("auto_functionalized_v2", True, 2)]
+
+
+def test_nested_scatters_fused_by_the_pass_are_both_captured():
+    # c[1][1:3] += 1 functionalizes to slice_scatter inside select_scatter; the pass fuses
+    # them into one _generalized_scatter (new node): both originals get its decision.
+    p = program(
+        [
+            ("clone", ("x",), {}, ("c",)),
+            ("select", ("c",), {"dim": 0, "index": 1}, ("r",)),
+            ("narrow", ("r",), {"dim": 0, "start": 1, "length": 2}, ("e",)),
+            ("add_.Scalar", ("e",), {"other": 1.0}, ("w",)),
+        ],
+        ("c",),
+    )
+    ex = run_checked("inductor-reinplace", p)
+    scatters = decisions_of(ex, "scatter")
+    assert sorted(d.target for d in scatters) == [
+        "aten.select_scatter.default",
+        "aten.slice_scatter.default",
+    ]
+    assert all(d.captured for d in scatters)
+    assert len({d.reinplaced for d in scatters}) == 1
+    assert {d.statement for d in scatters} == {3}  # the add_ that wrote through both views
