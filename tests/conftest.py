@@ -18,6 +18,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Generating and compiling programs is slow by nature; speed is measured by bench/, not here.
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 settings.register_profile(
@@ -29,7 +30,9 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=_SLOW_OK,
 )
-settings.register_profile("dev", max_examples=100, deadline=None, print_blob=True)
+settings.register_profile(
+    "dev", max_examples=100, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK
+)
 settings.register_profile(
     "nightly", max_examples=2000, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK
 )
