@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import sympy
 import torch
 import torch.fx
 
@@ -171,11 +172,25 @@ def _val(node: Any) -> torch.Tensor | None:
     return v if isinstance(v, torch.Tensor) else None
 
 
+#: While set (a dict symbol -> int), layouts are concretized at the traced sizes.
+_HINTS: dict | None = None
+
+
+def _hinted(lay: mem.Layout) -> mem.Layout:
+    if _HINTS is None or lay.concrete:
+        return lay
+
+    def c(e):
+        return e if isinstance(e, int) else int(e.xreplace(_HINTS))
+
+    return mem.Layout(lay.storage, c(lay.offset), tuple(map(c, lay.sizes)), tuple(map(c, lay.strides)), lay.itemsize)
+
+
 def _layout(node: Any) -> mem.Layout | None:
     v = _val(node)
     if v is None or v.layout != torch.strided or not torch._C._has_storage(v):
         return None
-    return mem.layout_of(v)
+    return _hinted(mem.layout_of(v))
 
 
 def _bytes(lay: mem.Layout | None) -> np.ndarray:
@@ -221,7 +236,7 @@ def _scatter_view(node: torch.fx.Node) -> mem.Layout | None:
             args = torch.fx.node.map_arg(args, lambda a: a.meta["val"])
             kwargs = torch.fx.node.map_arg(kwargs, lambda a: a.meta["val"])
             t = target(t, *args, **kwargs)
-    return mem.layout_of(t, storage=mem.layout_of(inp).storage)
+    return _hinted(mem.layout_of(t, storage=mem.layout_of(inp).storage))
 
 
 # ---------------------------------------------------------------------------------------
@@ -279,11 +294,122 @@ def _epilogue_write(m: torch.fx.Node) -> torch.fx.Node | None:
 
 
 def ground_truth(graph: torch.fx.Graph, cand: Candidate) -> Truth:
-    """Decide one candidate of ``graph`` (see the module docstring for the rule)."""
+    """Decide one candidate of ``graph`` (see the module docstring for the rule).
+
+    With symbolic sizes (dynamic shapes) the rule runs first at the traced sizes (the
+    shape environment's hints): unsafe there is a real witness. Safe must then hold for
+    every size the guards allow, which :func:`_decide_symbolic` proves with
+    :mod:`aliasfuzz.oracle.memory` (Z3); what it cannot prove is unknown.
+    """
+    global _HINTS
+    shape_env = _shape_env(graph)
     try:
-        return _decide(graph, cand)
+        if shape_env is None:
+            return _decide(graph, cand)
+        _HINTS = {k: sympy.Integer(v) for k, v in shape_env.var_to_val.items()}
+        try:
+            t = _decide(graph, cand)
+        finally:
+            _HINTS = None
+        if t.status != SAFE:
+            return t
+        return _decide_symbolic(graph, cand, _guards(shape_env))
     except _Undecidable as e:
         return Truth(cand, UNKNOWN, None, str(e))
+
+
+def _shape_env(graph: torch.fx.Graph) -> Any:
+    """The ShapeEnv of a graph whose layouts are symbolic, else None."""
+    for n in graph.nodes:
+        v = _val(n)
+        if v is None or not torch._C._has_storage(v):
+            continue
+        lay = mem.layout_of(v)
+        if not lay.concrete:
+            env = getattr(getattr(v, "fake_mode", None), "shape_env", None)
+            if env is None:
+                raise _Undecidable("symbolic layout without a shape environment")
+            return env
+    return None
+
+
+def _guards(shape_env: Any) -> list[Any]:
+    """The shape guards and symbol ranges as sympy relations (for memory's Z3 queries)."""
+    from torch.utils._sympy.numbers import int_oo
+
+    def bounded(e: Any) -> bool:
+        return e not in (int_oo, -int_oo) and bool(e.is_finite)
+
+    out = [g.expr for g in shape_env.guards if not g.expr.has(int_oo, -int_oo)]
+    for sym, vr in shape_env.var_to_range.items():
+        if bounded(vr.lower):
+            out.append(sympy.Ge(sym, vr.lower))
+        if bounded(vr.upper):
+            out.append(sympy.Le(sym, vr.upper))
+    return out
+
+
+def _decide_symbolic(graph: torch.fx.Graph, cand: Candidate, guards: list[Any]) -> Truth:
+    """Prove rules 1-4 for all sizes, conservatively: SAFE, or UNKNOWN when not proven."""
+    n, a = cand.fx_node, cand.mutated
+    fl = _layout(a)
+    S = fl.storage
+
+    def ov(x: mem.Layout, y: mem.Layout) -> bool:
+        r = mem.overlap(x, y, guards=guards)
+        if r.status is mem.Status.UNKNOWN:
+            raise _Undecidable(f"overlap undecided: {r.reason}")
+        return r.status is mem.Status.OVERLAPS
+
+    def cov(x: mem.Layout, y: mem.Layout) -> bool:
+        return mem.covers(x, y, guards=guards).status is mem.Coverage.COVERS
+
+    def unproven(why: str) -> Truth:
+        return Truth(cand, UNKNOWN, None, f"safe at the traced sizes; not proven for all: {why}")
+
+    gen, igen = _gen_scatter_targets()
+    is_scatter = n.target is gen or n.target is igen or n.target in _SCATTERS
+    wl = _scatter_view(n) if is_scatter else fl
+    for slot, v in _other_slots(cand):
+        vl = _layout(v)
+        if vl is None or vl.storage != S:
+            continue
+        if is_scatter and (vl.offset, vl.sizes, vl.strides) == (wl.offset, wl.sizes, wl.strides):
+            continue
+        if ov(vl, wl):
+            return unproven(f"{n.name} reads {v.name} ({slot})")
+    nodes = list(graph.nodes)
+    overwritten: list[mem.Layout] = []
+    clobbered = False
+    for m in nodes[nodes.index(n) + 1 :]:
+        if clobbered and _reads_result(m, cand):
+            return unproven(f"an epilogue write may clobber the result read by {m.name}")
+        for acc in _reads(m):
+            rl = _layout(acc.value)
+            if rl is None or rl.storage != S or not ov(rl, fl):
+                continue
+            if acc.scatter is not None and cov(_scatter_view(acc.scatter), fl):
+                continue  # the scatter replaces all of F: it reads none of it
+            if any(cov(d, rl) for d in overwritten):
+                continue
+            return unproven(f"{m.name} may read old contents through {acc.value.name}")
+        dst = _epilogue_write(m)
+        dl = _layout(dst) if dst is not None else None
+        if dl is None or dl.storage != S:
+            continue
+        if not _derived_from(m.args[1], n, _result_key(cand)) and ov(dl, fl):
+            clobbered = True
+        overwritten.append(dl)
+    inputs_on_s = any(x.op in ("placeholder", "get_attr") and on_storage(x, S) for x in nodes)
+    if inputs_on_s and not any(cov(d, fl) for d in overwritten):
+        return unproven("the input is not proven overwritten over the footprint")
+    return Truth(cand, SAFE, None, "proven for all sizes under the guards")
+
+
+def on_storage(node: Any, storage: Any) -> bool:
+    """Whether FX value ``node`` is a tensor on ``storage`` (a StorageWeakRef)."""
+    s = _storage_of(node)
+    return s is not None and storage is not None and s == storage
 
 
 def _storage_of(node: Any) -> Any:
@@ -323,7 +449,7 @@ def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
     wl = _scatter_view(n) if is_scatter else fl
     written = _bytes(wl)
     for slot, v in _other_slots(cand):
-        if _storage_of(v) != S:
+        if not on_storage(v, S):
             continue
         vl = _layout(v)
         if is_scatter and (vl.offset, vl.sizes, vl.strides) == (wl.offset, wl.sizes, wl.strides):
@@ -341,7 +467,7 @@ def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
 
     overwritten = np.zeros(0, dtype=np.int64)
     clobber: tuple[int, torch.fx.Node] | None = None
-    inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and _storage_of(x) == S]
+    inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and on_storage(x, S)]
     for m in nodes[pos[n] + 1 :]:
         # Rule 3: n's result read after a write into F clobbered it.
         if clobber is not None and _reads_result(m, cand):
@@ -355,7 +481,7 @@ def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
             )
         # Rule 2: an old-contents read of F.
         for acc in _reads(m):
-            if _storage_of(acc.value) != S:
+            if not on_storage(acc.value, S):
                 continue
             live = np.setdiff1d(acc.bytes, overwritten, assume_unique=True)
             hit = _hit(live, F)
@@ -369,7 +495,7 @@ def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
                     f"{m.name} reads the old contents of {a.name} through {acc.value.name}",
                 )
         dst = _epilogue_write(m)
-        if dst is not None and _storage_of(dst) == S:
+        if dst is not None and on_storage(dst, S):
             if _derived_from(m.args[1], n, _result_key(cand)):
                 overwritten = np.union1d(overwritten, _bytes(_layout(dst)))
                 continue  # the copy back that the reinplace makes redundant

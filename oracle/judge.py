@@ -223,10 +223,10 @@ def _claims(ex: Any) -> list[Claim]:
 def _on_input(truth: Truth) -> bool:
     c = truth.candidate
     graph = c.fx_node.graph
-    from aliasfuzz.oracle.candidates import _storage_of
+    from aliasfuzz.oracle.candidates import _storage_of, on_storage
 
     s = _storage_of(c.mutated)
-    return any(n.op in ("placeholder", "get_attr") and _storage_of(n) == s for n in graph.nodes)
+    return any(n.op in ("placeholder", "get_attr") and on_storage(n, s) for n in graph.nodes)
 
 
 def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool) -> None:
@@ -279,13 +279,13 @@ def _scatter_fusion(c: Claim, claims: list[Claim]) -> bool:
 
 
 def _same_storage_sibling(c: Claim, claims: list[Claim]) -> bool:
-    from aliasfuzz.oracle.candidates import _storage_of
+    from aliasfuzz.oracle.candidates import _storage_of, on_storage
 
     s = _storage_of(c.truth.candidate.mutated)
     return any(
         o is not c and o.graph == c.graph and o.decision.node == c.decision.node
         and o.decision.reinplaced and o.truth is not None and o.truth.candidate is not None
-        and _storage_of(o.truth.candidate.mutated) == s
+        and on_storage(o.truth.candidate.mutated, s)
         for o in claims
     )
 

@@ -124,3 +124,31 @@ def test_disjoint_rows_of_one_storage_do_not_conflict(read_row):
     t = _only(truths, "index_put")
     # row 1 is another part of y's storage: exact overlap, not "same storage"
     assert t.status == (UNSAFE if read_row == 0 else SAFE), t
+
+
+def _dyn_truths(fn, *inputs, v2: bool = True):
+    ex = run_function(
+        "inductor-reinplace", fn, inputs, options=PipelineOptions(dynamic=True, auto_functionalized_v2=v2)
+    )
+    assert ex.failure is None, ex.failure
+    (gm,) = ex.extra["graphs_before"]
+    return {(c.node, c.arg): ground_truth(gm.graph, c) for c in candidates(gm.graph)}
+
+
+def test_dynamic_shapes_safe_is_proven_for_all_sizes():
+    def f(x):
+        halve_(x[1])
+
+    truths = _dyn_truths(f, torch.arange(12.0).reshape(3, 4), v2=False)
+    t = _only(truths, "auto_functionalized")
+    assert t.status == SAFE and "all sizes" in t.reason, t
+
+
+def test_dynamic_shapes_unsafe_has_a_witness_at_the_traced_sizes():
+    def f(x, i, v):
+        y = x * 2
+        return y.index_put((i,), v), y
+
+    truths = _dyn_truths(f, torch.arange(5.0), torch.tensor([1]), torch.tensor([9.0]))
+    t = _only(truths, "index_put")
+    assert t.status == UNSAFE and t.witness.rule == 2 and t.witness.reader == "output"
