@@ -120,6 +120,32 @@ KNOWN_CAUSES = (
         "in-place foreach on a list literal dropped by TorchScript dead-code elimination",
         lambda ops, why: any(o.startswith("_foreach") for o in ops),
     ),
+    (
+        "eval-mode dropout returns its input but its schema says fresh: writes through it lost",
+        lambda ops, why: "dropout_eval" in ops and "differ" in why,
+    ),
+    (
+        "equal constant tensors pooled into one (case b23, PyTorch #75794): outputs alias",
+        lambda ops, why: "aliasing:" in why,
+    ),
+    (
+        "legacy executor sets requires_grad on outputs/inputs (case b25, PyTorch #126277)",
+        lambda ops, why: why.startswith("legacy") and "eager False, torchscript True" in why,
+    ),
+    (
+        "legacy executor: out= op inside a differentiable graph raises",
+        lambda ops, why: (
+            why.startswith("legacy") and "don't support automatic differentiation" in why
+        ),
+    ),
+    (
+        "legacy fuser: CUDA kernel fails to compile (NVRTC)",
+        lambda ops, why: "errors detected in the compilation of" in why,
+    ),
+    (
+        "legacy executor: internal error 'Argument passed to at() was not in the map'",
+        lambda ops, why: "at() was not in the map" in why,
+    ),
 )
 
 

@@ -72,7 +72,10 @@ class TorchScriptOptions:
     left by one optimized call can show in the next). ``other_executors`` also runs the
     legacy and simple executors (those not selected) with the same program.
     ``toggle_optional`` flips ``None``-ness of optional inputs that only ``None``-accepting
-    ops use on every odd call. Tolerances are for floating outputs (the cases' rtol/atol).
+    ops use on every odd call. ``drop_grad_last`` makes the last call (when there are
+    two or more) with ``requires_grad`` off on every input: a specialization for grad that
+    is not guarded then shows as outputs requiring grad. Tolerances are for floating
+    outputs (the cases' rtol/atol).
     """
 
     profiling_executor: bool = True
@@ -83,6 +86,7 @@ class TorchScriptOptions:
     fuser: bool = True
     other_executors: bool = True
     toggle_optional: bool = True
+    drop_grad_last: bool = True
     grads: bool = True
     rtol: float = 1e-4
     atol: float = 1e-5
@@ -243,11 +247,20 @@ class _Subject:
     caller_inputs: tuple[Any, ...] | None = None
 
 
+def _without_grad(program: Program) -> Program:
+    inputs = tuple(replace(t, requires_grad=False) for t in program.inputs)
+    return Program(program.storages, inputs, program.body, program.outputs, dict(program.meta))
+
+
 def _program_inputs(program: Program, device: str, opts: TorchScriptOptions):
     other = _toggled(program) if opts.toggle_optional and opts.mode == "script" else None
+    drop = opts.drop_grad_last and opts.n_calls > 1 and any(t.requires_grad for t in program.inputs)
 
     def fresh(k: int) -> tuple[Any, ...]:
-        return make_inputs(other if other is not None and k % 2 else program, device)
+        chosen = other if other is not None and k % 2 else program
+        if drop and k == opts.n_calls - 1:
+            chosen = _without_grad(chosen)
+        return make_inputs(chosen, device)
 
     return fresh
 

@@ -119,7 +119,9 @@ def test_pipeline_matches_eager_on_every_call(requires_grad):
     x = make_inputs(p)[0].detach()
     assert torch.equal(ex.outputs[1][1], torch.sin(x).mul(2.0)[1] + 1.0)
     if requires_grad:
-        assert calls[-1].backward_graph is not None
+        assert calls[-2].backward_graph is not None
+        # the last call drops requires_grad on every input (drop_grad_last)
+        assert not calls[-1].result.inputs_after[0].requires_grad
 
 
 def test_pipeline_on_a_mutated_strided_input():
@@ -342,3 +344,49 @@ def test_loop_rotating_aliases_miscompiles_when_optimized_only():
     # the most severe over executors, not spoiled by the executor that got it right.
     alone = run_torchscript(p, options={"optimize": False, "other_executors": False})
     assert judge(alone) == (Verdict.OK, "")
+
+
+def test_inplace_write_to_a_constant_fusion_output_is_a_miscompile():
+    # Found by bench/torchscript.py (CUDA run, reproduced on CPU, torch 2.13 and 2.11): a
+    # fusion group whose inputs were all constant-folded (`torch.full`) returns outputs
+    # that an `add_` then writes in place; from the first optimized call on, the outputs
+    # are wrong (garbage or the previous call's values). Profiled call 0 is right.
+    p = Program(
+        storages=(StorageSpec("s0", 1),),
+        inputs=(TensorSpec("x", "s0", (1,), (1,)),),
+        body=(
+            Op("full", (), {"shape": [4], "value": 3.0}, ("v",)),
+            Op("add", ("v", "v"), {}, ("e1",)),
+            Op("sin", ("e1",), {}, ("e2",)),
+            Op("add_.Scalar", ("e1",), {"other": -1.0}, ("e3",)),
+        ),
+        outputs=("e3", "e2"),
+    )
+    ex = run_torchscript(p, options={"other_executors": False})
+    verdict, why = judge(ex)
+    assert verdict is Verdict.MISCOMPILE and why.startswith("profiling call 1 (optimized)")
+    assert ex.extra["calls"][0].mismatches == []
+    assert "prim::TensorExprGroup" in {s.node.kind() for s in sites(ex.extra["calls"][1].graph)}
+
+
+def test_unguarded_grad_specialization_shows_on_the_call_without_grad():
+    # The DifferentiableGraph fed through a list has no RequiresGradCheck (see
+    # test_ts_invariants); the last call, without grad, then returns an output that
+    # requires grad: the invariant finding is confirmed by execution.
+    p = Program(
+        storages=(StorageSpec("s0", 6),),
+        inputs=(TensorSpec("x", "s0", (3, 2), (2, 1), requires_grad=True),),
+        body=(
+            Op("cat", ("x",), {"dim": 1}, ("c",)),
+            Op("mul.Scalar", ("c",), {"other": 0.5}, ("m",)),
+        ),
+        outputs=("m",),
+    )
+    ex = run_torchscript(p, options={"other_executors": False})
+    verdict, why = judge(ex)
+    assert verdict is Verdict.MISCOMPILE
+    assert why == (
+        "profiling call 2 (optimized): output 0: requires_grad eager False, torchscript True"
+    )
+    ok = run_torchscript(p, options={"other_executors": False, "drop_grad_last": False})
+    assert judge(ok)[0] is Verdict.INVARIANT  # without the confirming call: the guard check

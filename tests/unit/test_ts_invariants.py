@@ -190,3 +190,25 @@ def test_group_in_the_fallback_block_is_unguarded(te_graph):
     # Move the group into the false (fallback) branch, before the branch's first node.
     group.moveBefore(next(iter(else_block.nodes())))
     assert not check_fusion_guarded(g).ok
+
+
+def test_differentiable_graph_on_a_list_input_is_left_unguarded():
+    # Found by bench/torchscript.py (CUDA run; reproduced on CPU, torch 2.13): with a
+    # requires_grad input reaching the graph only through a list (`torch.cat([x], 1)`),
+    # the profiling executor inserts no RequiresGradCheck, so later calls without grad --
+    # even under torch.no_grad() -- still get outputs with requires_grad=True.
+    p = Program(
+        storages=(StorageSpec("s0", 6),),
+        inputs=(TensorSpec("x", "s0", (3, 2), (2, 1), requires_grad=True),),
+        body=(
+            Op("cat", ("x",), {"dim": 1}, ("c",)),
+            Op("mul.Scalar", ("c",), {"other": 0.5}, ("m",)),
+        ),
+        outputs=("m",),
+    )
+    ex = run_torchscript(p, options={"other_executors": False})
+    graph = ex.extra["calls"][-1].graph
+    assert "prim::DifferentiableGraph" in _kinds(graph)
+    c = check_fusion_guarded(graph)
+    assert not c.ok and "prim::DifferentiableGraph" in c.message
+    assert _failed(graph) == {"fusion_guarded"}
