@@ -14,8 +14,8 @@ drive it:
 
 Order of draws: inputs (storages and their views), then statements, then outputs. Rare
 cases sit behind ``boolean`` draws that shrink toward False; choices shrink toward their
-first option; the statement loop is a run of "one more?" booleans, so the shrinker can
-delete any statement with its span of choices.
+first option; after a first statement (always tried), the statement loop is a run of
+"one more?" booleans, so the shrinker can delete any statement with its span of choices.
 
 The generator is generic over the registry: every row with a ``gen`` in a requested
 family is a candidate; each step is checked with the registry's own rules
@@ -257,10 +257,12 @@ def _draw_args(
 
 
 def _result_count(d: OpDef, metas: Sequence[ValueMeta], params: dict[str, Any]) -> int:
+    """How many names a statement of ``d`` binds (``count_out`` for split/unbind rows)."""
     if d.n_out is not None:
         return d.n_out
-    # Rows with a parameter-dependent number of results (split, unbind) return one meta
-    # per result from ``infer`` whatever names they are given.
+    if d.count_out is not None:
+        return d.count_out(metas, params)
+    # Fallback for a row without ``count_out``: ``infer`` returns one meta per result.
     return len(d.infer(metas, params, _PLACEHOLDERS))
 
 
