@@ -10,6 +10,7 @@ PyTorch code it hooks is written in ``passes/README.md``.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -187,6 +188,12 @@ def _inductor_noreinplace(run: _Run, ex: Execution) -> None:
     ex.extra["pass_calls"] = len(log.captures)
 
 
+def _make_updater(updater_cls: Any, gm: torch.fx.GraphModule) -> Any:
+    """``FakeTensorUpdater`` for ``gm``: torch 2.13 takes the GraphModule, 2.11 its Graph."""
+    params = list(inspect.signature(updater_cls.__init__).parameters)
+    return updater_cls(gm.graph if params[1:2] == ["graph"] else gm)
+
+
 def _run_pass_standalone(gm: torch.fx.GraphModule, reorder: bool) -> None:
     """Inductor's reinplace pass and the two decompositions, as ``post_grad_passes`` runs them."""
     pg = resolve("torch._inductor.fx_passes", "post_grad")
@@ -197,7 +204,7 @@ def _run_pass_standalone(gm: torch.fx.GraphModule, reorder: bool) -> None:
     with virtualized.set_fake_mode(fake_mode):
         if reorder:
             pg.reorder_for_locality(gm.graph)
-        pg.reinplace_inplaceable_ops(fake_tensor_updater(gm), gm.graph)
+        pg.reinplace_inplaceable_ops(_make_updater(fake_tensor_updater, gm), gm.graph)
         pg.decompose_triton_kernel_wrapper_functional(gm.graph)
         pg.decompose_auto_functionalized(gm.graph)
     gm.recompile()
