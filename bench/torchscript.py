@@ -143,6 +143,27 @@ KNOWN_CAUSES = (
         lambda ops, why: "errors detected in the compilation of" in why,
     ),
     (
+        "legacy executor: autograd errors from grad it attached (b25 family)",
+        lambda ops, why: (
+            why.startswith("legacy")
+            and any(
+                m in why
+                for m in (
+                    "Autograd not support dtype",
+                    "requires grad is being used in an in-place",
+                    "is being modified inplace",
+                )
+            )
+        ),
+    ),
+    (
+        "profiling executor: grad specialization left unguarded (list input)",
+        lambda ops, why: (
+            "fusion_guarded" in why
+            or (why.startswith("profiling") and "eager False, torchscript True" in why)
+        ),
+    ),
+    (
         "legacy executor: internal error 'Argument passed to at() was not in the map'",
         lambda ops, why: "at() was not in the map" in why,
     ),

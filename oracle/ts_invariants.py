@@ -227,10 +227,10 @@ def judge(execution: Execution) -> tuple[Verdict, str]:
     Unscriptable programs are ``invalid-program`` (explanation ``unscriptable: <reason>``,
     counted, not a finding), and so are programs on which eager raises where TorchScript
     does not (``eager raised on call k: ...``). Then, most severe first over the selected
-    executor and the
-    legacy/simple ones: ``crash`` (a call raised where eager did not), ``miscompile`` (a
-    call differed from eager), ``invariant`` (a check failed on an optimized graph of the
-    profiling executor), else ``ok``.
+    executor and the legacy/simple ones: ``crash`` (a call raised where eager did not),
+    ``miscompile`` (a call differed from eager), ``invariant`` (a check failed on an
+    optimized graph of the profiling executor), else ``ok``. A finding's explanation ends
+    with every executor's verdict (``| profiling: miscompile, legacy: ok, simple: ok``).
     """
     f = execution.failure
     if f is not None and f.error_type == UNSCRIPTABLE:
@@ -245,8 +245,19 @@ def judge(execution: Execution) -> tuple[Verdict, str]:
     if invalid:  # eager raised: no reference to compare any executor with
         return invalid[0]
     findings = [vr for vr in results if vr[0].is_finding]
+    if not findings:
+        return Verdict.OK, ""
     # Most severe first (the enum's order among findings); the selected executor wins ties.
-    return min(findings, key=lambda vr: vr[0].rank) if findings else (Verdict.OK, "")
+    verdict, why = min(findings, key=lambda vr: vr[0].rank)
+    if len(results) > 1:  # say what each executor gave: a known legacy bug can hide others
+        names = [
+            executor,
+            *(n for n, r in execution.extra["executors"].items() if not isinstance(r, str)),
+        ]
+        why += " | " + ", ".join(
+            f"{n}: {v.value}" for n, (v, _) in zip(names, results, strict=True)
+        )
+    return verdict, why
 
 
 def _script_fresh(fn: Any) -> Any:

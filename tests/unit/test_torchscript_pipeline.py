@@ -338,6 +338,7 @@ def test_loop_rotating_aliases_miscompiles_when_optimized_only():
     ex = run_torchscript(p)
     verdict, why = judge(ex)
     assert verdict is Verdict.MISCOMPILE and why.startswith("profiling call 0")
+    assert why.endswith(" | profiling: miscompile, legacy: miscompile, simple: ok")
     assert ex.extra["executors"]["legacy"][0].mismatches  # the legacy executor too
     assert ex.extra["executors"]["simple"][0].mismatches == []  # unoptimized: correct
     # The simple executor alone judges it ok; the judgement of the default run above is
