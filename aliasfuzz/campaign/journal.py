@@ -29,7 +29,18 @@ class Journal:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._drop_torn_tail()
         self._f = open(self.path, "a")  # noqa: SIM115 - kept open for the campaign
+
+    def _drop_torn_tail(self) -> None:
+        # A kill -9 mid-write leaves a last line without its newline; appending after it
+        # would glue the next event onto it, so cut it off before resuming.
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with open(self.path, "r+b") as f:
+                f.truncate(data.rfind(b"\n") + 1)
 
     def append(self, event: dict[str, Any]) -> None:
         """Write one event durably (flush + fsync)."""

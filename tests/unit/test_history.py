@@ -66,3 +66,19 @@ def test_recording_again_replaces_the_campaign(tmp_path):
     assert len(rows) == 1 and rows[0]["programs"] == 7 and rows[0]["status"] == "interrupted"
     assert rows[0]["verdicts"] == [{"pipeline": "inductor", "verdict": "ok", "n": 7}]
     assert h.campaign("a")["programs"] == 7 and h.campaign("zz") is None
+
+
+def test_journal_drops_a_torn_last_line_before_appending(tmp_path):
+    from aliasfuzz.campaign.journal import Journal
+
+    path = tmp_path / "journal.jsonl"
+    j = Journal(path)
+    j.append({"t": "task", "i": 0})
+    j.close()
+    with open(path, "a") as f:
+        f.write('{"t": "task", "i": 1, "outc')  # kill -9 in the middle of a write
+    assert Journal.events(path) == [{"t": "task", "i": 0}]
+    j = Journal(path)  # resume
+    j.append({"t": "task", "i": 1})
+    j.close()
+    assert Journal.events(path) == [{"t": "task", "i": 0}, {"t": "task", "i": 1}]
