@@ -82,7 +82,7 @@ class Translator:
         if isinstance(e, sympy.Integer):
             return z3.IntVal(int(e))
         if isinstance(e, sympy.Symbol):
-            name = str(e)
+            name = e.name
             if name not in self.symbols:
                 self.symbols[name] = z3.Int(name)
             return self.symbols[name]
@@ -243,8 +243,8 @@ def _index_range(expr: sympy.Expr, layouts: Sequence[Any]):
             return None
         if term == 1:
             lo, hi = lo + coeff, hi + coeff
-        elif isinstance(term, sympy.Symbol) and str(term) in bounds:
-            size = bounds[str(term)]
+        elif isinstance(term, sympy.Symbol) and term.name in bounds:
+            size = bounds[term.name]
             used.append(size)
             span = coeff * (size - 1)
             lo, hi = (lo + span, hi) if coeff < 0 else (lo, hi + span)
@@ -253,49 +253,87 @@ def _index_range(expr: sympy.Expr, layouts: Sequence[Any]):
     return sympy.expand(lo), sympy.expand(hi), used
 
 
-def _zero(diff: sympy.Expr, layouts: Sequence[Any], gs: list, tr: Translator, depth: int = 0):
+def _monomials(diff: sympy.Expr) -> dict:
+    """``{monomial: integer coefficient}`` of an expanded integer polynomial, else Unsupported."""
+    coeffs = sympy.expand(diff).as_coefficients_dict()
+    for mono, c in coeffs.items():
+        ok = isinstance(c, sympy.Integer) and all(
+            (base == 1 or isinstance(base, sympy.Symbol)) and isinstance(e, sympy.Integer)
+            for base, e in mono.as_powers_dict().items()
+        )
+        if not ok:
+            raise Unsupported(f"not an integer polynomial: {diff}")
+    return coeffs
+
+
+def _linear_in(coeffs: dict, sym: sympy.Symbol) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """``(A, B)`` with ``diff == A*sym + B`` and ``B`` free of ``sym``, or None."""
+    a_terms, b_terms = [], []
+    for mono, c in coeffs.items():
+        deg = mono.as_powers_dict().get(sym, 0)
+        if deg == 0:
+            b_terms.append(c * mono)
+        elif deg == 1:
+            a_terms.append(c * mono / sym)
+        else:
+            return None
+    return sympy.Add(*a_terms), sympy.Add(*b_terms)
+
+
+@lru_cache(maxsize=4096)
+def _radix_ok(
+    sym: sympy.Symbol, lo: sympy.Expr, hi: sympy.Expr, used: tuple, guards: tuple
+) -> bool:
+    """Whether the guards (and sizes >= 1) prove ``-|sym| < lo`` and ``hi < |sym|``."""
+    tr = Translator()
+    z = tr.term(sym)
+    absz = z3.If(z >= 0, z, -z)
+    check = z3.Solver()
+    check.set("timeout", 50)
+    check.add(*tr.guards(guards), *(tr.term(u) >= 1 for u in used))
+    check.add(z3.Not(z3.And(tr.term(lo) > -absz, tr.term(hi) < absz)))
+    return check.check() == z3.unsat
+
+
+def _zero(diff: sympy.Expr, layouts: Sequence[Any], guards: tuple, tr: Translator, depth: int = 0):
     """A Z3 formula equivalent to ``diff == 0`` (under the guards) that avoids ``i*s`` terms.
 
     Mixed-radix argument: if ``diff = A*s + B`` with a shape symbol ``s``, ``B`` free of
-    ``s`` and ``|B| <= m`` for every index value, then when ``|s| > m``, ``diff == 0`` iff
-    ``A == 0`` and ``B == 0``. If the guards rule out ``|s| <= m`` that is the whole
-    answer; otherwise the few small values of ``s`` are split off and substituted. This turns
-    row-major symbolic layouts into linear problems that Z3 decides at once. Raises
-    Unsupported when ``diff`` is not a polynomial (the caller then asserts ``diff == 0``).
+    ``s`` and ``|B| < |s|`` for every index value, then ``diff == 0`` iff ``A == 0`` and
+    ``B == 0``. If the guards prove ``|B| < |s|`` that is the whole answer; otherwise, when
+    ``B`` has concrete bounds ``|B| <= m``, the few values ``|s| <= m`` are split off and
+    substituted. This turns row-major symbolic layouts into linear problems that Z3 decides
+    at once. Raises Unsupported when ``diff`` is not an integer polynomial (the caller then
+    asserts ``diff == 0`` as is).
     """
-    diff = sympy.expand(diff)
-    if not diff.is_polynomial():
-        raise Unsupported(f"not a polynomial: {diff}")
-    shape = sorted((x for x in diff.free_symbols if not str(x).startswith("__")), key=str)
-    for sym in shape:
-        poly = sympy.Poly(diff, sym)
-        if poly.degree() != 1:
-            continue
-        a_part, b_part = poly.coeff_monomial(sym), poly.coeff_monomial(1)
-        rng = _index_range(b_part, layouts)
+    coeffs = _monomials(diff)
+    names = {b for mono in coeffs for b in mono.as_powers_dict() if isinstance(b, sympy.Symbol)}
+    for sym in sorted((x for x in names if not x.name.startswith("__")), key=lambda x: x.name):
+        parts = _linear_in(coeffs, sym)
+        rng = None if parts is None else _index_range(parts[1], layouts)
         if rng is None:
             continue
+        a_part, b_part = parts
         lo, hi, used = rng
         z = tr.term(sym)
-        big = z3.And(_zero(a_part, layouts, gs, tr, depth), tr.term(b_part) == 0)
-        check = z3.Solver()
-        check.set("timeout", 50)
-        absz = z3.If(z >= 0, z, -z)
-        check.add(*gs, *(tr.term(u) >= 1 for u in used))
-        check.add(z3.Not(z3.And(tr.term(lo) > -absz, tr.term(hi) < absz)))
-        if check.check() == z3.unsat:
-            return big
+
+        def big(a_part=a_part, b_part=b_part):
+            return z3.And(_zero(a_part, layouts, guards, tr, depth), tr.term(b_part) == 0)
+
+        if _radix_ok(sym, lo, hi, tuple(used), guards):
+            return big()
         if not (lo.is_Integer and hi.is_Integer) or depth >= 2:
             continue
         m = max(abs(int(lo)), abs(int(hi)))
         if m > 32:
             continue
+        diff = sympy.Add(*(c * mono for mono, c in coeffs.items()))
         small = [
-            z3.And(z == v, _zero(diff.subs(sym, v), layouts, gs, tr, depth + 1))
+            z3.And(z == v, _zero(diff.subs(sym, v), layouts, guards, tr, depth + 1))
             for v in range(-m, m + 1)
         ]
-        return z3.Or(z3.And(z3.Or(z > m, z < -m), big), *small)
-    return tr.term(diff) == 0
+        return z3.Or(z3.And(z3.Or(z > m, z < -m), big()), *small)
+    return tr.term(sympy.Add(*(c * mono for mono, c in coeffs.items()))) == 0
 
 
 def overlap_query(
@@ -316,7 +354,7 @@ def overlap_query(
     if a.itemsize == b.itemsize:
         # equal-width elements share a byte iff they are the same element
         try:
-            s.add(_zero(_sym_elem(a, "a") - _sym_elem(b, "b"), [a, b], gs, tr))
+            s.add(_zero(_sym_elem(a, "a") - _sym_elem(b, "b"), [a, b], tuple(guards), tr))
         except Unsupported:
             s.add(ea.elem == eb.elem)
     else:  # byte ranges [lo, lo + itemsize) intersect
@@ -344,7 +382,7 @@ def cover_query(a: Any, b: Any, guards: Sequence[Any], timeout_ms: int) -> Answe
     if a.itemsize == b.itemsize:
         # b's element is covered iff some element of a is the same element
         try:
-            same = _zero(_sym_elem(a, "a") - _sym_elem(b, "b"), [a, b], gs, tr)
+            same = _zero(_sym_elem(a, "a") - _sym_elem(b, "b"), [a, b], tuple(guards), tr)
             hit = z3.And(*ea.bounds, same)
         except Unsupported:
             hit = z3.And(*ea.bounds, ea.elem == eb.elem)
