@@ -107,3 +107,21 @@ def test_bad_subject_is_a_user_error():
         judge(42, "inductor-reinplace")
     with pytest.raises(InvalidArgument):
         judge(lambda x: x, "inductor-reinplace")  # no inputs
+
+
+def test_findings_carry_witness_and_a_stable_signature():
+    from aliasfuzz.oracle.findings import from_judgement
+
+    def f(x):
+        halve_(x[1])
+
+    def run():
+        return judge(f, "inductor-reinplace", {"auto_functionalized_v2": False},
+                     inputs=lambda: (torch.arange(12.0).reshape(3, 4),))
+
+    a, b = from_judgement(run()), from_judgement(run())
+    assert a is not None and a.verdict == "missed-reinplace" and a.check == "candidates"
+    assert a.signature == b.signature
+    assert a.decisions and a.decisions[0]["truth"] == "safe"
+    ok = judge(lambda x: x + 1, "inductor-reinplace", inputs=lambda: (torch.ones(2),))
+    assert from_judgement(ok) is None
