@@ -76,18 +76,16 @@ def _shadow_confirms(eager: torch.Tensor, comp: torch.Tensor, ref: Any) -> bool:
     """Whether the fp64 reference confirms a float mismatch (compiled is really off)."""
     if not isinstance(ref, torch.Tensor) or ref.shape != eager.shape:
         return True  # no usable reference: the mismatch stands
-    ref = ref.detach().to(torch.float64)
+    # The shadow may run elsewhere (CPU fp64 for a CUDA program): compare on the CPU.
+    ref = ref.detach().to("cpu", torch.float64)
     _, atol = tolerance(eager.dtype)
-    e_err = (
-        (eager.detach().to(torch.float64) - ref).abs().nan_to_num(0.0).max().item()
-        if ref.numel()
-        else 0.0
-    )
-    c_err = (
-        (comp.detach().to(torch.float64) - ref).abs().nan_to_num(0.0).max().item()
-        if ref.numel()
-        else 0.0
-    )
+
+    def err(t: torch.Tensor) -> float:
+        if not ref.numel():
+            return 0.0
+        return (t.detach().to("cpu", torch.float64) - ref).abs().nan_to_num(0.0).max().item()
+
+    e_err, c_err = err(eager), err(comp)
     return c_err > 2.0 * e_err + atol / 10.0
 
 
