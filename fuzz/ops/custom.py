@@ -252,157 +252,70 @@ def _accepts_same_shape(metas):
     return len({m.shape for m in metas}) == 1
 
 
-def _call(name: str):
-    """Apply callable: look the prelude up at call time (registered objects live there)."""
+def _row(op: str, arity, infer, doc: str, *, mutates=(), reads=None, generic=True, **kw) -> OpDef:
+    """A custom-op row: ``fz.<op>`` calls the prelude ``fz_<op>`` (looked up at call time).
+
+    Ops that mutate and return ``None`` bind no name (``n_out=0``); the others return one
+    fresh tensor. ``generic`` rows get a ``gen`` (no parameters) so the generator uses them.
+    """
+    fn = "fz_" + op
 
     def apply(t, p):
-        return getattr(preludes, name)(*t)
+        return getattr(preludes, fn)(*t)
 
-    return apply
+    return OpDef(
+        name="fz." + op,
+        kind=OpKind.CUSTOM,
+        arity=arity,
+        infer=infer,
+        apply=kw.pop("apply", apply),
+        render=kw.pop("render", lambda e, p: f"{fn}({', '.join(e)})"),
+        mutates=mutates,
+        reads=reads,
+        n_out=0 if mutates else 1,
+        prelude=(fn,),
+        doc=doc,
+        gen=_no_params if generic else None,
+        **kw,
+    )
 
 
-def _render(name: str):
-    return lambda e, p: f"{name}({', '.join(e)})"
-
+_LAYOUT = frozenset({"observes_layout"})
 
 OPS = [
-    OpDef(
-        name="fz.add_one_",
-        kind=OpKind.CUSTOM,
-        arity=1,
-        infer=_add_one_infer,
-        apply=_call("fz_add_one_"),
-        render=_render("fz_add_one_"),
-        mutates=(0,),
-        n_out=0,
-        prelude=("fz_add_one_",),
-        doc="aliasfuzz::add_one_(Tensor(a!) x) -> (): x += 1 in place",
-        gen=_no_params,
-        accepts=_accepts_not_bool,
-    ),
-    OpDef(
-        name="fz.halve_",
-        kind=OpKind.CUSTOM,
-        arity=1,
-        infer=_halve_infer,
-        apply=_call("fz_halve_"),
-        render=_render("fz_halve_"),
-        mutates=(0,),
-        n_out=0,
-        prelude=("fz_halve_",),
-        doc="aliasfuzz::halve_(Tensor(a!) t) -> (): t *= 0.5 in place (case b19)",
-        gen=_no_params,
-        accepts=_accepts_float,
-    ),
-    OpDef(
-        name="fz.copy_into",
-        kind=OpKind.CUSTOM,
-        arity=2,
-        infer=_copy_into_infer,
-        apply=_call("fz_copy_into"),
-        render=_render("fz_copy_into"),
-        mutates=(1,),
-        reads=(0,),
-        n_out=0,
-        prelude=("fz_copy_into",),
-        doc="aliasfuzz::copy_into(Tensor src, Tensor(a!) dst) -> (): dst.copy_(src)",
-        gen=_no_params,
-        accepts=_accepts_same_shape,
-    ),
-    OpDef(
-        name="fz.bump_pair",
-        kind=OpKind.CUSTOM,
-        arity=2,
-        infer=_bump_pair_infer,
-        apply=_call("fz_bump_pair"),
-        render=_render("fz_bump_pair"),
-        mutates=(0, 1),
-        n_out=0,
-        prelude=("fz_bump_pair",),
-        doc="aliasfuzz::bump_pair(Tensor(a!) p, Tensor(b!) q) -> (): p += 1; q *= 3 (case b09)",
-        gen=_no_params,
-        accepts=_accepts_not_bool,
-    ),
-    OpDef(
-        name="fz.storage_layout",
-        kind=OpKind.CUSTOM,
-        arity=1,
-        infer=_layout_infer,
-        apply=_call("fz_storage_layout"),
-        render=_render("fz_storage_layout"),
-        prelude=("fz_storage_layout",),
-        doc="aliasfuzz::storage_layout(Tensor t) -> Tensor: int64 [storage_offset, storage "
-        "numel] of t (case b05); observes layout, which compiled code may legally change "
-        "for views of intermediates",
-        tags=frozenset({"observes_layout"}),
-        gen=_no_params,
-    ),
-    OpDef(
-        name="fz.strides_of",
-        kind=OpKind.CUSTOM,
-        arity=1,
-        infer=_strides_infer,
-        apply=_call("fz_strides_of"),
-        render=_render("fz_strides_of"),
-        prelude=("fz_strides_of",),
-        doc="aliasfuzz::strides_of(Tensor t) -> Tensor: int64 strides of t, one per dim; "
-        "observes layout (custom ops get fixed stride order by default, so compiled code "
-        "must pass eager's strides)",
-        tags=frozenset({"observes_layout"}),
-        gen=_no_params,
-    ),
-    OpDef(
-        name="fz.scaled",
-        kind=OpKind.CUSTOM,
-        arity=1,
-        infer=_scaled_infer,
-        apply=_call("fz_scaled"),
-        render=_render("fz_scaled"),
-        prelude=("fz_scaled",),
-        doc="aliasfuzz::scaled(Tensor x) -> Tensor: a fresh contiguous x * 2",
-        gen=_no_params,
-        accepts=_accepts_not_bool,
-    ),
-    OpDef(
-        name="fz.sum_into",
-        kind=OpKind.CUSTOM,
-        arity=3,
-        infer=_sum_into_infer,
-        apply=_call("fz_sum_into"),
-        render=_render("fz_sum_into"),
-        mutates=(2,),
-        reads=(0, 1),
-        n_out=0,
-        prelude=("fz_sum_into",),
-        doc="aliasfuzz::sum_into(Tensor p0, Tensor q0, Tensor(a!) dst) -> (): "
-        "dst.copy_(p0 + q0 + 0.5) (case b09)",
-    ),
-    OpDef(
-        name="fz.rotate_left_into",
-        kind=OpKind.CUSTOM,
-        arity=2,
-        infer=_rotate_infer,
-        apply=_call("fz_rotate_left_into"),
-        render=_render("fz_rotate_left_into"),
-        mutates=(1,),
-        reads=(0,),
-        n_out=0,
-        prelude=("fz_rotate_left_into",),
-        doc="aliasfuzz::rotate_left_into(Tensor src, Tensor(a!) dst) -> (): dst[i] = "
-        "src[(i+1) % n], element by element (case b01; depends on src/dst aliasing)",
-    ),
-    OpDef(
-        name="fz.pack_flat_",
-        kind=OpKind.CUSTOM,
-        arity=(2, 9),
-        infer=_pack_infer,
-        apply=lambda t, p: preludes.fz_pack_flat_(t[0], list(t[1:])),
-        render=lambda e, p: f"fz_pack_flat_({e[0]}, [{', '.join(e[1:])}])",
-        mutates=(0,),
-        reads=None,
-        n_out=0,
-        prelude=("fz_pack_flat_",),
-        doc="aliasfuzz::pack_flat_(Tensor(a!) dst, Tensor[] parts) -> (): the flattened "
-        "parts copied into the front of dst (case b10; torch.library.Library definition)",
-    ),
+    _row("add_one_", 1, _add_one_infer, "aliasfuzz::add_one_(Tensor(a!) x) -> (): x += 1 in place",
+         mutates=(0,), accepts=_accepts_not_bool),
+    _row("halve_", 1, _halve_infer,
+         "aliasfuzz::halve_(Tensor(a!) t) -> (): t *= 0.5 in place (case b19)",
+         mutates=(0,), accepts=_accepts_float),
+    _row("copy_into", 2, _copy_into_infer,
+         "aliasfuzz::copy_into(Tensor src, Tensor(a!) dst) -> (): dst.copy_(src)",
+         mutates=(1,), reads=(0,), accepts=_accepts_same_shape),
+    _row("bump_pair", 2, _bump_pair_infer,
+         "aliasfuzz::bump_pair(Tensor(a!) p, Tensor(b!) q) -> (): p += 1; q *= 3 (case b09)",
+         mutates=(0, 1), accepts=_accepts_not_bool),
+    _row("storage_layout", 1, _layout_infer,
+         "aliasfuzz::storage_layout(Tensor t) -> Tensor: int64 [storage_offset, storage "
+         "numel] of t (case b05); observes layout, which compiled code may legally change "
+         "for views of intermediates", tags=_LAYOUT),
+    _row("strides_of", 1, _strides_infer,
+         "aliasfuzz::strides_of(Tensor t) -> Tensor: int64 strides of t, one per dim; "
+         "observes layout (custom ops get fixed stride order by default, so compiled code "
+         "must pass eager's strides)", tags=_LAYOUT),
+    _row("scaled", 1, _scaled_infer,
+         "aliasfuzz::scaled(Tensor x) -> Tensor: a fresh contiguous x * 2",
+         accepts=_accepts_not_bool),
+    _row("sum_into", 3, _sum_into_infer,
+         "aliasfuzz::sum_into(Tensor p0, Tensor q0, Tensor(a!) dst) -> (): "
+         "dst.copy_(p0 + q0 + 0.5) (case b09)", mutates=(2,), reads=(0, 1), generic=False),
+    _row("rotate_left_into", 2, _rotate_infer,
+         "aliasfuzz::rotate_left_into(Tensor src, Tensor(a!) dst) -> (): dst[i] = "
+         "src[(i+1) % n], element by element (case b01; depends on src/dst aliasing)",
+         mutates=(1,), reads=(0,), generic=False),
+    _row("pack_flat_", (2, 9), _pack_infer,
+         "aliasfuzz::pack_flat_(Tensor(a!) dst, Tensor[] parts) -> (): the flattened "
+         "parts copied into the front of dst (case b10; torch.library.Library definition)",
+         mutates=(0,), generic=False,
+         apply=lambda t, p: preludes.fz_pack_flat_(t[0], list(t[1:])),
+         render=lambda e, p: f"fz_pack_flat_({e[0]}, [{', '.join(e[1:])}])"),
 ]
