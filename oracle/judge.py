@@ -223,7 +223,7 @@ def _claims(ex: Any) -> list[Claim]:
 def _on_input(truth: Truth) -> bool:
     c = truth.candidate
     graph = c.fx_node.graph
-    from aliasfuzz.oracle.candidates import _storage_of, on_storage
+    from aliasfuzz.oracle.footprints import _storage_of, on_storage
 
     s = _storage_of(c.mutated)
     return any(n.op in ("placeholder", "get_attr") and on_storage(n, s) for n in graph.nodes)
@@ -279,7 +279,7 @@ def _scatter_fusion(c: Claim, claims: list[Claim]) -> bool:
 
 
 def _same_storage_sibling(c: Claim, claims: list[Claim]) -> bool:
-    from aliasfuzz.oracle.candidates import _storage_of, on_storage
+    from aliasfuzz.oracle.footprints import _storage_of, on_storage
 
     s = _storage_of(c.truth.candidate.mutated)
     return any(
