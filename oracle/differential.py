@@ -18,8 +18,9 @@ When an exception occurred, checks 1-4 are skipped. Floating values compare with
 dependent tolerances (:data:`TOLERANCES`; float32 is the cases' rtol 1e-4 / atol 1e-5);
 integers and bools exactly (except integers that are the bits of normal floats, a
 ``view(dtype)`` of float data: those compare as the floats they are); NaNs equal NaNs.
-A floating mismatch is confirmed against an fp64 shadow run first, as ``torch._dynamo.utils.same(fp64_ref=...)`` does: the compiled
-value must be further from the fp64 reference than twice eager's error plus atol/10.
+A floating mismatch is confirmed against an fp64 shadow run first, as
+``torch._dynamo.utils.same(fp64_ref=...)`` does: the compiled value must be further from
+the fp64 reference than twice eager's error plus atol/10.
 """
 
 from __future__ import annotations
