@@ -24,7 +24,7 @@ from aliasfuzz.campaign.corpus import list_entries, load_entry
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["ReplayRow", "entries_of", "replay", "replay_rows"]
+__all__ = ["ReplayRow", "entries_of", "print_rows", "replay", "replay_rows"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,11 @@ def replay_rows(paths: list[str], *, timeout: float = 120.0) -> list[ReplayRow]:
 
 def replay(paths: list[str], *, timeout: float = 120.0) -> int:
     """Print the replay table for ``paths``; return the exit status documented above."""
-    rows = replay_rows(paths, timeout=timeout)
+    return print_rows(replay_rows(paths, timeout=timeout))
+
+
+def print_rows(rows: list[ReplayRow]) -> int:
+    """Print the replay table of ``rows``; return the exit status documented above."""
     width = max([len(r.entry) for r in rows] + [5])
     print(f"{'entry':<{width}}  {'status':<10}  {'expected':<28}  now")
     for r in rows:
@@ -101,9 +105,8 @@ def replay(paths: list[str], *, timeout: float = 120.0) -> int:
                 f"{'':<{width}}  {r.detail}",
                 file=sys.stderr if r.status == "corrupt" else sys.stdout,
             )
-    counts = {
-        s: sum(r.status == s for r in rows) for s in ("reproduces", "fixed", "changed", "corrupt")
-    }
+    statuses = ("reproduces", "fixed", "changed", "corrupt")
+    counts = {s: sum(r.status == s for r in rows) for s in statuses}
     print(", ".join(f"{n} {s}" for s, n in counts.items()))
     if counts["corrupt"]:
         return 2

@@ -9,17 +9,22 @@ from pathlib import Path
 import pytest
 
 from aliasfuzz.campaign import corpus as store
-from aliasfuzz.campaign.replay import replay, replay_rows
+from aliasfuzz.campaign.replay import print_rows, replay_rows
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = store.list_entries(ROOT / "corpus")
 
 
-@pytest.mark.slow
+@pytest.fixture(scope="module")
+def repository_rows():
+    """One replay of the whole repository corpus (one worker for all entries)."""
+    return {r.entry: r for r in replay_rows([str(p) for p in ENTRIES], timeout=300)}
+
+
 @pytest.mark.parametrize("entry", ENTRIES, ids=[p.name for p in ENTRIES])
-def test_repository_corpus_entry_loads_and_replays(entry):
-    (row,) = replay_rows([str(entry)], timeout=300)
+def test_repository_corpus_entry_reproduces_or_is_fixed(entry, repository_rows):
+    row = repository_rows[entry.name]
     assert row.status in ("reproduces", "fixed"), row
 
 
@@ -43,14 +48,20 @@ def test_replay_table_statuses_and_exit_codes(tmp_path, monkeypatch, capsys):
     repro = _write(c, inplace, "miscompile")  # the debug pipeline still says miscompile
     fixed = _write(c, functional, "miscompile")  # now ok
     changed = _write(c, inplace, "crash")  # recorded crash, now miscompile
-    rows = {r.entry: r.status for r in replay_rows([str(c)])}
-    assert rows == {repro.name: "reproduces", fixed.name: "fixed", changed.name: "changed"}
-    assert replay([str(repro), str(fixed)]) == 0
-    assert replay([str(c)]) == 1
     broken = c / "zz-broken"
     broken.mkdir()
     (broken / "meta.json").write_text(json.dumps({"expected": {"pipeline": "x"}}))
+    rows = replay_rows([str(c)])  # one worker for all entries
+    assert {r.entry: r.status for r in rows} == {
+        repro.name: "reproduces",
+        fixed.name: "fixed",
+        changed.name: "changed",
+        "zz-broken": "corrupt",
+    }
+    by = {r.entry: r for r in rows}
+    assert print_rows([by[repro.name], by[fixed.name]]) == 0
+    assert print_rows([by[repro.name], by[changed.name]]) == 1
     capsys.readouterr()
-    assert replay([str(c)]) == 2  # reported, and the others still ran
+    assert print_rows(rows) == 2  # a corrupt entry is reported; the others still ran
     out = capsys.readouterr().out
     assert "zz-broken" in out and "corrupt" in out and "1 reproduces, 1 fixed, 1 changed" in out
