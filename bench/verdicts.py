@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import collections
-import concurrent.futures as cf
 import logging
+import multiprocessing as mp
 import sys
 import time
 import warnings
@@ -56,14 +56,21 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--pipeline", default="inductor-reinplace")
+    ap.add_argument("--progress", action="store_true", help="print progress on stderr")
     args = ap.parse_args()
     t0 = time.perf_counter()
     step = 25
     chunks = [(args.seed, lo, min(lo + step, args.n), args.pipeline) for lo in range(0, args.n, step)]
     rows: list[dict] = []
-    with cf.ProcessPoolExecutor(max_workers=args.jobs, max_tasks_per_child=8) as pool:
-        for part in pool.map(_judge_range, chunks):
+    # multiprocessing.Pool, not ProcessPoolExecutor(max_tasks_per_child=...): the latter can
+    # deadlock when it replaces a worker (CPython gh-115634); workers are recycled because
+    # every compile leaks a little memory (seams §5).
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(processes=args.jobs, maxtasksperchild=4) as pool:
+        for part in pool.imap(_judge_range, chunks):
             rows += part
+            if args.progress:
+                print(f"  {len(rows)}/{args.n}", file=sys.stderr, flush=True)
     counts = collections.Counter(r["verdict"] for r in rows)
     print(f"programs: {len(rows)}  pipeline: {args.pipeline}  seed: {args.seed}  "
           f"time: {time.perf_counter() - t0:.0f} s")
