@@ -12,9 +12,9 @@ a statement of the program's function (one level deeper than ``_INDENT`` of
 * ``loop_rotate3_accumulate`` (case b23): three buffers swap names every iteration
   (``p, q, r = r, p, q``) and the current one is incremented in place by ``v[i]``; ``seen``
   records it. Trips come from ``v``'s shape, so the loop stays a loop in TorchScript (its
-  profiling executor is what case b23 exercises) while Dynamo unrolls it.
-  **It rebinds the names of its first three arguments** (rotated ``len(v) % 3`` times):
-  programs must not use ``p``, ``q``, ``r`` after it (tag ``rebinds_args``).
+  profiling executor is what case b23 exercises) while Dynamo unrolls it. The rotation
+  rebinds loop-local names (``_p, _q, _r = p, q, r`` first), so the program's names keep
+  their meaning (SSA) and only the buffers' contents change.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ __all__ = ["OPS"]
 # Loop counter name: leading underscore, so it cannot shadow a program value named by
 # the generator (its names are letters and digits) -- hand-written IR must avoid it too.
 _I = "_i"
-# A body line: the program function's indentation plus one level.
+# A new line of the program's function, and a body line (one level deeper).
+_LINE = "\n" + " " * 4
 _BODY = "\n" + " " * 8
 
 
@@ -97,9 +98,12 @@ def _loop_infer(metas, params, outs):
 
 def _loop_render(e, prm):
     p, q, r, v, seen = e
+    # loop-local names: the rotation rebinds them, never the program's own names
+    lp, lq, lr = f"_{p}", f"_{q}", f"_{r}"
     return (
-        f"for {_I} in range({v}.shape[0]):{_BODY}{p}, {q}, {r} = {r}, {p}, {q}"
-        f"{_BODY}{p}[0] += {v}[{_I}]{_BODY}{seen}[{_I}] = {p}[0]"
+        f"{lp}, {lq}, {lr} = {p}, {q}, {r}{_LINE}for {_I} in range({v}.shape[0]):"
+        f"{_BODY}{lp}, {lq}, {lr} = {lr}, {lp}, {lq}"
+        f"{_BODY}{lp}[0] += {v}[{_I}]{_BODY}{seen}[{_I}] = {lp}[0]"
     )
 
 
@@ -139,7 +143,6 @@ OPS = [
         n_out=0,
         statement=True,
         doc="for i in range(len(v)): p, q, r = r, p, q; p[0] += v[i]; seen[i] = p[0] "
-        "(case b23; rebinds p, q, r)",
-        tags=frozenset({"rebinds_args"}),
+        "(case b23; the rotation rebinds loop-local copies of the names)",
     ),
 ]

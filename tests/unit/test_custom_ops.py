@@ -383,7 +383,7 @@ def _script_program():
             Op("clone", ("seen",), {}, ("c",)),
             Op("if_lt_add_", ("c",), {"index": [1], "bound": 100, "other": 1.5}),
         ),
-        ("seen", "c"),
+        ("seen", "c", "p", "q", "r"),
     )
 
 
@@ -391,7 +391,9 @@ def test_loop_rotates_three_buffers():
     r = _run_both(_script_program())
     # buffer k%3 accumulates v[k]: p gets v0+v3, q gets v1+v4, r gets v2
     seen = torch.tensor([1.0, 2.0, 3.0, 5.0, 7.0])
-    assert_same(r.outputs, (seen, seen + 1.5))  # seen[1] < 100: the branch adds to all of c
+    # the names p, q, r keep their buffers after the loop (only loop-local names rotate)
+    pqr = (torch.tensor([3.0]), torch.tensor([7.0]), torch.tensor([5.0]))
+    assert_same(r.outputs, (seen, seen + 1.5, *pqr))  # seen[1] < 100: c += 1.5
 
 
 def test_control_rows_are_valid_torchscript():
