@@ -10,6 +10,9 @@ so that shrinking has something to minimize:
 * ``debug-miscompile``: claims a ``miscompile`` (check ``values``) when the program has an
   in-place op; fast, for tests of the corpus, dedup, replay and exit codes.
 
+* ``debug-raise``: raises inside the harness (an internal bug, not a verdict): the worker
+  reports it as ``internal_error`` and the driver logs it loudly.
+
 ``ALIASFUZZ_DEBUG_DELAY`` (seconds) slows every debug task down (for kill -9 tests).
 """
 
@@ -25,7 +28,7 @@ from aliasfuzz.fuzz.ops import OpKind, lookup
 
 __all__ = ["DEBUG_PIPELINES", "enabled", "run"]
 
-DEBUG_PIPELINES = ("debug-segfault", "debug-hang", "debug-miscompile")
+DEBUG_PIPELINES = ("debug-segfault", "debug-hang", "debug-miscompile", "debug-raise")
 
 
 def enabled() -> bool:
@@ -45,6 +48,8 @@ def run(program: Program, pipeline: str) -> dict[str, Any]:
     if pipeline == "debug-hang" and OpKind.CUSTOM in kinds:
         while True:
             time.sleep(1)
+    if pipeline == "debug-raise":
+        raise RuntimeError("debug-raise: a deliberate harness bug")
     time.sleep(float(os.environ.get("ALIASFUZZ_DEBUG_DELAY", "0")))
     if pipeline == "debug-miscompile" and OpKind.INPLACE in kinds:
         return {

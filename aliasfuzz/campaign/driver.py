@@ -227,12 +227,13 @@ class _Campaign:
         kind, i, pipeline, payload, out = msg
         if kind == "fatal":
             raise RuntimeError(f"campaign worker thread failed:\n{payload}")
+        if kind == "internal":
+            self._internal(i, pipeline, payload)
+            return 1  # not the end of a job: the shrink job it came from is still running
         if kind == "task":
             program = payload
             if "internal_error" in out:
-                self.res.internal_errors += 1
-                with open(self.dir / "internal-errors.log", "a") as f:
-                    f.write(f"program {i} on {pipeline}:\n{out['internal_error']}\n")
+                self._internal(i, pipeline, out["internal_error"])
                 out = {
                     "verdict": "internal-error",
                     "check": None,
@@ -258,6 +259,11 @@ class _Campaign:
         original, small, spent = payload
         self._write(i, pipeline, original, small, out, spent)
         return 0
+
+    def _internal(self, i: int | None, pipeline: str, text: str) -> None:
+        self.res.internal_errors += 1
+        with open(self.dir / "internal-errors.log", "a") as f:
+            f.write(f"program {i} on {pipeline}:\n{text}\n")
 
     def _prekey(self, program: Program, out: dict[str, Any], pipeline: str) -> tuple:
         sig = signature(program, out, pipeline)

@@ -2,8 +2,10 @@
 
 Jobs go in through :meth:`Pool.submit` (a priority queue: shrink jobs, priority 0, run
 before new programs, priority 1); results come out of :attr:`Pool.results` as tuples
-``(kind, program index, pipeline, payload, outcome)`` with kind ``task``, ``shrunk``
-or ``fatal`` (a harness bug in a pool thread, re-raised by the driver).
+``(kind, program index, pipeline, payload, outcome)`` with kind ``task``, ``shrunk``,
+``internal`` (a harness exception while shrinking: logged and counted by the driver, the
+shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
+re-raised by the driver).
 """
 
 from __future__ import annotations
@@ -72,10 +74,17 @@ class Pool:
                 small, sout, spent = shrink(
                     program,
                     outcome,
-                    lambda p, pl=pipeline: worker.run(self._task(p, pl)),
+                    lambda p, pl=pipeline: self._shrink_step(worker, p, pl),
                     self.opts.shrink_budget,
                 )
                 self.results.put(("shrunk", i, pipeline, (program, small, spent), sout))
+
+    def _shrink_step(self, worker: Worker, program: Program, pipeline: str) -> dict[str, Any]:
+        out = worker.run(self._task(program, pipeline))
+        if "internal_error" in out:  # logged and counted like a task's; the step fails
+            self.results.put(("internal", None, pipeline, out["internal_error"], None))
+            return {"verdict": "internal-error"}
+        return out
 
     def close(self) -> None:
         for _ in self.threads:

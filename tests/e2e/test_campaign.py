@@ -81,22 +81,27 @@ def test_a_crash_shrinks_by_re_running_in_a_subprocess(tmp_path):
         ("v2", "v0"),
     )
     worker = Worker(tmp_path / "w", timeout=60, recycle=100)
-    task = lambda p: worker.run(
-        {
-            "program": p.to_json(),
-            "pipeline": "debug-segfault",  # noqa: E731
-            "device": "cpu",
-        }
-    )
+    def task(p):
+        return worker.run(
+            {
+                "program": p.to_json(),
+                "pipeline": "debug-segfault",
+                "device": "cpu",
+            }
+        )
     try:
         first = task(program)
         assert (first["verdict"], first["check"]) == ("crash", "signal:SIGSEGV")
         small, out, spent = shrink(program, first, task, budget=10)
+        bug = worker.run({"program": program.to_json(), "pipeline": "debug-raise",
+                          "device": "cpu"})
     finally:
         worker.close()
     assert out["verdict"] == "crash" and worker.started >= 2
     assert [op.op for op in small.body] == ["sin", "add_.Scalar"] and len(small.outputs) <= 1
     assert 0 < spent <= 10
+    # a harness exception is not a verdict: it comes back as an internal error
+    assert set(bug) == {"internal_error"} and "deliberate harness bug" in bug["internal_error"]
 
 
 def test_exit_codes_dedup_report_and_determinism(tmp_path, capsys):
