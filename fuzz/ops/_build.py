@@ -134,6 +134,7 @@ def fresh_strided(name: str, shape, stride, dtype: str) -> ValueMeta:
 
 
 def no_bool(m: ValueMeta, what: str) -> None:
+    """Raise InvalidArgument when ``m`` is a bool tensor (ops PyTorch refuses on bool)."""
     if m.dtype == "bool":
         raise InvalidArgument(f"{what} is not supported on bool tensors")
 
@@ -157,6 +158,7 @@ def fits(value: Any, dtype: str) -> bool:
 
 
 def scalar_param(p: dict[str, Any], key: str) -> int | float | bool:
+    """Parameter ``key`` as a Python number; InvalidArgument when missing or not a number."""
     v = p[key]
     if not isinstance(v, int | float | bool):
         raise InvalidArgument(f"{key} must be a number, got {v!r}")

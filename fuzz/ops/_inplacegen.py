@@ -20,6 +20,7 @@ _FLOAT = ("float32", "float64", "float16", "bfloat16")
 
 
 def int_list(v, what: str) -> tuple[int, ...]:
+    """``v`` as a tuple of ints; InvalidArgument when it is not a list of ints."""
     if not isinstance(v, list | tuple) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         raise InvalidArgument(f"{what} must be a list of integers, got {v!r}")
     return tuple(v)
@@ -36,6 +37,7 @@ def nested_shape(v) -> tuple[int, ...]:
 
 
 def as_lists(v):
+    """Nested tuples (frozen JSON params) back to nested lists, for ``torch.tensor``."""
     return [as_lists(x) for x in v] if isinstance(v, list | tuple) else v
 
 
@@ -229,7 +231,7 @@ def ok_setitem(aug: bool, scalar: bool):
     def ok(metas: Metas) -> bool:
         if scalar:
             return not (aug and metas[0].dtype == "bool")  # see ok_scalar_inplace
-        return not _overlap(metas[0], metas[1]) or metas[0] == metas[1]
+        return True  # y may alias x: only its overlap with the indexed target matters (gen)
 
     return ok
 
@@ -247,11 +249,20 @@ def gen_setitem(aug: bool, scalar: bool):
                 p["value"] = _castable_scalar(draw, target, ("int64", "float32")) if aug else _value(
                     draw, target.dtype
                 )
-            if _try(lambda p=p: infer(metas, p, ())):
+            if _try(lambda p=p: infer(metas, p, ())) and (scalar or _target_ok(metas, idx)):
                 return p
         raise GenerationFailure("no index whose view the value fits")
 
     return gen
+
+
+def _target_ok(metas: Metas, idx) -> bool:
+    # validate refuses a read (y) partially overlapping the written target x[idx].
+    from aliasfuzz.fuzz.ops._indexing import index_layout
+
+    target, y = index_layout(metas[0], idx), metas[1]
+    same = (target.shape, target.stride, target.offset, target.dtype) == (y.shape, y.stride, y.offset, y.dtype)
+    return same or not _overlap(target, y)
 
 
 def ok_foreach(metas: Metas) -> bool:

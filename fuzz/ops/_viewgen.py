@@ -27,6 +27,7 @@ def shape_lit(shape) -> str:
 
 
 def torch_dtype(name: str) -> torch.dtype:
+    """``torch.<name>`` for a dtype name of :data:`DTYPES`; InvalidArgument otherwise."""
     if name not in DTYPES:
         raise InvalidArgument(f"unknown dtype {name!r}")
     return getattr(torch, name)
@@ -37,6 +38,7 @@ def _nonempty_dims(m: ValueMeta) -> list[int]:
 
 
 def has_nonempty_dim(metas: Metas) -> bool:
+    """Filter: the argument has a dimension of size > 0 (select, narrow, split, ...)."""
     return bool(_nonempty_dims(metas[0]))
 
 

@@ -355,7 +355,7 @@ OPS = [
     _row("masked_fill_", 2, _masked_fill_infer, lambda t, p: t[0].masked_fill_(t[1], p["value"]),
          lambda e, p: f"{e[0]}.masked_fill_({e[1]}, {lit(p['value'])})",
          "x.masked_fill_(mask, value): bool mask broadcasts to x; writes all of x (data-dependent)",
-         reads=(1,), gen=g.gen_value, accepts=g.ok_masked_fill),
+         reads=(1,), gen=g.gen_value, accepts=g.ok_masked_fill, tags=frozenset({"data_dependent"})),
     _row("scatter_", 2, _scatter_infer,
          lambda t, p: t[0].scatter_(p["dim"], torch.tensor(g.as_lists(p["index"])), t[1]),
          lambda e, p: f"{e[0]}.scatter_({p['dim']}, torch.tensor({int_list_lit(p['index'])}), {e[1]})",
