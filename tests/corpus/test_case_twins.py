@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from aliasfuzz.fuzz.casefile import import_case
 from aliasfuzz.fuzz.eager import alias_map, interpret, make_inputs, run_eager
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import OpKind, lookup
@@ -36,11 +37,8 @@ pytestmark = pytest.mark.skipif(not CASES.is_dir(), reason="shared/cases is not 
 
 
 def _case(stem: str):
-    """The case module, imported once per process by the shared loader (custom ops in it
-    may be registered only once, so every test must import cases through one name)."""
-    from aliasfuzz.passes.cases import load_case
-
-    return load_case(CASES / f"{stem}.py").module
+    """The case module, imported once per process (custom ops in it register only once)."""
+    return import_case(CASES / f"{stem}.py")
 
 
 def _twin(stem: str) -> Program:
