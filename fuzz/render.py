@@ -36,18 +36,24 @@ _INDENT = "    "
 
 @dataclass(frozen=True)
 class Rendered:
-    """Rendered source of a program and the source line (1-based) of each statement."""
+    """Rendered source of a program and the source lines (1-based, inclusive) of each
+    statement: a control-flow statement spans several lines."""
 
     source: str
-    statement_lines: tuple[int, ...]
+    statement_spans: tuple[tuple[int, int], ...]
     preludes: tuple[str, ...]
 
+    @property
+    def statement_lines(self) -> tuple[int, ...]:
+        """The first source line of each statement."""
+        return tuple(first for first, _ in self.statement_spans)
+
     def statement_at(self, lineno: int) -> int | None:
-        """The statement index rendered at ``lineno``, or None."""
-        try:
-            return self.statement_lines.index(lineno)
-        except ValueError:
-            return None
+        """The statement index rendered at ``lineno`` (any of its lines), or None."""
+        for i, (first, last) in enumerate(self.statement_spans):
+            if first <= lineno <= last:
+                return i
+        return None
 
 
 def render_statement(op: Op) -> str:
@@ -77,9 +83,11 @@ def _signature(program: Program) -> str:
 
 
 def render_function_lines(program: Program, name: str = FUNCTION_NAME) -> list[str]:
-    """The ``def`` of the program, as lines; statement i is line i + 1 of the result."""
+    """The ``def`` of the program, one item per statement (a control-flow item holds
+    several source lines)."""
     lines = [f"def {name}({_signature(program)}):"]
     for op in program.body:
+        # multi-line statements (control flow) carry their own absolute indentation
         lines.append(_INDENT + render_statement(op))
     if program.outputs:
         outs = ", ".join(program.outputs)
@@ -107,13 +115,12 @@ def render_module(program: Program, *, inline_preludes: bool = False) -> Rendere
         head.append("")
     head.append("")
     fn = render_function_lines(program)
-    first = len(head) + 2  # line number of the first statement (1-based)
-    lines = [*head, *fn, ""]
-    return Rendered(
-        source="\n".join(lines),
-        statement_lines=tuple(range(first, first + len(program.body))),
-        preludes=needed,
-    )
+    spans, line = [], len(head) + 2  # line number of the first statement (1-based)
+    for op in program.body:
+        n = render_statement(op).count("\n") + 1
+        spans.append((line, line + n - 1))
+        line += n
+    return Rendered(source="\n".join([*head, *fn, ""]), statement_spans=tuple(spans), preludes=needed)
 
 
 def render_inputs(program: Program, *, device: str = "cpu", name: str = "make_inputs") -> str:

@@ -333,29 +333,6 @@ def run_function(
     return ex
 
 
-def _statement_spans(source: str, n: int) -> Callable[[int], int | None] | None:
-    """Line -> statement index from the rendered function's AST (all lines of a statement).
-
-    A control-flow statement renders on several lines; ``Rendered.statement_lines`` holds
-    one line per statement, which shifts every later statement. None when the source does
-    not have the expected shape (``n`` statements, then ``return``).
-    """
-    import ast
-
-    from aliasfuzz.fuzz.render import FUNCTION_NAME
-
-    tree = ast.parse(source)
-    fn = next(
-        (f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == FUNCTION_NAME), None
-    )
-    if fn is None or len(fn.body) != n + 1:
-        return None
-    spans = {
-        line: i for i, st in enumerate(fn.body[:n]) for line in range(st.lineno, st.end_lineno + 1)
-    }
-    return spans.get
-
-
 def run_pipeline(
     name: str,
     program,
@@ -379,7 +356,7 @@ def run_pipeline(
         # aot_function cannot trace a data-dependent branch; Dynamo breaks the graph there.
         options = dataclasses.replace(options, dynamo=True)
     fn, rendered = load_function(program)
-    statement_at = _statement_spans(rendered.source, len(program.body)) or rendered.statement_at
+    statement_at = rendered.statement_at
     return run_function(
         name,
         fn,
