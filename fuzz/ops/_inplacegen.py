@@ -173,7 +173,8 @@ def has_rows(metas: Metas) -> bool:
 def gen_index_fill(draw: Draw, metas: Metas) -> dict:
     m = metas[0]
     d = draw.integer(0, m.ndim - 1)
-    idx = [draw.integer(0, m.shape[d] - 1) for _ in range(draw.integer(1, 3))]
+    n = m.shape[d]
+    idx = [draw.integer(0, n - 1) - (n if draw.boolean(0.15) else 0) for _ in range(draw.integer(1, 3))]
     return {"dim": d, "index": idx, "value": _value(draw, m.dtype)}
 
 

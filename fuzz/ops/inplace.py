@@ -146,9 +146,10 @@ def _index_fill_parts(m: ValueMeta, p) -> list[ValueMeta]:
         raise InvalidArgument("index_fill_ is modelled for tensors with at least one dim")
     d = norm_dim(p["dim"], m.ndim)
     idx = g.int_list(p["index"], "index_fill_ index")
-    if not idx or any(not 0 <= i < m.shape[d] for i in idx):
-        raise InvalidArgument(f"index_fill_: indices {list(idx)} out of range for size {m.shape[d]}")
-    return [index_layout(m, [[None, None, None]] * d + [i]) for i in sorted(set(idx))]
+    n = m.shape[d]
+    if not idx or any(not -n <= i < n for i in idx):
+        raise InvalidArgument(f"index_fill_: indices {list(idx)} out of range for size {n}")
+    return [index_layout(m, [[None, None, None]] * d + [i]) for i in sorted({i % n for i in idx})]
 
 
 def _index_fill_infer(metas, p, outs):

@@ -272,6 +272,7 @@ REJECTED = [
     ("index_put_", [_c((3, 2)), _c((3,))], {"indices": [[0]], "accumulate": False}, 1),
     ("index_put_", [_c((3, 2)), _c((2,))], {"indices": [[3]], "accumulate": True}, 1),
     ("index_fill_", [_c((3, 2))], {"dim": 0, "index": [3], "value": 1.0}, 1),
+    ("index_fill_", [_c((3, 2))], {"dim": 0, "index": [-4], "value": 1.0}, 1),
     ("masked_fill_", [_c((3,)), _c((3,), "int64")], {"value": 1.0}, 1),
     ("masked_fill_", [_c((3,)), _c((2, 3), "bool")], {"value": 1.0}, 1),
     ("scatter_", [_c((3,)), _c((3,), "float64")], {"dim": 0, "index": [0, 1]}, 1),
