@@ -391,20 +391,24 @@ def _other_slots(cand: Candidate) -> list[tuple[str, torch.fx.Node]]:
 
 def _result_key(cand: Candidate) -> Any:
     """Which ``getitem`` of the candidate's node carries the new value of its argument
-    (None: the node itself). auto_functionalized returns the op's outputs, then the
-    mutable arguments in schema order; v2 returns the op's outputs, then ``_all_bases``;
-    the Triton wrapper returns a dict by argument name."""
+    (None: the node itself). auto_functionalized returns ``(*out, *mutable args)`` when
+    the op returns a tuple, else ``(out, *mutable args)`` (``out`` may be None), mutable
+    arguments in schema order; v2 the same with ``_all_bases`` (``auto_functionalize.py``,
+    ``auto_functionalized_dense`` / ``auto_functionalized_v2_dense``); the Triton wrapper
+    returns a dict by argument name."""
     n = cand.fx_node
     if cand.kind == "triton_kernel_wrapper_functional":
         return cand.arg
+    if cand.kind not in ("auto_functionalized", "auto_functionalized_v2"):
+        return None
+    n_returns = len(n.args[0]._schema.returns)
+    first = n_returns if n_returns > 1 else 1
     if cand.kind == "auto_functionalized":
         from torch._higher_order_ops.auto_functionalize import get_mutable_args
 
         names, _ = get_mutable_args(n.args[0])
-        return len(n.args[0]._schema.returns) + names.index(cand.arg)
-    if cand.kind == "auto_functionalized_v2":
-        return len(n.args[0]._schema.returns) + int(cand.arg[len("_all_bases[") : -1])
-    return None
+        return first + names.index(cand.arg)
+    return first + int(cand.arg[len("_all_bases[") : -1])
 
 
 def _derived_from(v: Any, n: torch.fx.Node, key: Any = None) -> bool:

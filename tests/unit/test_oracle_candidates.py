@@ -152,3 +152,16 @@ def test_dynamic_shapes_unsafe_has_a_witness_at_the_traced_sizes():
     truths = _dyn_truths(f, torch.arange(5.0), torch.tensor([1]), torch.tensor([9.0]))
     t = _only(truths, "index_put")
     assert t.status == UNSAFE and t.witness.rule == 2 and t.witness.reader == "output"
+
+
+def test_result_of_each_mutated_argument_is_its_own_getitem():
+    # bump_pair(p, q) on two disjoint inputs, both returned: each base's copy back is the
+    # redundant one (getitem 1 for p, 2 for q), so neither is clobbered.
+    def f(p, q):
+        bump_pair(p, q)
+        return p, q
+
+    base = torch.arange(8.0)
+    truths, _ = _truths(f, base[:4], base[4:])
+    bases = [t for t in truths.values() if t.candidate.kind == "auto_functionalized_v2"]
+    assert len(bases) == 2 and all(t.status == SAFE for t in bases), truths
