@@ -20,7 +20,7 @@ if not CASES.is_dir():
 
 def _params():
     out = []
-    for f in sorted(CASES.glob("b*.py")):
+    for f in sorted(CASES.glob("b*.py")) if CASES.is_dir() else []:
         expect, device, _ = parse_header(f.read_text())
         for pipeline in expect:
             marks = [pytest.mark.gpu] if device.startswith("cuda") else []
@@ -40,6 +40,7 @@ def test_case_judged_as_expected(path: Path, pipeline: str) -> None:
     assert row["verdict"] == case.expect[pipeline], f"{path.name} {pipeline}: {row['explanation']}\n{row.get('diff', '')}"
 
 
+@pytest.mark.skipif(not CASES.is_dir(), reason=f"no case folder at {CASES}")
 def test_every_cpu_case_has_a_judged_pipeline() -> None:
     cpu = [f for f in CASES.glob("b*.py") if parse_header(f.read_text())[1] == "cpu"]
     assert len(cpu) >= 12
