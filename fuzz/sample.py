@@ -38,6 +38,10 @@ class RandomDraw(DrawBase):
         return self._rng.random() < p
 
     def choice(self, options: Sequence[Any]) -> Any:
+        if isinstance(options, set | frozenset | dict):
+            # Their iteration order can depend on PYTHONHASHSEED: no stable choice.
+            raise TypeError(f"choice needs an ordered sequence, got {type(options).__name__}")
+        options = list(options)
         if not options:
             raise GenerationFailure("choice among no options")
         return options[self._rng.randrange(len(options))]

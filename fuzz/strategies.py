@@ -125,6 +125,9 @@ class HypothesisDraw(DrawBase):
         return self._draw(st.integers(0, 999)) >= 1000 - k
 
     def choice(self, options: Sequence[Any]) -> Any:
+        if isinstance(options, set | frozenset | dict):
+            # Their iteration order can depend on PYTHONHASHSEED: no stable choice.
+            raise TypeError(f"choice needs an ordered sequence, got {type(options).__name__}")
         options = list(options)
         if not options:
             raise GenerationFailure("choice among no options")
