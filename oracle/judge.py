@@ -172,7 +172,13 @@ def judge(
     else:
         name, ex = pipeline.pipeline, pipeline
     eager = _confirm.run_callable_named(fn, names, make())
-    if ex is None:
+    if ex is None and isinstance(subject, Program):
+        from aliasfuzz.passes.pipelines import run_pipeline
+
+        # through the adapter's Program entry: decisions then name their statements
+        ex = run_pipeline(name, subject, make(), device, opts)
+        compiled = _as_result(ex)
+    elif ex is None:
         ex, compiled = run(make())
     else:
         compiled = _as_result(ex)
