@@ -226,13 +226,26 @@ def _check_params(name: str, scalars: tuple[str, ...], params: dict, layouts) ->
 
 
 def _row(
-    name: str, kernel: str, arity: int, scalars: tuple[str, ...], *, mutates, reads, bound, doc
+    name: str,
+    kernel: str,
+    arity: int,
+    scalars: tuple[str, ...],
+    *,
+    mutates,
+    reads,
+    bound,
+    writes,
+    doc,
 ):
-    """One launch row; ``bound(metas, values)`` raises if the launch would go out of bounds."""
+    """One launch row. ``bound(metas, values)`` raises if the launch would leave its
+    arguments' footprints; ``writes(metas, values)`` gives the layouts it (may) write.
+    ``reads`` lists the other arguments read, not a mutated argument's own elements."""
+
+    def values_of(metas, params):
+        return _check_params(name, scalars, params, [(m.shape, m.stride) for m in metas])
 
     def infer(metas, params, outs):
-        values = _check_params(name, scalars, params, [(m.shape, m.stride) for m in metas])
-        bound(metas, values)
+        bound(metas, values_of(metas, params))
         return ()
 
     def apply(t, p):
@@ -254,6 +267,7 @@ def _row(
         render=render,
         mutates=mutates,
         reads=reads,
+        writes=lambda metas, params: writes(metas, values_of(metas, params)),
         n_out=0,
         statement=True,
         prelude=(kernel,),
@@ -262,18 +276,50 @@ def _row(
     )
 
 
+# Above this many elements the dense-footprint check is skipped (programs are small).
+_ENUM_LIMIT = 1 << 16
+
+
 def _flat_bound(*idx):
+    """Flat kernels touch storage elements ``offset .. offset + n - 1`` of each argument:
+    they must lie in the argument's footprint (a dense layout, in any dim order)."""
+
     def bound(metas, v):
         n = v.get("n", v["BLOCK"])
         for i in idx:
-            if n > metas[i].numel:
+            m = metas[i]
+            if n > m.numel:
                 raise InvalidArgument(
-                    f"flat kernel reads {n} elements of a {metas[i].numel}-element tensor"
+                    f"flat kernel reads {n} elements of a {m.numel}-element tensor"
+                )
+            if m.numel <= _ENUM_LIMIT and not set(range(m.offset, m.offset + n)) <= m.elements():
+                raise InvalidArgument(
+                    f"flat kernel argument {i} is not dense: flat offsets leave its footprint"
                 )
         if "n" in v and v["grid"][0] * v["BLOCK"] < n:
             raise InvalidArgument(f"grid {v['grid']} x BLOCK {v['BLOCK']} does not cover n={n}")
 
     return bound
+
+
+def _flat_writes(*idx):
+    """The first ``n`` storage elements from each written argument's offset."""
+
+    def writes(metas, v):
+        n = v.get("n", v["BLOCK"])
+        return [
+            metas[i] if n == metas[i].numel else metas[i].view((n,), (1,), metas[i].offset)
+            for i in idx
+        ]
+
+    return writes
+
+
+def _rows_writes(metas, v):
+    # may-write: which of these rows are written depends on keep's values
+    x = metas[0]
+    shape = (v["grid"][0], v["ncols"])
+    return [x if shape == x.shape else x.view(shape, (v["row_stride"], 1), x.offset)]
 
 
 def _rows_bound(metas, v):
@@ -284,6 +330,10 @@ def _rows_bound(metas, v):
         raise InvalidArgument(f"fz.double_kept_rows: grid {v['grid']} exceeds the rows")
     if v["ncols"] > x.shape[1] or v["ncols"] > v["BLOCK"]:
         raise InvalidArgument("fz.double_kept_rows: ncols exceeds the row or BLOCK")
+    if x.shape[1] > 1 and x.stride[1] != 1 or x.shape[0] > 1 and v["row_stride"] != x.stride[0]:
+        raise InvalidArgument(
+            "fz.double_kept_rows: rows must have unit column stride and row_stride"
+        )
 
 
 OPS: list[OpDef] = []
@@ -297,6 +347,7 @@ if _HAVE_TRITON:
             mutates=(2,),
             reads=(0, 1),
             bound=_flat_bound(0, 1, 2),
+            writes=_flat_writes(2),
             doc="fz_flat_add[grid](a, b, out, n, BLOCK): out.flat[:n] = a.flat[:n] + "
             "b.flat[:n] by storage offsets (reads layout; case b16)",
         ),
@@ -306,8 +357,9 @@ if _HAVE_TRITON:
             1,
             ("n", "alpha"),
             mutates=(0,),
-            reads=(0,),
+            reads=(),
             bound=_flat_bound(0),
+            writes=_flat_writes(0),
             doc="fz_scale_[grid](x, n, alpha, BLOCK): x.flat[:n] *= alpha in place",
         ),
         _row(
@@ -316,8 +368,9 @@ if _HAVE_TRITON:
             2,
             (),
             mutates=(0, 1),
-            reads=(0, 1),
+            reads=(),
             bound=_flat_bound(0, 1),
+            writes=_flat_writes(0, 1),
             doc="fz_scale_then_shift[grid](first, second, BLOCK): first.flat[:BLOCK] *= 10, "
             "then second.flat[:BLOCK] += 1 (case b15: the same tensor twice)",
         ),
@@ -327,8 +380,9 @@ if _HAVE_TRITON:
             2,
             ("ncols", "row_stride"),
             mutates=(0,),
-            reads=(0, 1),
+            reads=(1,),
             bound=_rows_bound,
+            writes=_rows_writes,
             doc="fz_double_kept_rows[grid](x, keep, ncols, row_stride, BLOCK): doubles "
             "row r of x when keep[r] != 0, one program per row (case b18: partial write)",
         ),

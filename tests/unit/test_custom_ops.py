@@ -460,3 +460,47 @@ def test_gen_hooks_draw_parameters_the_rules_accept(name):
         _run_both(_prog(inputs, [Op(name, ("x",) if d.arity else (), params, outs)], dtype=dtype))
         ran += 1
     assert ran >= 20
+
+
+def test_launch_footprints_are_what_the_kernels_touch():
+    p = Program(
+        (StorageSpec("s", 24), StorageSpec("k", 4, dtype="int32")),
+        (TensorSpec("x", "s", (4, 6), (6, 1)), TensorSpec("keep", "k", (4,), (1,))),
+        (
+            Op("tk.scale_", ("x",), {"grid": [1], "BLOCK": 16, "n": 10, "alpha": 2.0}),
+            Op("index", ("x",), {"idx": [[1, None, None], [0, 4, None]]}, ("rows",)),
+            Op(
+                "tk.double_kept_rows",
+                ("rows", "keep"),
+                {"grid": [2], "BLOCK": 4, "ncols": 3, "row_stride": "stride(0, 0)"},
+            ),
+        ),
+    )
+    steps = infer(p).steps
+    (flat,) = steps[0].opdef.written(steps[0].args, steps[0].op.params)
+    assert flat.elements() == frozenset(range(10))  # the first 10 storage elements
+    (rows,) = steps[2].opdef.written(steps[2].args, steps[2].op.params)
+    assert rows.elements() == frozenset({6, 7, 8, 12, 13, 14})  # may-write: 2 rows x 3 cols
+    assert steps[2].opdef.read_indices(2) == (1,)
+    # flat offsets of a strided (non-dense) view would leave its footprint
+    strided = p.with_body(
+        (
+            Op("index", ("x",), {"idx": [[None, None, None], [0, None, 2]]}, ("h",)),
+            Op("tk.scale_", ("h",), {"grid": [1], "BLOCK": 16, "n": 12, "alpha": 2.0}),
+        )
+    )
+    with pytest.raises(InvalidArgument, match="not dense"):
+        infer(strided)
+    # the rows kernel assumes unit column stride
+    cols = p.with_body(
+        (
+            Op("transpose", ("x",), {"dim0": 0, "dim1": 1}, ("xt",)),
+            Op(
+                "tk.double_kept_rows",
+                ("xt", "keep"),
+                {"grid": [4], "BLOCK": 4, "ncols": 4, "row_stride": "stride(0, 0)"},
+            ),
+        )
+    )
+    with pytest.raises(InvalidArgument, match="unit column stride"):
+        infer(cols)
