@@ -160,12 +160,22 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {lines[-1][:300]}\n" + "\n".join(lines[:-1])[:600]
 
 
+def _is_profiling_graph(graph: Any) -> bool:
+    """Whether ``graph`` is a profiling run's graph: ``ProfilingRecord::instrumentGraph``
+    (torch/csrc/jit/runtime/profiling_record.cpp) appends an input-less ``prim::profile``
+    to the top-level block of every graph it instruments."""
+    return graph is not None and any(
+        n.kind() == "prim::profile" and n.inputsSize() == 0 for n in graph.nodes()
+    )
+
+
 @dataclass
 class CallRecord:
     """One call of the compiled function next to eager: its phase, differences, graphs.
 
-    ``phase`` is ``profiled`` (a profiling run), ``optimized`` or ``unoptimized`` (the
-    legacy and simple executors have no profiled runs). ``graph`` is the graph executed
+    ``phase`` is ``profiled`` (a profiling run), ``optimized``, ``reprofiled`` (a call
+    after the profiled runs whose executed graph is a profiling graph again, e.g. after
+    ``requires_grad`` changed) or ``unoptimized`` (the simple executor). ``graph`` is the graph executed
     by the forward call; ``backward_graph`` the one last executed after the backward.
     ``error`` is set when the compiled call (or its backward) raised and eager did not;
     ``eager_error`` when only eager raised: eager gives no reference then, so the call
@@ -214,6 +224,8 @@ def run_calls(
         rec = CallRecord(k, phase, result=s_res)
         if capture_graphs:
             rec.graph = last_graph()
+            if phase == "optimized" and _is_profiling_graph(rec.graph):
+                rec.phase = "reprofiled"  # e.g. requires_grad changed: a new profiling run
         if s_res.error is not None and e_res.error is None:
             rec.error = _one_line(s_res.error)
         elif e_res.error is not None and s_res.error is None:
@@ -224,7 +236,8 @@ def run_calls(
             ge, gs = _grads(e_res, e_res.inputs_after), _grads(s_res, s_in)
             if capture_graphs and gs is not None:
                 rec.backward_graph = last_graph()
-                rec.backward_phase = "optimized" if k >= 2 * num_profiled_runs else "profiled"
+                profiling = _is_profiling_graph(rec.backward_graph)
+                rec.backward_phase = "profiled" if profiling else "optimized"
             if isinstance(gs, str) and not isinstance(ge, str):
                 rec.error = f"backward: {gs}"
             elif isinstance(ge, str) and not isinstance(gs, str):

@@ -391,3 +391,26 @@ def test_unguarded_grad_specialization_shows_on_the_call_without_grad():
     )
     ok = run_torchscript(p, options={"other_executors": False, "drop_grad_last": False})
     assert judge(ok)[0] is Verdict.INVARIANT  # without the confirming call: the guard check
+
+
+def test_a_call_that_reprofiles_is_not_checked_as_optimized():
+    # Dropping requires_grad on the last call makes the executor profile this program
+    # again: that call's graph carries prim::profile nodes legitimately. It is labelled
+    # `reprofiled` (not `optimized`), so the no-profile-nodes check does not fire on it.
+    p = Program(
+        storages=(StorageSpec("s0", 4, dtype="float64"), StorageSpec("s1", 4)),
+        inputs=(
+            TensorSpec("x2", "s0", (4,), (1,), requires_grad=True),
+            TensorSpec("x1", "s1", (4,), (1,)),
+        ),
+        body=(
+            Op("mul.out", ("x2", "x2", "x1"), {}, ("v0",)),
+            Op("clone", ("x1",), {}, ("e0",)),
+            Op("sin", ("e0",), {}, ("e1",)),
+        ),
+        outputs=("x1", "e0", "e1"),
+    )
+    ex = run_torchscript(p, options={"other_executors": False})
+    assert [r.phase for r in ex.extra["calls"]] == ["profiled", "optimized", "reprofiled"]
+    assert "prim::profile" in {s.node.kind() for s in sites(ex.extra["calls"][-1].graph)}
+    assert judge(ex) == (Verdict.OK, "")
