@@ -101,7 +101,7 @@ def alias_map(
     """
     keys_in = {
         name: _storage_key(t)
-        for name, t in zip(input_names, inputs)
+        for name, t in zip(input_names, inputs, strict=True)
         if isinstance(t, torch.Tensor)
     }
     keys_out = [_storage_key(o) if isinstance(o, torch.Tensor) else None for o in outputs]
@@ -156,12 +156,12 @@ def run_eager(
 
 def interpret(program: Program, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """Run ``program`` through the registry's ``apply`` callables (no rendered source)."""
-    env: dict[str, Any] = {t.name: v for t, v in zip(program.inputs, inputs)}
+    env: dict[str, Any] = {t.name: v for t, v in zip(program.inputs, inputs, strict=True)}
     for op in program.body:
         d = lookup(op.op)
         res = d.apply([env[a] for a in op.args], op.params)
         if len(op.out) == 1 and d.n_out == 1:
             env[op.out[0]] = res
         elif op.out:
-            env.update(zip(op.out, res))
+            env.update(zip(op.out, res, strict=True))
     return tuple(env[o] for o in program.outputs)

@@ -168,7 +168,7 @@ class TensorSpec:
         """One past the last storage element this view can touch (0 for an empty view)."""
         if any(s == 0 for s in self.shape):
             return self.offset
-        return self.offset + sum((n - 1) * st for n, st in zip(self.shape, self.stride)) + 1
+        return self.offset + sum((n - 1) * st for n, st in zip(self.shape, self.stride, strict=True)) + 1
 
     @property
     def numel(self) -> int:

@@ -150,7 +150,7 @@ def infer(program: Program) -> Typed:
     steps = []
     for i, op in enumerate(program.body):
         step = _step(i, op, values)
-        values.update(zip(op.out, step.outs))
+        values.update(zip(op.out, step.outs, strict=True))
         steps.append(step)
     for o in program.outputs:
         if o not in values:
