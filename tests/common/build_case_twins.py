@@ -17,10 +17,10 @@ import torch
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec, contiguous_strides
+from tests.common.cases import CASES
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "corpus" / "seeds"
-CASES = ROOT.parent / "shared" / "cases"
 
 
 def _t(name: str, storage: str, shape, stride=None, offset: int = 0) -> TensorSpec:

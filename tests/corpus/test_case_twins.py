@@ -25,13 +25,13 @@ from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import OpKind, lookup
 from aliasfuzz.fuzz.render import render_function_lines, render_module
 from tests.common import assert_same
+from tests.common.cases import CASES
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "corpus" / "seeds"
-CASES = Path(os.environ.get("ALIASFUZZ_CASES", ROOT.parent / "shared" / "cases"))
 
 CASE_STEMS = sorted(p.stem for p in CASES.glob("b*.py")) if CASES.is_dir() else []
-TWIN_STEMS = sorted(p.stem for p in SEEDS.glob("*.json"))
+TWIN_STEMS = sorted(p.stem for p in SEEDS.glob("*.json")) if CASES.is_dir() else []
 
 pytestmark = pytest.mark.skipif(not CASES.is_dir(), reason="shared/cases is not checked out")
 

@@ -5,13 +5,11 @@ Two cases run by default on aot_eager (fast); the full set, all pipelines, is ``
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from aliasfuzz.cli import main
+from tests.common.cases import CASES
 
-CASES = Path("/work/shared/cases")
 ALL = sorted(CASES.glob("b*.py")) if CASES.is_dir() else []
 needs_cases = pytest.mark.skipif(not ALL, reason="shared cases folder not present")
 

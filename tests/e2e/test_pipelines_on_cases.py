@@ -18,10 +18,7 @@ import torch
 
 from aliasfuzz.passes import PIPELINES
 from aliasfuzz.passes.cases import load_case, observe
-
-CASES = Path(__file__).resolve().parents[3] / "shared" / "cases"
-if not CASES.is_dir():  # the checkout may sit elsewhere; the shared folder is fixed
-    CASES = Path("/work/shared/cases")
+from tests.common.cases import CASES
 
 
 def _params():
