@@ -32,6 +32,22 @@ def _seed(text: str) -> int:
     return int(text)
 
 
+def activate_plugins(paths) -> list[str]:
+    """Load pass plugins here and export them to workers (:func:`aliasfuzz.plugins.activate`)."""
+    from aliasfuzz.plugins import activate
+
+    return activate(paths)
+
+
+def _add_plugin_flag(p) -> None:
+    p.add_argument(
+        "--plugin",
+        action="append",
+        metavar="FILE.py",
+        help="pass plugin imported before any program runs (repeatable; see aliasfuzz.plugins)",
+    )
+
+
 def _cmd_run(args) -> int:
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.driver import latest_unfinished, load_campaign, run_campaign
@@ -67,8 +83,11 @@ def _cmd_run(args) -> int:
             flags["report"] = args.report
         if args.no_shrink:
             flags["shrink"] = False
+        if args.plugin:
+            flags["plugins"] = tuple(args.plugin)
         opts = merge_options(flags, args.config)
     opts.validate(_judge.pipeline_names())
+    opts.plugins = tuple(activate_plugins(opts.plugins))
     res = run_campaign(opts, resume=resume, show=not args.quiet)
     for f in res.findings:
         print(
@@ -129,12 +148,14 @@ def _add_run(sub) -> None:
     p.add_argument("--shrink-budget", type=int, help="executions per shrink (40)")
     p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_plugin_flag(p)
     p.set_defaults(func=_cmd_run)
 
 
 def _cmd_replay(args) -> int:
     from aliasfuzz.campaign.replay import replay
 
+    activate_plugins(args.plugin or ())
     return replay(args.paths or ["corpus"], timeout=args.timeout)
 
 
@@ -142,6 +163,7 @@ def _add_replay(sub) -> None:
     p = sub.add_parser("replay", help="re-run corpus entries: reproduces / fixed / changed")
     p.add_argument("paths", nargs="*", help="entry folders or corpus folders (corpus)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per entry (120)")
+    _add_plugin_flag(p)
     p.set_defaults(func=_cmd_replay)
 
 
@@ -149,6 +171,7 @@ def _cmd_check(args) -> int:
     from aliasfuzz.campaign import _judge
 
     pipelines = args.pipelines.split(",") if args.pipelines else None
+    activate_plugins(args.plugin or ())
     rows = _judge.judge_case(args.file, pipelines)
     bad = 0
     for r in rows:
@@ -168,6 +191,7 @@ def _add_check(sub) -> None:
     p = sub.add_parser("check", help="judge a case-format .py file per pipeline")
     p.add_argument("file", help="a file in the shared/cases format")
     p.add_argument("--pipelines", help="comma list (default: those in its expect block)")
+    _add_plugin_flag(p)
     p.set_defaults(func=_cmd_check)
 
 

@@ -34,7 +34,8 @@ class CampaignOptions:
     ``timeout`` is seconds per program and pipeline; ``recycle`` is the number of tasks a
     worker runs before it is replaced (bounds memory growth). ``fail_on`` names the
     verdicts whose new findings make ``aliasfuzz run`` exit 1. ``shrink_budget`` is the
-    number of re-executions a finding's minimization may spend.
+    number of re-executions a finding's minimization may spend. ``plugins`` are pass
+    plugin files (:mod:`aliasfuzz.plugins`) every worker imports before its first program.
     """
 
     programs: int | None = None
@@ -53,9 +54,11 @@ class CampaignOptions:
     shrink_budget: int = 40
     max_statements: int = 8
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    plugins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.pipelines = tuple(self.pipelines)
+        self.plugins = tuple(self.plugins)
         self.fail_on = tuple(self.fail_on)
         if self.programs is None and self.time is None:
             self.time = 120.0
@@ -93,6 +96,7 @@ class CampaignOptions:
         d = dataclasses.asdict(self)
         d["pipelines"] = list(self.pipelines)
         d["fail_on"] = list(self.fail_on)
+        d["plugins"] = list(self.plugins)
         return d
 
     @classmethod

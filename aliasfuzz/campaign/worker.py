@@ -185,7 +185,9 @@ def _serve(proto) -> None:
 
     from aliasfuzz.campaign import _judge
     from aliasfuzz.fuzz.ir import Program
+    from aliasfuzz.plugins import load_from_env
 
+    load_from_env()  # pass plugins (ALIASFUZZ_PLUGINS) before any program runs
     proto.write(json.dumps({"ready": True}) + "\n")
     proto.flush()
     for line in sys.stdin:

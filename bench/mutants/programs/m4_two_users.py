@@ -1,0 +1,22 @@
+"""An index_put on an intermediate y that has two other readers, both before the index_put.
+Nothing reads y afterwards, so the index_put can write into y's buffer; a copy of y is a
+missed reinplace (a full-size temporary for a one-row update).
+
+expect:
+  inductor-reinplace: ok
+device: cpu
+report: aliasfuzz mutant m4_two_users (bench/mutants)
+"""
+import torch
+
+
+def program(x):
+    y = x * 2
+    a = y.sum()
+    b = y.amax()
+    z = torch.index_put(y, (torch.tensor([1]),), torch.tensor(100.0))
+    return z, a, b
+
+
+def inputs():
+    return (torch.arange(12.0).reshape(4, 3),)
