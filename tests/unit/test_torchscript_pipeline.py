@@ -414,3 +414,26 @@ def test_a_call_that_reprofiles_is_not_checked_as_optimized():
     assert [r.phase for r in ex.extra["calls"]] == ["profiled", "optimized", "reprofiled"]
     assert "prim::profile" in {s.node.kind() for s in sites(ex.extra["calls"][-1].graph)}
     assert judge(ex) == (Verdict.OK, "")
+
+
+def test_fused_chunk_view_read_after_an_inplace_write_is_a_miscompile():
+    # Found by bench/torchscript.py (CPU, torch 2.13): the TensorExpr fuser pulls
+    # `x.chunk(2, -1)` into a fusion group that returns the second chunk as a group output
+    # typed with the view's strides ([3, 1] for a 2x1 piece) but not as a view of x: the
+    # later read neither sees `x.add_(0.5)` nor the right elements. Optimized calls only.
+    p = Program(
+        storages=(StorageSpec("s0", 6),),
+        inputs=(TensorSpec("x", "s0", (2, 3), (3, 1)),),
+        body=(
+            Op("chunk", ("x",), {"chunks": 2, "dim": -1}, ("a", "b")),
+            Op("add", ("a", "a"), {}, ("e0",)),
+            Op("add_.Scalar", ("x",), {"other": 0.5}, ("x2",)),
+            Op("add", ("b", "b"), {}, ("e1",)),
+        ),
+        outputs=("e0", "e1"),
+    )
+    ex = run_torchscript(p, options={"other_executors": False})
+    verdict, why = judge(ex)
+    assert verdict is Verdict.MISCOMPILE
+    assert why.startswith("profiling call 1 (optimized): output 1: values differ")
+    assert ex.extra["calls"][0].mismatches == []
