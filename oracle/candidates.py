@@ -19,8 +19,9 @@ truth"), with F = footprint(a) in bytes of a's storage S:
    contents; a read is not "old" when an epilogue ``copy_`` between ``n`` and the reader
    has overwritten it; view ops and ``sym_size``-like ops are meta-only (their users read);
    a scatter reads its input outside the scattered view only; outputs are readers;
-3. no write into F (an epilogue ``copy_`` into an input on S) happens while ``n``'s result
-   is still read afterwards (the result would be clobbered, PyTorch issue #198094);
+3. no write into F (an epilogue ``copy_`` into an input on S, or a later candidate the
+   pass wrote in place on S) happens while ``n``'s result is still read afterwards (the
+   result would be clobbered, PyTorch issue #198094);
 4. when S belongs to a graph input, epilogue ``copy_`` nodes into inputs on S cover F (the
    program overwrites the caller's tensor there anyway).
 
@@ -103,37 +104,41 @@ class Truth:
     reason: str = ""
 
 
+_INDEX_PUTS = (aten.index_put.default, aten._unsafe_index_put.default)
+
+
 def candidates(graph: torch.fx.Graph) -> list[Candidate]:
     """Every reinplacing candidate of ``graph``, in graph order (see module docstring)."""
-    gen, _ = _gen_scatter_targets()
-    index_puts = {aten.index_put.default: "index_put", aten._unsafe_index_put.default: "index_put"}
-    out: list[Candidate] = []
-    for n in graph.nodes:
-        if n.op != "call_function":
-            continue
-        t = n.target
-        if t in index_puts:
-            out.append(Candidate(n.name, "index_put", "self", n.args[0], n))
-        elif t is gen or t in _SCATTERS:
-            out.append(Candidate(n.name, "scatter", "input", n.args[0], n))
-        elif t is torch.ops.higher_order.auto_functionalized:
-            from torch._higher_order_ops.auto_functionalize import get_mutable_args
+    return [c for n in graph.nodes for c in candidates_of(n)]
 
-            names, _ = get_mutable_args(n.args[0])
-            for name in names:
-                if isinstance(n.kwargs.get(name), torch.fx.Node):
-                    out.append(Candidate(n.name, "auto_functionalized", name, n.kwargs[name], n))
-        elif t is torch.ops.higher_order.auto_functionalized_v2:
-            for i, b in enumerate(n.kwargs.get("_all_bases", ())):
-                if isinstance(b, torch.fx.Node):
-                    out.append(
-                        Candidate(n.name, "auto_functionalized_v2", f"_all_bases[{i}]", b, n)
-                    )
-        elif _is_triton_functional(t):
-            for name in n.kwargs["tensors_to_clone"]:
-                arg = n.kwargs["kwargs"].get(name)
-                if isinstance(arg, torch.fx.Node):
-                    out.append(Candidate(n.name, "triton_kernel_wrapper_functional", name, arg, n))
+
+def candidates_of(n: torch.fx.Node) -> list[Candidate]:
+    """The reinplacing candidates of one node (none for most nodes)."""
+    gen, _ = _gen_scatter_targets()
+    if n.op != "call_function":
+        return []
+    t = n.target
+    if t in _INDEX_PUTS:
+        return [Candidate(n.name, "index_put", "self", n.args[0], n)]
+    if t is gen or t in _SCATTERS:
+        return [Candidate(n.name, "scatter", "input", n.args[0], n)]
+    out: list[Candidate] = []
+    if t is torch.ops.higher_order.auto_functionalized:
+        from torch._higher_order_ops.auto_functionalize import get_mutable_args
+
+        names, _ = get_mutable_args(n.args[0])
+        for name in names:
+            if isinstance(n.kwargs.get(name), torch.fx.Node):
+                out.append(Candidate(n.name, "auto_functionalized", name, n.kwargs[name], n))
+    elif t is torch.ops.higher_order.auto_functionalized_v2:
+        for i, b in enumerate(n.kwargs.get("_all_bases", ())):
+            if isinstance(b, torch.fx.Node):
+                out.append(Candidate(n.name, "auto_functionalized_v2", f"_all_bases[{i}]", b, n))
+    elif _is_triton_functional(t):
+        for name in n.kwargs["tensors_to_clone"]:
+            arg = n.kwargs["kwargs"].get(name)
+            if isinstance(arg, torch.fx.Node):
+                out.append(Candidate(n.name, "triton_kernel_wrapper_functional", name, arg, n))
     return out
 
 
@@ -149,7 +154,9 @@ def _is_triton_functional(target: Any) -> bool:
 # the rule
 
 
-def ground_truth(graph: torch.fx.Graph, cand: Candidate) -> Truth:
+def ground_truth(
+    graph: torch.fx.Graph, cand: Candidate, inplace: frozenset[tuple[str, str]] = frozenset()
+) -> Truth:
     """Decide one candidate of ``graph`` (see the module docstring for the rule).
 
     With symbolic sizes (dynamic shapes) the rule runs first at the traced sizes (the
@@ -160,15 +167,15 @@ def ground_truth(graph: torch.fx.Graph, cand: Candidate) -> Truth:
     shape_env = _shape_env(graph)
     try:
         if shape_env is None:
-            return _decide(graph, cand)
+            return _decide(graph, cand, inplace)
         _fp._HINTS = {k: sympy.Integer(v) for k, v in shape_env.var_to_val.items()}
         try:
-            t = _decide(graph, cand)
+            t = _decide(graph, cand, inplace)
         finally:
             _fp._HINTS = None
         if t.status != SAFE:
             return t
-        return _decide_symbolic(graph, cand, _guards(shape_env))
+        return _decide_symbolic(graph, cand, _guards(shape_env), inplace)
     except _Undecidable as e:
         return Truth(cand, UNKNOWN, None, str(e))
 
@@ -204,7 +211,9 @@ def _guards(shape_env: Any) -> list[Any]:
     return out
 
 
-def _decide_symbolic(graph: torch.fx.Graph, cand: Candidate, guards: list[Any]) -> Truth:
+def _decide_symbolic(
+    graph: torch.fx.Graph, cand: Candidate, guards: list[Any], inplace: frozenset = frozenset()
+) -> Truth:
     """Prove rules 1-4 for all sizes, conservatively: SAFE, or UNKNOWN when not proven."""
     n, a = cand.fx_node, cand.mutated
     fl = _layout(a)
@@ -218,6 +227,8 @@ def _decide_symbolic(graph: torch.fx.Graph, cand: Candidate, guards: list[Any]) 
 
     def cov(x: mem.Layout, y: mem.Layout) -> bool:
         return mem.covers(x, y, guards=guards).status is mem.Coverage.COVERS
+
+    result = _result_values(graph, cand, inplace)
 
     def unproven(why: str) -> Truth:
         return Truth(cand, UNKNOWN, None, f"safe at the traced sizes; not proven for all: {why}")
@@ -237,7 +248,7 @@ def _decide_symbolic(graph: torch.fx.Graph, cand: Candidate, guards: list[Any]) 
     overwritten: list[mem.Layout] = []
     clobbered = False
     for m in nodes[nodes.index(n) + 1 :]:
-        if clobbered and _reads_result(m, cand):
+        if clobbered and _reads_any(m, result):
             return unproven(f"an epilogue write may clobber the result read by {m.name}")
         for acc in _reads(m):
             rl = _layout(acc.value)
@@ -252,7 +263,7 @@ def _decide_symbolic(graph: torch.fx.Graph, cand: Candidate, guards: list[Any]) 
         dl = _layout(dst) if dst is not None else None
         if dl is None or dl.storage != S:
             continue
-        if not _derived_from(m.args[1], n, _result_key(cand)) and ov(dl, fl):
+        if m.args[1] not in result and ov(dl, fl):
             clobbered = True
         overwritten.append(dl)
     inputs_on_s = any(x.op in ("placeholder", "get_attr") and on_storage(x, S) for x in nodes)
@@ -270,18 +281,20 @@ def _unsafe(cand, rule, byte, fl, other, message) -> Truth:
     return Truth(cand, UNSAFE, w, message)
 
 
-def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
+def _decide(graph: torch.fx.Graph, cand: Candidate, inplace: frozenset = frozenset()) -> Truth:
     n, a = cand.fx_node, cand.mutated
     fl = _layout(a)
     if fl is None:
         return Truth(cand, UNKNOWN, None, f"{a} has no strided tensor metadata")
     S = fl.storage
     F = _bytes(fl)
-    if F.size == 0:
-        return Truth(cand, SAFE, None, "empty footprint")
     nodes = list(graph.nodes)
     pos = {x: i for i, x in enumerate(nodes)}
     gen, igen = _gen_scatter_targets()
+    result = _result_values(graph, cand, inplace)
+    inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and on_storage(x, S)]
+    if F.size == 0:
+        return Truth(cand, SAFE, None, "empty footprint")
 
     # Rule 1: n itself reads, through another argument slot, bytes it would now write.
     is_scatter = n.target is gen or n.target is igen or n.target in _SCATTERS
@@ -306,10 +319,9 @@ def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
 
     overwritten = np.zeros(0, dtype=np.int64)
     clobber: tuple[int, torch.fx.Node] | None = None
-    inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and on_storage(x, S)]
     for m in nodes[pos[n] + 1 :]:
         # Rule 3: n's result read after a write into F clobbered it.
-        if clobber is not None and _reads_result(m, cand):
+        if clobber is not None and _reads_any(m, result):
             return _unsafe(
                 cand,
                 3,
@@ -333,9 +345,18 @@ def _decide(graph: torch.fx.Graph, cand: Candidate) -> Truth:
                     m,
                     f"{m.name} reads the old contents of {a.name} through {acc.value.name}",
                 )
+        # Writes by candidates the pass made in place on S (not into n's own result).
+        for c in candidates_of(m):
+            if (c.node, c.arg) not in inplace or c.mutated in result or not on_storage(c.mutated, S):
+                continue
+            wb = _bytes(_scatter_view(m) if c.kind == "scatter" else _layout(c.mutated))
+            hit = _hit(wb, F)
+            if hit is not None and clobber is None:
+                clobber = (hit, m)
+            overwritten = np.union1d(overwritten, wb)
         dst = _epilogue_write(m)
         if dst is not None and on_storage(dst, S):
-            if _derived_from(m.args[1], n, _result_key(cand)):
+            if m.args[1] in result:
                 overwritten = np.union1d(overwritten, _bytes(_layout(dst)))
                 continue  # the copy back that the reinplace makes redundant
             wb = _bytes(_layout(dst))
@@ -411,23 +432,44 @@ def _result_key(cand: Candidate) -> Any:
     return first + int(cand.arg[len("_all_bases[") : -1])
 
 
-def _derived_from(v: Any, n: torch.fx.Node, key: Any = None) -> bool:
-    """Whether FX value ``v`` is ``n``'s result (``getitem(n, key)`` when ``key`` is not
-    None), or a view of it."""
-    while isinstance(v, torch.fx.Node):
-        if v.op != "call_function":
-            return False
-        if v.target is operator.getitem and v.args[0] is n:
-            return key is None or v.args[1] == key
-        if v is n:
-            return key is None
-        if not _is_view(v.target):
-            return False
-        v = v.args[0]
-    return False
+def _wrapper_results(m: torch.fx.Node) -> dict[Any, tuple[str, torch.fx.Node]]:
+    """For a wrapper node: getitem key -> (candidate arg, mutated FX value)."""
+    out: dict[Any, tuple[str, torch.fx.Node]] = {}
+    for c in candidates_of(m):
+        out[_result_key(c)] = (c.arg, c.mutated)
+    return out
 
 
-def _reads_result(m: torch.fx.Node, cand: Candidate) -> bool:
-    """Whether ``m`` reads the candidate's result (the value that would live in a)."""
-    key = _result_key(cand)
-    return any(_derived_from(acc.value, cand.fx_node, key) for acc in _reads(m))
+def _result_values(
+    graph: torch.fx.Graph, cand: Candidate, inplace: frozenset[tuple[str, str]]
+) -> set[torch.fx.Node]:
+    """The FX values that hold ``cand``'s result once it is written into its argument:
+    the result (``getitem`` for wrappers), views of those, and the results of candidates
+    the pass wrote in place into one of those (``inplace``)."""
+    n, key = cand.fx_node, _result_key(cand)
+    nodes = list(graph.nodes)
+    result: set[torch.fx.Node] = set() if key is not None else {n}
+    gen, igen = _gen_scatter_targets()
+    for m in nodes[nodes.index(n) + 1 :]:
+        if m.op != "call_function":
+            continue
+        src = m.args[0] if m.args else None
+        if m.target is operator.getitem:
+            if src is n and m.args[1] == key:
+                result.add(m)
+            elif isinstance(src, torch.fx.Node) and src is not n:
+                arg = _wrapper_results(src).get(m.args[1])
+                if arg is not None and (src.name, arg[0]) in inplace and arg[1] in result:
+                    result.add(m)
+        elif _is_view(m.target) and src in result:
+            result.add(m)
+        elif src in result and (m.name, "self" if m.target in _INDEX_PUTS else "input") in inplace:
+            result.add(m)  # an index_put / scatter written in place into the result
+        elif src in result and m.target in (gen, igen) and (m.name, "input") in inplace:
+            result.add(m)
+    return result
+
+
+def _reads_any(m: torch.fx.Node, values: set[torch.fx.Node]) -> bool:
+    """Whether ``m`` reads one of ``values``."""
+    return any(acc.value in values for acc in _reads(m))

@@ -213,16 +213,25 @@ def _claims(ex: Any) -> list[Claim]:
     for gm in graphs:
         graph = gm.graph if hasattr(gm, "graph") else gm
         tables.append({(c.node, c.arg): (c, graph) for c in candidates(graph)})
-    out, g = [], 0
+    placed, g = [], 0
     for d in decisions:
         while g < len(tables) and (d.node, d.arg) not in tables[g]:
             g += 1
         if g == len(tables):
-            out.append(Claim(-1, d, Truth(None, UNKNOWN, None, "decision not found in any graph")))
+            placed.append((-1, d))
             g = 0
             continue
-        cand, graph = tables[g][(d.node, d.arg)]
-        out.append(Claim(g, d, ground_truth(graph, cand)))
+        placed.append((g, d))
+    inplace: dict[int, frozenset] = {}
+    for k in range(len(tables)):
+        inplace[k] = frozenset((d.node, d.arg) for gi, d in placed if gi == k and d.reinplaced)
+    out = []
+    for gi, d in placed:
+        if gi < 0:
+            out.append(Claim(-1, d, Truth(None, UNKNOWN, None, "decision not found in any graph")))
+            continue
+        cand, graph = tables[gi][(d.node, d.arg)]
+        out.append(Claim(gi, d, ground_truth(graph, cand, inplace[gi])))
     return out
 
 
