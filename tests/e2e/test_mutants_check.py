@@ -94,3 +94,13 @@ def test_a_plugin_is_loaded_in_every_worker(tmp_path):
     workers = [w for w in where if w != "driver"]
     assert "driver" in where
     assert len({Path(w).parent.name for w in workers}) == 2, where  # w0 and w1
+
+
+@pytest.mark.parametrize("command", ["check", "replay"])
+def test_check_and_replay_refuse_a_broken_plugin_with_exit_2(command, tmp_path, capsys):
+    bad = tmp_path / "broken.py"
+    bad.write_text("raise ValueError('nope')\n")
+    target = ZOO / "programs" / "m7_fx_later_uses.py" if command == "check" else tmp_path
+    assert main([command, "--plugin", str(bad), str(target)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"aliasfuzz: error: plugin {bad} failed to load: ValueError: nope"]
