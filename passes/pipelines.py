@@ -26,6 +26,7 @@ from aliasfuzz.passes.decisions import FxCapture, fx_reinplace_decisions, locate
 from aliasfuzz.passes.execution import Execution, Failure
 from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.spy import SpyLog, reinplace_spy
+from aliasfuzz.passes.torchscript import torchscript_adapter
 from aliasfuzz.passes.tracing import copy_graph_module, trace_functional, with_line_marks
 
 __all__ = ["PIPELINES", "PipelineOptions", "run_function", "run_pipeline"]
@@ -44,7 +45,9 @@ class PipelineOptions:
     ``dynamo``: ``inductor-reinplace`` only; trace through Dynamo (``torch.compile`` with
     an ``aot_autograd`` backend) instead of ``aot_function``: slower, but data-dependent
     control flow becomes graph breaks (``run_pipeline`` turns it on for programs with
-    control-flow statements). Unknown config names raise :class:`InvalidArgument`.
+    control-flow statements). ``torchscript``: options of the ``torchscript`` pipeline
+    (:class:`aliasfuzz.passes.torchscript.TorchScriptOptions` fields, e.g.
+    ``profiling_executor``, ``calls``). Unknown config names raise :class:`InvalidArgument`.
     """
 
     dynamic: bool = False
@@ -52,6 +55,7 @@ class PipelineOptions:
     inductor_config: Mapping[str, Any] = field(default_factory=dict)
     reorder_for_locality: bool = False
     dynamo: bool = False
+    torchscript: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         import torch._inductor.config as cfg
@@ -284,6 +288,7 @@ PIPELINES: dict[str, Callable[[_Run, Execution], None]] = {
     "inductor-noreinplace": _inductor_noreinplace,
     "inductor-reinplace": _inductor_reinplace,
     "fx-reinplace": _fx_reinplace,
+    "torchscript": torchscript_adapter,
 }
 
 
@@ -329,7 +334,8 @@ def run_function(
     run = _Run(name, fn, inputs, names, device, opts, locate(filename, statement_at))
     ex = Execution(pipeline=name, device=device)
     PIPELINES[name](run, ex)
-    ex.timings = {k: v for k, v in run.clock.timings.items() if k != "done"}
+    # an adapter's own finer timings (per executor, for torchscript) are kept
+    ex.timings = {**{k: v for k, v in run.clock.timings.items() if k != "done"}, **ex.timings}
     return ex
 
 

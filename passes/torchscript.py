@@ -195,7 +195,7 @@ def unscriptable_reason(program: Program) -> str | None:
     """Why ``program`` cannot be scripted (an op whose registry row is not scriptable)."""
     for i, op in enumerate(program.body):
         d = lookup(op.op)
-        if not d.scriptable or d.prelude:
+        if not d.scriptable:
             return f"statement {i}: {op.op} ({d.kind.value}) is not scriptable"
     return None
 

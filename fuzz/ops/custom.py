@@ -253,7 +253,8 @@ def _accepts_same_shape(metas):
 
 
 def _row(op: str, arity, infer, doc: str, *, mutates=(), reads=None, generic=True, **kw) -> OpDef:
-    """A custom-op row: ``fz.<op>`` calls the prelude ``fz_<op>`` (looked up at call time).
+    """A custom-op row: ``fz.<op>`` renders ``torch.ops.aliasfuzz.<op>``, registered by the
+    prelude ``fz_<op>`` (which ``apply`` calls, looked up at call time).
 
     Ops that mutate and return ``None`` bind no name (``n_out=0``); the others return one
     fresh tensor. ``generic`` rows get a ``gen`` (no parameters) so the generator uses them.
@@ -269,7 +270,9 @@ def _row(op: str, arity, infer, doc: str, *, mutates=(), reads=None, generic=Tru
         arity=arity,
         infer=infer,
         apply=kw.pop("apply", apply),
-        render=kw.pop("render", lambda e, p: f"{fn}({', '.join(e)})"),
+        # Through torch.ops, not the Python wrapper: TorchScript resolves torch.ops names
+        # (so the torchscript pipeline can run these programs), and Dynamo traces both alike.
+        render=kw.pop("render", lambda e, p: f"torch.ops.aliasfuzz.{op}({', '.join(e)})"),
         mutates=mutates,
         reads=reads,
         n_out=0 if mutates else 1,
@@ -317,5 +320,5 @@ OPS = [
          "parts copied into the front of dst (case b10; torch.library.Library definition)",
          mutates=(0,), generic=False,
          apply=lambda t, p: preludes.fz_pack_flat_(t[0], list(t[1:])),
-         render=lambda e, p: f"fz_pack_flat_({e[0]}, [{', '.join(e[1:])}])"),
+         render=lambda e, p: f"torch.ops.aliasfuzz.pack_flat_({e[0]}, [{', '.join(e[1:])}])"),
 ]

@@ -138,7 +138,7 @@ def test_pack_flat_fills_the_front_of_dst():
     )
     r = _run_both(p)
     assert_same(r.outputs, (torch.tensor([[1.0, 2.0, 1.0], [2.0, 3.0, 0.0]]),))
-    assert "fz_pack_flat_(buf, [a, b])" in render_module(p).source
+    assert "torch.ops.aliasfuzz.pack_flat_(buf, [a, b])" in render_module(p).source
 
 
 @pytest.mark.parametrize(

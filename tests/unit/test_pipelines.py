@@ -257,6 +257,7 @@ def test_unknown_pipeline_lists_the_valid_ones():
         "inductor-noreinplace",
         "inductor-reinplace",
         "fx-reinplace",
+        "torchscript",
     }
 
 

@@ -139,7 +139,7 @@ def test_optional_inputs_alternate_none():
     assert judge(ex)[0] is Verdict.OK
 
 
-def test_custom_ops_are_rejected_not_findings():
+def test_custom_ops_script_through_torch_ops():
     p = Program(
         storages=(StorageSpec("s0", 4),),
         inputs=(TensorSpec("x", "s0", (4,), (1,)),),
@@ -147,11 +147,23 @@ def test_custom_ops_are_rejected_not_findings():
         outputs=("x",),
     )
     ex = run_torchscript(p)
+    assert ex.failure is None
+    assert judge(ex)[0] is Verdict.OK
+
+
+def test_triton_launches_are_rejected_not_findings():
+    p = Program(
+        storages=(StorageSpec("s0", 8),),
+        inputs=(TensorSpec("x", "s0", (8,), (1,)),),
+        body=(Op("tk.scale_", ("x",), {"grid": [2], "BLOCK": 4, "n": 6, "alpha": 0.5}),),
+        outputs=("x",),
+    )
+    ex = run_torchscript(p)
     assert ex.failure is not None
     assert (ex.failure.stage, ex.failure.error_type) == ("trace", "Unscriptable")
     verdict, why = judge(ex)
     assert verdict is Verdict.INVALID_PROGRAM and not verdict.is_finding
-    assert why.startswith("unscriptable: statement 0: fz.add_one_")
+    assert why.startswith("unscriptable: statement 0: tk.scale_")
 
 
 def test_trace_mode_runs_and_rejects_none_inputs():
@@ -285,11 +297,11 @@ def test_adapter_fills_the_pipelines_execution():
     assert ex.inputs_after[0] is run.inputs[0] and ex.outputs[0].requires_grad
 
 
-def test_adapter_rejects_custom_ops_at_the_frontend():
+def test_adapter_rejects_triton_launches_at_the_frontend():
     p = Program(
-        storages=(StorageSpec("s0", 4),),
-        inputs=(TensorSpec("x", "s0", (4,), (1,)),),
-        body=(Op("fz.add_one_", ("x",), {}, ()),),
+        storages=(StorageSpec("s0", 8),),
+        inputs=(TensorSpec("x", "s0", (8,), (1,)),),
+        body=(Op("tk.scale_", ("x",), {"grid": [2], "BLOCK": 4, "n": 6, "alpha": 0.5}),),
         outputs=("x",),
     )
     ex = Execution(pipeline="torchscript", device="cpu")
