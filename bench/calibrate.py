@@ -57,6 +57,8 @@ MUTANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "m7_fx_later_uses": (("fx-reinplace",), ("miscompile", "unsafe-reinplace")),
     "m8_ts_profile_left": (("torchscript",), ("invariant",)),
 }
+#: extra plugins (generator settings, not faults) a mutant's campaign loads.
+EXTRA_PLUGINS = {"m6_triton_readonly": ("gen_triton",)}
 PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplace")
 #: the bare ``torch.compile`` backend each pipeline is compared with.
 BARE_BACKEND = {
@@ -101,6 +103,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def _baseline_verdict(event: dict[str, Any]) -> str:
+    """The verdict of the event's program and pipeline here, without any plugin."""
     from aliasfuzz.campaign import _judge
     from aliasfuzz.fuzz.ir import Program
 
@@ -123,6 +126,8 @@ def run_mutant(name: str, a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     state, corpus = tmp / name / "state", tmp / name / "corpus"
     state.mkdir(parents=True)
     args = ["run", "--plugin", str(ZOO / f"{name}.py"), "--pipelines", ",".join(pipelines)]
+    for extra in EXTRA_PLUGINS.get(name, ()):
+        args += ["--plugin", str(ZOO / f"{extra}.py")]
     args += ["--seed", str(a.seed), "--time", str(a.budget), "--workers", str(a.workers)]
     args += ["--state", str(state), "--corpus", str(corpus), "--report", "none", "-q"]
     args += ["--fail-on", ",".join(targets)]
