@@ -57,8 +57,6 @@ MUTANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "m7_fx_later_uses": (("fx-reinplace",), ("miscompile", "unsafe-reinplace")),
     "m8_ts_profile_left": (("torchscript",), ("invariant",)),
 }
-#: extra plugins (generator settings, not faults) a mutant's campaign loads.
-EXTRA_PLUGINS = {"m6_triton_readonly": ("gen_triton",)}
 PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplace")
 #: the bare ``torch.compile`` backend each pipeline is compared with.
 BARE_BACKEND = {
@@ -126,8 +124,6 @@ def run_mutant(name: str, a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     state, corpus = tmp / name / "state", tmp / name / "corpus"
     state.mkdir(parents=True)
     args = ["run", "--plugin", str(ZOO / f"{name}.py"), "--pipelines", ",".join(pipelines)]
-    for extra in EXTRA_PLUGINS.get(name, ()):
-        args += ["--plugin", str(ZOO / f"{extra}.py")]
     args += ["--seed", str(a.seed), "--time", str(a.budget), "--workers", str(a.workers)]
     args += ["--state", str(state), "--corpus", str(corpus), "--report", "none", "-q"]
     args += ["--fail-on", ",".join(targets)]
@@ -370,16 +366,16 @@ BEGIN, END = "<!-- calibrate:begin -->", "<!-- calibrate:end -->"
 
 def _table(results: dict[str, Any]) -> str:
     lines = [
-        "| mutant | pipelines | expected | detected | s to detection | verdict (check) "
+        "| mutant | pipelines | expected | detected | budget s | s to detection | verdict (check) "
         "| programs run | min. statements |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in sorted(results.get("mutants", {}).items()):
         det = {True: "yes", False: "**no**", None: f"n/a: {r.get('note', '')}"}[r.get("detected")]
         verdict = f"{r['verdict']} ({r.get('check')})" if r.get("detected") else ""
         lines.append(
             f"| {name} | {', '.join(r['pipelines'])} | {', '.join(r['expected'])} | {det} "
-            f"| {r.get('seconds_to_detection', '')} | {verdict} | {r.get('programs_run', '')} "
+            f"| {r.get('budget_s', '')} | {r.get('seconds_to_detection', '')} | {verdict} | {r.get('programs_run', '')} "
             f"| {r.get('minimized_statements', '')} |"
         )
     rs = results.get("repro_size")
