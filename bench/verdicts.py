@@ -79,6 +79,10 @@ def main() -> int:
     for (v, c, s), k in sigs.most_common():
         example = next(r for r in rows if r["signature"] == s)
         print(f"  {k:4d} x {v:17s} {c or '-':13s} {s}  e.g. #{example['index']}: {example['explanation']}")
+    unknown = [r for r in rows if r["verdict"] == "unknown"]
+    print(f"unknown: {len(unknown)}/{len(rows)} = {100.0 * len(unknown) / max(len(rows), 1):.2f} %")
+    for r in unknown[:10]:
+        print(f"  #{r['index']}: {r['explanation']}")
     unconfirmed = [r for r in rows if r["confirmed"] is False]
     print(f"unconfirmed findings: {len(unconfirmed)}")
     for r in unconfirmed[:10]:
