@@ -1,26 +1,22 @@
 """Every ../shared/cases file is judged exactly as its ``expect`` block says (CPU cases here).
 
 One test per (case, pipeline). Cuda cases are skipped without a GPU, never passed. The
-case folder is ``ALIASFUZZ_CASES`` or ``/work/shared/cases`` (the project's shared folder).
+case folder is found by :mod:`tests.common.cases` (``ALIASFUZZ_CASES`` overrides).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from aliasfuzz.oracle.cases import judge_case, load_case, parse_header
-
-CASES = Path(os.environ.get("ALIASFUZZ_CASES", Path(__file__).resolve().parents[3] / "shared" / "cases"))
-if not CASES.is_dir():
-    CASES = Path("/work/shared/cases")
+from tests.common.cases import CASES, case_paths
 
 
 def _params():
     out = []
-    for f in sorted(CASES.glob("b*.py")) if CASES.is_dir() else []:
+    for f in case_paths():
         expect, device, _ = parse_header(f.read_text())
         for pipeline in expect:
             marks = [pytest.mark.gpu] if device.startswith("cuda") else []
@@ -42,5 +38,5 @@ def test_case_judged_as_expected(path: Path, pipeline: str) -> None:
 
 @pytest.mark.skipif(not CASES.is_dir(), reason=f"no case folder at {CASES}")
 def test_every_cpu_case_has_a_judged_pipeline() -> None:
-    cpu = [f for f in CASES.glob("b*.py") if parse_header(f.read_text())[1] == "cpu"]
+    cpu = [f for f in case_paths() if parse_header(f.read_text())[1] == "cpu"]
     assert len(cpu) >= 12
