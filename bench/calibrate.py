@@ -173,6 +173,10 @@ def run_mutant(name: str, a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     row["entries"] = sizes
     if row.get("entry") in sizes:
         row["minimized_statements"] = sizes[row["entry"]]["minimized"]
+    if "torchscript" in pipelines and not row["detected"]:
+        # Campaigns judge torchscript runs with oracle.judge, which does not apply the
+        # TorchScript invariants (oracle.ts_invariants.judge): measure that judge too.
+        row["direct_loop"] = ts_loop(name, a, {})
     return row
 
 
@@ -373,6 +377,9 @@ def _table(results: dict[str, Any]) -> str:
     for name, r in sorted(results.get("mutants", {}).items()):
         det = {True: "yes", False: "**no**", None: f"n/a: {r.get('note', '')}"}[r.get("detected")]
         verdict = f"{r['verdict']} ({r.get('check')})" if r.get("detected") else ""
+        d = r.get("direct_loop") or {}
+        if d.get("detected"):
+            det += f" (ts_invariants loop: yes, {d['seconds_to_detection']} s, {d['verdict']})"
         lines.append(
             f"| {name} | {', '.join(r['pipelines'])} | {', '.join(r['expected'])} | {det} "
             f"| {r.get('budget_s', '')} | {r.get('seconds_to_detection', '')} | {verdict} | {r.get('programs_run', '')} "
