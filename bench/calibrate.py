@@ -176,11 +176,18 @@ def run_mutant(name: str, a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     if "torchscript" in pipelines and not row["detected"]:
         # Campaigns judge torchscript runs with oracle.judge, which does not apply the
         # TorchScript invariants (oracle.ts_invariants.judge): measure that judge too.
-        row["direct_loop"] = ts_loop(name, a, {})
+        row["direct_loop"] = ts_loop(
+            name, a, {}, "ts_invariants.judge loop in one process (not the campaign's judge)"
+        )
     return row
 
 
-def ts_loop(name: str, a: argparse.Namespace, row: dict[str, Any]) -> dict[str, Any]:
+def ts_loop(
+    name: str,
+    a: argparse.Namespace,
+    row: dict[str, Any],
+    note: str = "direct loop in one process: torchscript is not a campaign pipeline yet",
+) -> dict[str, Any]:
     """The campaign's loop for a TorchScript mutant, in this process, one program at a time
     (``torchscript`` is not a campaign pipeline yet): program ``i`` of the seed through
     :func:`aliasfuzz.passes.torchscript.run_torchscript` and its judge, with the plugin
@@ -191,7 +198,7 @@ def ts_loop(name: str, a: argparse.Namespace, row: dict[str, Any]) -> dict[str, 
     from aliasfuzz.passes.torchscript import run_torchscript
 
     targets = MUTANTS[name][1]
-    row["note"] = "direct loop in one process: torchscript is not a campaign pipeline yet"
+    row["note"] = note
     counts: dict[str, int] = {}
     t0, i = time.monotonic(), 0
     row["detected"] = False
