@@ -457,6 +457,8 @@ def _result_values(
         if m.target is operator.getitem:
             if src is n and m.args[1] == key:
                 result.add(m)
+            elif src in result:
+                result.add(m)  # a piece of a multi-output view (unbind, split) of the result
             elif isinstance(src, torch.fx.Node) and src is not n:
                 arg = _wrapper_results(src).get(m.args[1])
                 if arg is not None and (src.name, arg[0]) in inplace and arg[1] in result:

@@ -165,3 +165,14 @@ def test_result_of_each_mutated_argument_is_its_own_getitem():
     truths, _ = _truths(f, base[:4], base[4:])
     bases = [t for t in truths.values() if t.candidate.kind == "auto_functionalized_v2"]
     assert len(bases) == 2 and all(t.status == SAFE for t in bases), truths
+
+
+def test_result_read_through_a_piece_of_unbind_is_still_the_result():
+    def f(x, rows):
+        fresh = torch.slice_scatter(x, rows, dim=0, start=1, end=3)
+        x.fill_(0.0)
+        return fresh.unbind(0)[1]
+
+    truths, _ = _truths(f, torch.arange(12.0).reshape(4, 3), -torch.ones(2, 3))
+    t = _only(truths, "scatter")
+    assert t.status == UNSAFE and t.witness.rule == 3, t
