@@ -262,55 +262,70 @@ def _median_ms(xs: list[float]) -> float | None:
     return round(1000 * statistics.median(xs), 1) if xs else None
 
 
-def cost(pipeline: str, a: argparse.Namespace) -> dict[str, Any]:
-    """Per-program times of bare torch.compile, the adapter and the judged run.
-
-    Two warm-up programs (not counted) pay the one-off imports and initializations; the
-    three measurements of a program then run in a rotating order, so that whatever the
-    first of them leaves warm does not always favour the same one. Oracle cost is the
-    difference of the judged and adapter medians.
-    """
+def _cost_step(step: str, pipeline: str, seed: int, n: int) -> dict[str, Any]:
+    """Times (s) of one way of running the first ``n`` programs of ``seed`` (in a child)."""
     import torch
 
     from aliasfuzz.campaign import _judge
     from aliasfuzz.fuzz.eager import make_inputs
     from aliasfuzz.fuzz.render import load_function
-    from aliasfuzz.passes.hygiene import reset_program
+    from aliasfuzz.passes.hygiene import reset_program, setup_process
     from aliasfuzz.passes.pipelines import run_pipeline
 
-    times: dict[str, list[float]] = {"bare": [], "pipeline": [], "judged": []}
-    failed = {"bare": 0}  # warm-up programs included
+    setup_process()  # caches off, as in the pipelines, for the bare baseline too
+    failed = 0
 
-    def bare(program) -> bool:
-        fn = load_function(program)[0]
-        reset_program()
-        try:
-            torch.compile(fn, backend=BARE_BACKEND[pipeline])(*make_inputs(program))
-        except Exception:  # the system under test failing is data, not a baseline time
-            failed["bare"] += 1
-            return False
+    def run(program) -> bool:
+        nonlocal failed
+        if step == "pipeline":
+            run_pipeline(pipeline, program, make_inputs(program))
+        elif step == "judged":
+            _judge.evaluate(program, pipeline, "cpu")
+        else:
+            fn = load_function(program)[0]
+            reset_program()
+            try:
+                torch.compile(fn, backend=BARE_BACKEND[pipeline])(*make_inputs(program))
+            except Exception:  # the system under test failing is data, not a baseline time
+                failed += 1
+                return False
         return True
 
-    steps = {
-        "bare": bare,
-        "pipeline": lambda program: run_pipeline(pipeline, program, make_inputs(program)),
-        "judged": lambda program: _judge.evaluate(program, pipeline, "cpu"),
-    }
-    order = list(steps)
-    for i in [-2, -1, *range(a.cost_programs)]:
-        program = _judge.generate(a.seed + 1 if i < 0 else a.seed, i + 2 if i < 0 else i)
-        for k in range(3):
-            name = order[(i + k) % 3]
-            t0 = time.perf_counter()
-            ok = steps[name](program) is not False  # internal errors propagate
-            if i >= 0 and ok:
-                times[name].append(time.perf_counter() - t0)
-    mb, mp, mj = (_median_ms(times[k]) for k in ("bare", "pipeline", "judged"))
+    for i in range(2):  # warm-up: one-off imports and initializations, not counted
+        run(_judge.generate(seed + 1, i))
+    times = []
+    for i in range(n):
+        program = _judge.generate(seed, i)
+        t0 = time.perf_counter()
+        if run(program):
+            times.append(time.perf_counter() - t0)
+    return {"times": times, "failed": failed}
+
+
+def cost(pipeline: str, a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """Bare torch.compile, the adapter and the judged run on the same programs.
+
+    Each of the three runs in its own process with its own empty Inductor cache folder,
+    so that none reuses code another compiled (Inductor keeps compiled kernels on disk
+    and in memory even with the FX graph cache off). Oracle cost = judged − adapter
+    (difference of the medians).
+    """
+    med: dict[str, float | None] = {}
+    failed = 0
+    for step in ("bare", "pipeline", "judged"):
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp / f"cost-{pipeline}-{step}"))
+        cmd = [sys.executable, str(Path(__file__)), "--cost-step", step, "--pipelines", pipeline]
+        cmd += ["--seed", str(a.seed), "--cost-programs", str(a.cost_programs)]
+        out = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        med[step] = _median_ms(got["times"])
+        failed += got["failed"] if step == "bare" else 0
+    mb, mp, mj = med["bare"], med["pipeline"], med["judged"]
     return {
         "programs": a.cost_programs,
         "baseline": f"torch.compile(backend={BARE_BACKEND[pipeline]!r})",
         "bare_median_ms": mb,
-        "bare_failed": failed["bare"],
+        "bare_failed": failed,
         "pipeline_median_ms": mp,
         "judged_median_ms": mj,
         "oracle_median_ms": round(mj - mp, 1) if mj is not None and mp is not None else None,
@@ -338,7 +353,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--throughput-programs", type=int, default=40)
     ap.add_argument("--cost-programs", type=int, default=20)
     ap.add_argument("--out", default=str(BENCH / "results.json"))
+    ap.add_argument("--cost-step", choices=("bare", "pipeline", "judged"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.cost_step:  # a child of cost(): one JSON line on stdout
+        print(json.dumps(_cost_step(a.cost_step, a.pipelines, a.seed, a.cost_programs)))
+        return 0
     parts = set(a.parts.split(","))
     out = Path(a.out)
     results = json.loads(out.read_text()) if out.exists() else {}
@@ -379,83 +398,14 @@ def main(argv: list[str] | None = None) -> int:
             results.setdefault("throughput", {})[p] = rows
             print(f"throughput {p}: {rows}", flush=True)
         if "cost" in parts:
-            results.setdefault("cost", {})[p] = cost(p, a)
+            results.setdefault("cost", {})[p] = cost(p, a, tmp)
             print(f"cost {p}: {results['cost'][p]}", flush=True)
         _save(out, results)
     if out.resolve() == (BENCH / "results.json").resolve():
+        from calibrate_table import write_readme_table  # bench/ is sys.path[0] here
+
         write_readme_table(results, BENCH / "README.md")
     return 0
-
-
-BEGIN, END = "<!-- calibrate:begin -->", "<!-- calibrate:end -->"
-
-
-def _table(results: dict[str, Any]) -> str:
-    lines = [
-        "| mutant | pipelines | expected | detected | budget s | s to detection | verdict (check) "
-        "| programs run | min. statements |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, r in sorted(results.get("mutants", {}).items()):
-        det = {True: "yes", False: "**no**", None: f"n/a: {r.get('note', '')}"}[r.get("detected")]
-        verdict = f"{r['verdict']} ({r.get('check')})" if r.get("detected") else ""
-        d = r.get("direct_loop") or {}
-        if d.get("detected"):
-            det += f" (ts_invariants loop: yes, {d['seconds_to_detection']} s, {d['verdict']})"
-        lines.append(
-            f"| {name} | {', '.join(r['pipelines'])} | {', '.join(r['expected'])} | {det} "
-            f"| {r.get('budget_s', '')} | {r.get('seconds_to_detection', '')} | {verdict} | {r.get('programs_run', '')} "
-            f"| {r.get('minimized_statements', '')} |"
-        )
-    rs = results.get("repro_size")
-    if rs:
-        lines += [
-            "",
-            f"Minimized repro size: median {rs['median_minimized_statements']} "
-            f"statements over {rs['findings']} findings of the mutant campaigns.",
-        ]
-    if results.get("throughput"):
-        lines += [
-            "",
-            "| pipeline | workers | programs | programs/s | steady programs/s |",
-            "|---|---|---|---|---|",
-        ]
-        for p, rows in sorted(results["throughput"].items()):
-            for t in rows:
-                lines.append(
-                    f"| {p} | {t['workers']} | {t['programs']} | "
-                    f"{t['programs_per_s']} | {t['steady_programs_per_s']} |"
-                )
-    if results.get("cost"):
-        lines += [
-            "",
-            "| pipeline | baseline | bare ms | adapter ms | judged ms | oracle ms "
-            "| adapter/bare | judged/bare |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for p, c in sorted(results["cost"].items()):
-            lines.append(
-                f"| {p} | {c['baseline']} | {c['bare_median_ms']} | {c['pipeline_median_ms']} "
-                f"| {c['judged_median_ms']} | {c['oracle_median_ms']} "
-                f"| {c['harness_overhead_x']} | {c['judged_overhead_x']} |"
-            )
-    run = results.get("runs", [{}])[-1]
-    lines += [
-        "",
-        f"Last run: {run.get('date')} on {run.get('cores')} cores, "
-        f"`python bench/calibrate.py {' '.join(run.get('argv', []))}`.",
-    ]
-    return "\n".join(lines)
-
-
-def write_readme_table(results: dict[str, Any], readme: Path) -> None:
-    """Replace the text between the calibrate markers of ``readme`` by the tables."""
-    text = readme.read_text() if readme.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in text:
-        text += f"\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    readme.write_text(f"{head}{BEGIN}\n{_table(results)}\n{END}{tail}")
 
 
 def _save(out: Path, results: dict[str, Any]) -> None:
