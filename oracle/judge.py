@@ -16,6 +16,12 @@ matches is noted on the judgement (``filtered``) and is not a finding:
 * ``same-storage-sibling``: the pass never reinplaces a second mutated argument of one node
   on a storage it already reinplaced into (``tensor_with_same_storage_already_reinplaced``
   in reinplace.py), even when the two views are disjoint: a deliberate guard.
+
+Pipelines that cannot take a program by design say so through :data:`UNSUPPORTED`
+(the run is ``invalid-program``, check ``unsupported``: counted, never a finding), and
+differential checks a pipeline waives by design are listed in :data:`WAIVED` (noted in
+``filtered``). The ``torchscript`` pipeline compares every call and checks graph
+invariants itself: its verdict comes from :func:`aliasfuzz.oracle.ts_invariants.judge`.
 """
 
 from __future__ import annotations
@@ -187,8 +193,21 @@ def judge(
         j.verdict, j.check = Verdict.INVALID_PROGRAM, "eager"
         j.explanation = f"eager raises {type(eager.error).__name__}: {eager.error}"
         return j
+    unsupported = _unsupported(name, ex)
+    if unsupported is not None:
+        j.verdict, j.check, j.explanation = Verdict.INVALID_PROGRAM, "unsupported", unsupported
+        return j
+    if name == "torchscript":
+        from aliasfuzz.oracle.ts_invariants import judge as judge_torchscript
+
+        j.verdict, j.explanation = judge_torchscript(ex)
+        j.check = "torchscript" if j.verdict is not Verdict.OK else None
+        return j
     j.checks = differential(eager, compiled, names, shadow=_shadow(fn, names, make))
-    failed = [c for c in j.checks if not c.passed]
+    for c in j.checks:
+        if not c.passed and c.name in WAIVED.get(name, {}):
+            j.filtered.append(f"{c.name} waived for {name}: {WAIVED[name][c.name]}")
+    failed = [c for c in j.checks if not c.passed and c.name not in WAIVED.get(name, {})]
     if failed:
         j.verdict, j.check, j.explanation = failed[0].verdict, failed[0].name, failed[0].message
     j.claims = _claims(ex)
@@ -311,6 +330,33 @@ FILTERS: dict[str, Callable[[Claim, list[Claim]], bool]] = {
     "scatter-fusion-heuristic": _scatter_fusion,
     "same-storage-sibling": _same_storage_sibling,
 }
+
+
+#: pipeline -> (failure predicate, reason): programs the pipeline rejects by design.
+UNSUPPORTED: dict[str, tuple[Callable[[Any], bool], str]] = {
+    # make_fx(functionalize(f)) refuses mutable custom ops (pytorch-seams.md section 2)
+    "fx-reinplace": (
+        lambda f: f.stage == "trace" and "custom (non-ATen) operator" in f.message,
+        "functionalize does not support custom ops with mutable (aliasing) arguments",
+    ),
+}
+
+#: pipeline -> {differential check name: why that check does not apply}.
+WAIVED: dict[str, dict[str, str]] = {
+    "fx-reinplace": {
+        "aliasing": "make_fx(functionalize(f)) does not keep outputs that alias inputs "
+        "as views of them (a documented limit of the traced graph, not of the pass)",
+    },
+}
+
+
+def _unsupported(pipeline: str, ex: Any) -> str | None:
+    """The reason ``pipeline`` cannot take this program by design, or None."""
+    rule = UNSUPPORTED.get(pipeline)
+    failure = getattr(ex, "failure", None)
+    if rule is None or failure is None or not rule[0](failure):
+        return None
+    return f"{pipeline}: {rule[1]} ({failure.error_type})"
 
 
 def _selector(c: Claim) -> Callable[[int, Candidate], bool]:

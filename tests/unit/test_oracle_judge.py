@@ -1,13 +1,17 @@
 """``judge`` end to end on small functions under the fast ``inductor-reinplace`` pipeline:
 ok, a confirmed missed reinplace, a claim that cannot be confirmed (unknown), and a seeded
-fault (a mutant pass that reinplaces everything) caught with its unsafe witness."""
+fault (a mutant pass that reinplaces everything) caught with its unsafe witness; then the
+per-pipeline policies (unsupported programs, waived checks, the torchscript judge)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import torch
 
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
 from aliasfuzz.oracle.judge import judge
 from aliasfuzz.oracle.verdict import Verdict
 
@@ -125,3 +129,41 @@ def test_findings_carry_witness_and_a_stable_signature():
     assert a.decisions and a.decisions[0]["truth"] == "safe"
     ok = judge(lambda x: x + 1, "inductor-reinplace", inputs=lambda: (torch.ones(2),))
     assert from_judgement(ok) is None
+
+
+def _one_input(body, outputs, numel=4):
+    return Program(
+        storages=(StorageSpec("s0", numel),),
+        inputs=(TensorSpec("x", "s0", (numel,), (1,)),),
+        body=tuple(body),
+        outputs=outputs,
+    )
+
+
+def test_fx_reinplace_rejecting_a_mutable_custom_op_is_unsupported_not_a_crash():
+    p = _one_input([Op("sin", ("x",), {}, ("y",)), Op("fz.add_one_", ("y",), {}, ())], ("y",))
+    j = judge(p, "fx-reinplace")
+    assert (j.verdict, j.check) == (Verdict.INVALID_PROGRAM, "unsupported")
+    assert not j.verdict.is_finding and "custom ops" in j.explanation
+    # the same program is judged normally where the pipeline supports it
+    assert judge(p, "aot_eager").verdict is Verdict.OK
+
+
+def test_fx_reinplace_aliasing_waiver_is_noted_and_other_checks_still_count():
+    p = _one_input([Op("add_.Scalar", ("x",), {"other": 1.0}, ("y",))], ("y",))
+    j = judge(p, "fx-reinplace")
+    assert j.verdict is Verdict.OK
+    assert [c.name for c in j.checks if not c.passed] == ["aliasing"]
+    assert any(f.startswith("aliasing waived for fx-reinplace") for f in j.filtered)
+    # the waiver is per pipeline: aot_eager keeps the output an alias of x, and is judged so
+    assert all(c.passed for c in judge(p, "aot_eager").checks)
+
+
+def test_torchscript_runs_are_judged_per_call_with_invariants():
+    seed = Path(__file__).resolve().parents[2] / "corpus" / "seeds"
+    b23 = Program.loads((seed / "b23_script_rotating_buffers.json").read_text())
+    j = judge(b23, "torchscript")
+    assert (j.verdict, j.check) == (Verdict.MISCOMPILE, "torchscript")
+    assert "values differ" in j.explanation
+    ok = _one_input([Op("sin", ("x",), {}, ("y",))], ("y",))
+    assert judge(ok, "torchscript").verdict is Verdict.OK
