@@ -1,4 +1,4 @@
-"""Importing case-format files (``shared/cases/README.md``): once per process, by path.
+"""Case-format files (``shared/cases/README.md``): their header, and importing them once.
 
 A case file may register custom ops (``torch.library``) at import time, and PyTorch
 refuses a second ``Library(ns, "DEF")`` for one namespace, so every part of aliasfuzz
@@ -8,15 +8,18 @@ which keys the module by the file's resolved path and runs its ``setup()`` once.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["import_case", "module_name"]
+__all__ = ["Case", "import_case", "load_case", "module_name", "parse_header"]
 
 
 def module_name(path: str | Path) -> str:
@@ -52,3 +55,88 @@ def import_case(path: str | Path) -> ModuleType:
         del sys.modules[name]
         raise
     return module
+
+
+@dataclass
+class Case:
+    """A loaded case file: its module, expected verdicts, device and options."""
+
+    path: Path
+    module: ModuleType
+    expect: dict[str, str]
+    device: str
+    report: str = ""
+    calls: int = 1
+    pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def needs_gpu(self) -> bool:
+        return self.device.startswith("cuda")
+
+
+def parse_header(source: str) -> tuple[dict[str, str], str, str]:
+    """``(expect, device, report)`` from a case file's module docstring.
+
+    Raises :class:`InvalidArgument` when the file is not Python or has no ``expect:`` block
+    (the oracle checks that each verdict exists).
+    """
+    try:
+        doc = ast.get_docstring(ast.parse(source)) or ""
+    except SyntaxError as e:
+        raise InvalidArgument(f"case file is not valid Python: {e}") from None
+    expect: dict[str, str] = {}
+    device, report, in_expect = "cpu", "", False
+    for line in doc.splitlines():
+        if line.strip() == "expect:":
+            in_expect = True
+            continue
+        if in_expect and line.startswith((" ", "\t")) and ":" in line:
+            name, verdict = line.split("#")[0].split(":", 1)
+            expect[name.strip()] = verdict.strip()
+            continue
+        in_expect = False
+        key, _, value = line.partition(":")
+        if key == "device":
+            device = value.split("#")[0].strip()
+        elif key == "report":
+            report = value.strip()
+    if not expect:
+        raise InvalidArgument("case file has no 'expect:' block in its docstring")
+    return expect, device, report
+
+
+def load_case(path: str | Path) -> Case:
+    """Import a case file (once per process) and read its header and options.
+
+    Raises :class:`InvalidArgument` for a missing file or one not in the case format.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidArgument(f"{path}: no such case file")
+    expect, device, report = parse_header(p.read_text())
+    name = module_name(p)
+    module = sys.modules.get(name)
+    if module is None:
+        if device.startswith("cuda"):
+            import torch
+
+            if not torch.cuda.is_available():
+                # not importable without a GPU in general (device="cuda" at import time)
+                return Case(p, ModuleType(name), expect, device, report)
+        module = import_case(p)
+    for attr in ("program", "inputs"):
+        if not callable(getattr(module, attr, None)):
+            raise InvalidArgument(f"{path}: case file defines no {attr}()")
+    opts = getattr(module, "pipeline_options", {}) or {}
+    if not isinstance(opts, dict):
+        raise InvalidArgument(f"{path}: pipeline_options must be a dict")
+    calls = getattr(module, "calls", 1)
+    if not isinstance(calls, int) or calls < 1:
+        raise InvalidArgument(f"{path}: calls must be an int >= 1")
+    return Case(p, module, expect, device, report, calls, opts)
+
+

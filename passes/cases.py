@@ -1,8 +1,8 @@
 """Seed cases (``shared/cases/*.py``) through the pipelines: observed behaviour, not verdicts.
 
 A case file defines ``program`` and ``inputs()`` in plain PyTorch, and an ``expect:`` block
-naming pipelines (see ``shared/cases/README.md``). :func:`load_case` imports a file once per
-process (custom ops register on import); :func:`observe` runs it through one pipeline on
+naming pipelines (see ``shared/cases/README.md``); ``fuzz.casefile.load_case``
+imports a file once per process (custom ops register on import). :func:`observe` runs it through one pipeline on
 fresh inputs, next to an eager run, and records whether outputs, inputs after the call
 and output/input aliasing equal eager's, plus the decisions. The oracle turns these
 observations into verdicts.
@@ -12,33 +12,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import torch
 
-from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.casefile import import_case
+from aliasfuzz.fuzz.casefile import Case, load_case
 from aliasfuzz.passes.execution import Execution
 from aliasfuzz.passes.pipelines import PipelineOptions, run_function
 
 __all__ = ["Case", "Observation", "load_case", "observe", "same_value"]
 
 _EXPECT_LINE = re.compile(r"^\s+([\w-]+):\s*([\w-]+)")
-
-
-@dataclass(frozen=True)
-class Case:
-    """One case file: its module, expected verdicts, device and per-pipeline options."""
-
-    name: str
-    path: Path
-    module: ModuleType
-    expect: dict[str, str]
-    device: str
-    pipeline_options: dict[str, dict[str, Any]]
-    calls: int = 1
 
 
 @dataclass
@@ -76,51 +60,6 @@ class Observation:
         }
 
 
-def _parse_docstring(doc: str) -> tuple[dict[str, str], str]:
-    expect: dict[str, str] = {}
-    device = "cpu"
-    in_expect = False
-    for line in doc.splitlines():
-        if line.startswith("expect:"):
-            in_expect = True
-            continue
-        m = _EXPECT_LINE.match(line)
-        if in_expect and m:
-            expect[m.group(1)] = m.group(2)
-            continue
-        in_expect = False
-        if line.startswith("device:"):
-            device = line.split(":", 1)[1].strip()
-    return expect, device
-
-
-def load_case(path: str | Path) -> Case:
-    """Import a case file (once per process) and parse its ``expect`` block.
-
-    Raises :class:`InvalidArgument` when the file is missing or lacks ``program``,
-    ``inputs`` or an ``expect`` block.
-    """
-    path = Path(path).resolve()
-    if not path.is_file():
-        raise InvalidArgument(f"no case file {path}")
-    module = import_case(path)
-    for name in ("program", "inputs"):
-        if not callable(getattr(module, name, None)):
-            raise InvalidArgument(f"case {path.name} defines no {name}()")
-    expect, device = _parse_docstring(module.__doc__ or "")
-    if not expect:
-        raise InvalidArgument(f"case {path.name} has no expect block")
-    return Case(
-        name=path.stem,
-        path=path,
-        module=module,
-        expect=expect,
-        device=device,
-        pipeline_options=dict(getattr(module, "pipeline_options", {})),
-        calls=int(getattr(module, "calls", 1)),
-    )
-
-
 def same_value(a: Any, b: Any) -> str | None:
     """Why ``a`` differs from eager's ``b`` (cases' tolerances), or None when equal.
 
@@ -143,13 +82,6 @@ def same_value(a: Any, b: Any) -> str | None:
     return (
         None if ok else f"values differ: {a.flatten()[:8].tolist()} vs {b.flatten()[:8].tolist()}"
     )
-
-
-def _options(case: Case, pipeline: str) -> PipelineOptions:
-    # The cases name pipelines by their torch.compile backend; inductor-* share inductor's.
-    raw = dict(case.pipeline_options.get(pipeline.split("-")[0], {}))
-    v2 = raw.pop("enable_auto_functionalized_v2", True)
-    return PipelineOptions(auto_functionalized_v2=v2, inductor_config=raw)
 
 
 def _compare(obs: Observation, ref: Execution) -> None:
@@ -181,7 +113,7 @@ def observe(case: Case, pipeline: str) -> Observation:
             case.module.program,
             case.module.inputs(),
             device=case.device,
-            options=_options(case, pipeline),
+            options=PipelineOptions.for_case(pipeline, case.pipeline_options),
         )
     assert ex is not None and ref is not None
     obs = Observation(case.name, pipeline, ex)

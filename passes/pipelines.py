@@ -57,6 +57,21 @@ class PipelineOptions:
     dynamo: bool = False
     torchscript: Mapping[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def for_case(cls, pipeline: str, case_options: Mapping[str, Any]) -> PipelineOptions:
+        """Options from a case file's ``pipeline_options`` (``shared/cases/README.md``).
+
+        Cases name pipelines by their ``torch.compile`` backend, so ``inductor-*`` take
+        ``inductor``'s entries: ``torch._inductor.config`` names, with
+        ``enable_auto_functionalized_v2`` mapped to :attr:`auto_functionalized_v2`.
+        ``torchscript`` entries are :class:`~aliasfuzz.passes.torchscript.TorchScriptOptions`.
+        """
+        if pipeline == "torchscript":
+            return cls(torchscript=dict(case_options.get("torchscript", {})))
+        raw = dict(case_options.get(pipeline.split("-")[0], {}))
+        v2 = raw.pop("enable_auto_functionalized_v2", True)
+        return cls(auto_functionalized_v2=v2, inductor_config=raw)
+
     def __post_init__(self) -> None:
         import torch._inductor.config as cfg
 
