@@ -19,7 +19,7 @@ from aliasfuzz.errors import InvalidArgument
 __all__ = ["DEFAULT_PIPELINES", "CampaignOptions", "merge_options"]
 
 #: The README's main job: the CPU pipelines that decide where to write in place.
-DEFAULT_PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplace")
+DEFAULT_PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplace", "torchscript")
 
 
 def _default_workers() -> int:
