@@ -6,7 +6,9 @@ error and exit 2, before any work) and then in every worker process, before the 
 reports ready. Workers find the files through the ``ALIASFUZZ_PLUGINS`` environment variable
 (absolute paths joined by ``os.pathsep``), which :func:`activate` sets and
 :func:`load_from_env` reads. A campaign records its plugins in ``options.json``, so
-``run --resume`` loads them again.
+``run --resume`` loads them again. The driver process, where programs are generated, has
+the plugins loaded too. Callers of :func:`aliasfuzz.campaign.driver.run_campaign` from
+Python call :func:`activate` with ``opts.plugins`` first (the CLI does).
 
 The contract. A plugin is a plain Python file; it may act by module-level side effects,
 or define ``install(api)``, which is called once with a :class:`PluginAPI`. Patches made
