@@ -8,8 +8,7 @@ without the input-less ``prim::profile`` a profiling run carries), inserts a
 ``prim::profile`` on the first tensor input, as a pass that forgot to strip it would
 leave it. Values are unchanged. Expected verdict: ``invariant`` with check
 ``no_profile_nodes`` (``aliasfuzz.oracle.ts_invariants``; the case format's
-``wrong-profile``). Pipeline: ``torchscript`` (``aliasfuzz check`` only: it is not a
-campaign pipeline yet).
+``wrong-profile``). Pipeline: ``torchscript``.
 """
 
 
