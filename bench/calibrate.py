@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = [throughput(p, 1, a, tmp), throughput(p, cores, a, tmp)]
             results.setdefault("throughput", {})[p] = rows
             print(f"throughput {p}: {rows}", flush=True)
-        if "cost" in parts:
+        if "cost" in parts and p in BARE_BACKEND:  # no torch.compile twin for torchscript
             results.setdefault("cost", {})[p] = cost(p, a, tmp)
             print(f"cost {p}: {results['cost'][p]}", flush=True)
         _save(out, results)
