@@ -48,6 +48,7 @@ def render_html(summary: dict) -> str:
         verdict_names=names,
         finding_names=finding_names,
         confusion=summary["confusion"],
+        rejections=summary["rejections"],
         findings=summary["findings"],
         new=sum(1 for f in summary["findings"] if f.get("new")),
         coverage=summary["coverage"],

@@ -34,6 +34,13 @@ torch {{ c.versions.torch }} · triton {{ c.versions.triton }} · Python {{ c.ve
 {% for v in verdict_names %}<td class="{{ 'bad' if counts.get(v) and v in finding_names else '' }}">{{ counts.get(v, 0) }}</td>{% endfor %}</tr>
 {% endfor %}</table>
 
+<h2>Programs a pipeline rejected</h2>
+<p>Runs judged <code>invalid-program</code> (not findings): the pipeline cannot take the program
+by design (e.g. unscriptable, unsupported custom ops), or eager itself raised.</p>
+{% for p, reasons in rejections.items() %}<table class="rejections"><tr><th class="l">{{ p }}: reason</th><th>runs</th></tr>
+{% for r, n in reasons.items() %}<tr><td class="l">{{ r }}</td><td>{{ n }}</td></tr>{% endfor %}
+</table>{% else %}<p class="muted">none</p>{% endfor %}
+
 <h2>Decisions against ground truth</h2>
 <p>Per pipeline: the oracle's ground truth of each candidate against what the pass did.
 An unsafe candidate that was reinplaced is a bug; a safe one that was copied is a missed opportunity.</p>

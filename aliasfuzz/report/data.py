@@ -4,6 +4,7 @@ the corpus and the history. Everything here is JSON data; nothing runs a program
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,26 @@ def _confusion(tasks: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int
             truth = truth if truth in m else "unknown"
             m[truth]["reinplaced" if d.get("reinplaced") else "copied"] += 1
     return out
+
+
+def rejection_reason(outcome: dict[str, Any]) -> str:
+    """A countable reason for an ``invalid-program`` outcome: its check and explanation
+    without statement numbers, values or the exception text after the first colon-clause."""
+    text = outcome.get("explanation") or ""
+    text = re.sub(r"statement \d+: ", "", text)
+    head = re.sub(r" \(\w+\)$", "", text.split("; ")[0])  # a trailing "(ErrorType)"
+    if head.startswith("eager raises "):
+        head = head.split(":")[0]  # the exception type, not its message
+    return f"{outcome.get('check') or 'unknown'}: {head[:120]}"
+
+
+def _rejections(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """pipeline -> reason -> number of ``invalid-program`` runs (programs a pipeline refused)."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    for e in tasks:
+        if e["outcome"]["verdict"] == "invalid-program":
+            out[e["pipeline"]][rejection_reason(e["outcome"])] += 1
+    return {p: dict(c.most_common()) for p, c in sorted(out.items())}
 
 
 def _finding(corpus: Path, f: dict[str, Any]) -> dict[str, Any]:
@@ -101,6 +122,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         "verdicts": {p: dict(c) for p, c in sorted(verdicts.items())},
         "seconds_per_task": {p: sorted(s) for p, s in sorted(seconds.items())},
         "confusion": _confusion(tasks),
+        "rejections": _rejections(tasks),
         "coverage": {
             "programs_with_kind": dict(sorted(kinds.items())),
             "verdicts_by_kind": {k: dict(c) for k, c in sorted(coverage.items())},

@@ -42,6 +42,7 @@ def _campaign(tmp_path, cid: str, started: float, with_finding: bool) -> None:
     for i in range(3):
         for pl in opts.pipelines:
             bad = with_finding and i == 2 and pl == "inductor"
+            rejected = i == 1 and pl == "aot_eager"
             events.append(
                 {
                     "t": "task",
@@ -51,8 +52,11 @@ def _campaign(tmp_path, cid: str, started: float, with_finding: bool) -> None:
                     "h": "h",
                     "statements": 1,
                     "outcome": {
-                        "verdict": "miscompile" if bad else "ok",
-                        "check": None,
+                        "verdict": "miscompile" if bad else "invalid-program" if rejected else "ok",
+                        "check": "unsupported" if rejected else None,
+                        "explanation": "unscriptable: statement 3: tk.scale_ (triton) is not scriptable"
+                        if rejected
+                        else "",
                         "seconds": 0.1 * (i + 1),
                         "decisions": dec,
                     },
@@ -133,6 +137,9 @@ def test_summary_json_and_self_contained_html(report):
     assert s["confusion"]["aot_eager"]["safe"] == {"reinplaced": 0, "copied": 3}
     assert s["coverage"]["programs_with_kind"] == {"inplace": 3, "view": 3}
     assert [h["id"] for h in s["history"]] == ["c1", "c2"]
+    assert s["rejections"] == {
+        "aot_eager": {"unsupported: unscriptable: tk.scale_ (triton) is not scriptable": 1}
+    }
     (f,) = s["findings"]
     assert f["verdict"] == "miscompile" and "def program" in f["repro"]
     html = report.read_text()
@@ -142,6 +149,7 @@ def test_summary_json_and_self_contained_html(report):
     for section in (
         "Summary",
         "Verdicts per pipeline",
+        "Programs a pipeline rejected",
         "Decisions against ground truth",
         "Findings",
         "Op-kind coverage",

@@ -82,3 +82,19 @@ def test_journal_drops_a_torn_last_line_before_appending(tmp_path):
     j.append({"t": "task", "i": 1})
     j.close()
     assert Journal.events(path) == [{"t": "task", "i": 0}, {"t": "task", "i": 1}]
+
+
+def test_rejection_reasons_are_countable():
+    from aliasfuzz.report.data import rejection_reason
+
+    a = rejection_reason({"check": "unsupported", "explanation": "fx-reinplace: functionalize "
+                          "does not support custom ops with mutable (aliasing) arguments (RuntimeError)"})
+    assert a == ("unsupported: fx-reinplace: functionalize does not support custom ops with "
+                 "mutable (aliasing) arguments")
+    # statement numbers and exception messages do not split one reason into many
+    b1 = rejection_reason({"check": "eager", "explanation": "eager raises RuntimeError: size 3"})
+    b2 = rejection_reason({"check": "eager", "explanation": "eager raises RuntimeError: size 4"})
+    assert b1 == b2 == "eager: eager raises RuntimeError"
+    c1 = rejection_reason({"check": "torchscript", "explanation": "unscriptable: statement 1: tk.x"})
+    c2 = rejection_reason({"check": "torchscript", "explanation": "unscriptable: statement 7: tk.x"})
+    assert c1 == c2
