@@ -51,7 +51,7 @@ def _add_plugin_flag(p) -> None:
 def _cmd_run(args) -> int:
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.driver import latest_unfinished, load_campaign, run_campaign
-    from aliasfuzz.campaign.options import merge_options
+    from aliasfuzz.campaign.options import check_writable_dir, merge_options
 
     resume = None
     if args.resume is not None:
@@ -87,6 +87,8 @@ def _cmd_run(args) -> int:
             flags["plugins"] = tuple(args.plugin)
         opts = merge_options(flags, args.config)
     opts.validate(_judge.pipeline_names())
+    if opts.report not in (None, "", "none"):
+        check_writable_dir(opts.report, "--report")
     opts.plugins = tuple(activate_plugins(opts.plugins))
     res = run_campaign(opts, resume=resume, show=not args.quiet)
     for f in res.findings:
@@ -119,6 +121,8 @@ def _cmd_run(args) -> int:
 
 
 def _add_run(sub) -> None:
+    from aliasfuzz.campaign.options import DEFAULT_PIPELINES
+
     p = sub.add_parser("run", help="run a fuzzing campaign (default: ~2 min on CPU)")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--time", type=float, metavar="SECONDS", help="wall-clock budget")
@@ -126,7 +130,7 @@ def _add_run(sub) -> None:
     p.add_argument("--seed", type=_seed, help="campaign seed (default 0); 'today' is YYYYMMDD")
     p.add_argument(
         "--pipelines",
-        help="comma list (default: inductor-reinplace,inductor,aot_eager,fx-reinplace)",
+        help=f"comma list (default: {','.join(DEFAULT_PIPELINES)})",
     )
     p.add_argument("--device", help="cpu (default) or cuda")
     p.add_argument("--workers", type=int, help="worker processes (default: min(4, cores))")
@@ -142,7 +146,8 @@ def _add_run(sub) -> None:
         nargs="?",
         const="latest",
         metavar="DIR",
-        help="resume the last unfinished campaign (or DIR)",
+        help="resume the last interrupted campaign (or DIR); one that failed with an "
+        "internal error is marked 'failed' and only resumed when named as DIR",
     )
     p.add_argument("--no-shrink", action="store_true", help="write findings unminimized")
     p.add_argument("--shrink-budget", type=int, help="executions per shrink (40)")
@@ -153,8 +158,12 @@ def _add_run(sub) -> None:
 
 
 def _cmd_replay(args) -> int:
+    import math
+
     from aliasfuzz.campaign.replay import replay
 
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
     activate_plugins(args.plugin or ())
     return replay(args.paths or ["corpus"], timeout=args.timeout)
 
@@ -167,11 +176,54 @@ def _add_replay(sub) -> None:
     p.set_defaults(func=_cmd_replay)
 
 
+def _user_error(path: Path, what: str, e: BaseException) -> InvalidArgument:
+    text = str(e).strip().splitlines()
+    return InvalidArgument(
+        f"{path}: {what} raised {type(e).__name__}" + (f": {text[0]}" if text else "")
+    )
+
+
+def load_checked_case(path: str):
+    """Load the case file ``path`` up front for ``check``; every problem one line naming it.
+
+    Raises :class:`InvalidArgument` for a directory or missing file, a file that is not
+    UTF-8 Python or not in the case format, and for any exception (``SystemExit``
+    included) raised by the file at import or by its ``inputs()``: the case is the user's
+    code, so its errors are the user's, not a contradicted ``expect`` (exit 1).
+    """
+    from aliasfuzz.oracle.cases import load_case, parse_header
+
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidArgument(f"{p}: is a directory, not a case file")
+    if not p.is_file():
+        raise InvalidArgument(f"{p}: no such case file")
+    try:
+        parse_header(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InvalidArgument(f"{p}: not UTF-8 text") from None
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{p}: {e}") from None
+    try:
+        case = load_case(p)
+    except InvalidArgument:
+        raise
+    except (Exception, SystemExit) as e:
+        raise _user_error(p, "importing it", e) from None
+    if hasattr(case.module, "inputs"):  # absent: a cuda case without a GPU (skipped)
+        try:
+            case.module.inputs()
+        except (Exception, SystemExit) as e:
+            raise _user_error(p, "its inputs()", e) from None
+    return case
+
+
 def _cmd_check(args) -> int:
     from aliasfuzz.campaign import _judge
 
     pipelines = args.pipelines.split(",") if args.pipelines else None
     activate_plugins(args.plugin or ())
+    load_checked_case(args.file)
     rows = _judge.judge_case(args.file, pipelines)
     bad = 0
     for r in rows:
@@ -196,12 +248,14 @@ def _add_check(sub) -> None:
 
 
 def _cmd_report(args) -> int:
+    from aliasfuzz.campaign.options import check_writable_dir
     from aliasfuzz.report import latest_campaign, write_report
 
     cid = args.campaign or latest_campaign(args.state)
     if cid is None:
         raise InvalidArgument(f"no campaign in {args.state}/history.sqlite")
     out = Path(args.out) if args.out else Path("reports") / cid
+    check_writable_dir(out, "--out")
     print(f"report: {write_report(cid, state=args.state, corpus=args.corpus, out=out)}")
     return 0
 

@@ -148,8 +148,9 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
     for key in ("pipeline", "verdict"):
         if not isinstance(meta["expected"].get(key), str):
             raise InvalidArgument(f"{p / 'meta.json'}: expected.{key} missing")
+    data = _read_json(p / "program.json")  # its errors already name the file
     try:
-        program = Program.from_json(_read_json(p / "program.json"))
+        program = Program.from_json(data)
         program.validate()
     except InvalidArgument as e:
         raise InvalidArgument(f"{p / 'program.json'}: {e}") from None

@@ -98,7 +98,12 @@ def _new_campaign(opts: CampaignOptions) -> tuple[str, Path, dict[str, Any]]:
 
 
 def latest_unfinished(state: str | Path) -> Path | None:
-    """The newest campaign directory under ``state`` whose journal has no ``end`` event."""
+    """The newest campaign directory under ``state`` whose journal has no ``end`` event.
+
+    A campaign that died of an internal error ends with ``{"t": "end", "status":
+    "failed"}`` (and ``failed`` in the history), so it is not picked: resuming it would
+    most likely die the same way. ``aliasfuzz run --resume DIR`` still resumes it.
+    """
     runs = sorted((Path(state) / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
     for d in reversed(runs):
         events = Journal.events(d / "journal.jsonl")
@@ -216,8 +221,10 @@ class _Campaign:
         finally:
             pool.close()
             res.seconds = self.elapsed_before + (time.monotonic() - t0)
-            if res.status == "done":
-                self._log({"t": "end", "status": "done"})
+            if res.status == "running":  # an internal error is on its way up: not resumable
+                res.status = "failed"
+            if res.status in ("done", "failed"):
+                self._log({"t": "end", "status": res.status})
             self.journal.close()
             self._record(res.status)
         return res

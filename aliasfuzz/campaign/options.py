@@ -8,6 +8,7 @@ Every check raises :class:`~aliasfuzz.errors.InvalidArgument` with a one-line me
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -16,10 +17,83 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["DEFAULT_PIPELINES", "CampaignOptions", "merge_options"]
+__all__ = [
+    "DEFAULT_PIPELINES",
+    "CampaignOptions",
+    "check_device",
+    "check_writable_dir",
+    "merge_options",
+    "pipeline_options",
+]
 
 #: The README's main job: the CPU pipelines that decide where to write in place.
 DEFAULT_PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplace", "torchscript")
+
+
+def pipeline_options(raw: Any, where: str = "pipeline_options"):
+    """Build the :class:`~aliasfuzz.passes.pipelines.PipelineOptions` of one pipeline.
+
+    ``raw`` is a dict of its fields (as saved in options.json and in a corpus entry's
+    meta.json). Raises :class:`InvalidArgument` (one line naming ``where``) for a value that
+    is not a dict, an unknown field, or an unknown ``torch._inductor.config`` entry, so a
+    bad option is reported before any work instead of inside a worker.
+    """
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    if not isinstance(raw, dict):
+        raise InvalidArgument(f"{where} must be a table/dict, not {type(raw).__name__}")
+    fields = {f.name for f in dataclasses.fields(PipelineOptions)}
+    unknown = sorted(set(raw) - fields)
+    if unknown:
+        raise InvalidArgument(
+            f"{where}: unknown option {unknown[0]!r} (known: {', '.join(sorted(fields))})"
+        )
+    try:
+        return PipelineOptions(**raw)
+    except (InvalidArgument, TypeError) as e:  # TypeError: a field of the wrong kind
+        raise InvalidArgument(f"{where}: {e}") from None
+
+
+def check_device(device: Any) -> None:
+    """Raise :class:`InvalidArgument` unless ``device`` is cpu, or cuda with a GPU present."""
+    if device not in ("cpu", "cuda"):
+        raise InvalidArgument(f"unknown device {device!r} (cpu or cuda)")
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise InvalidArgument("device 'cuda' asked for, but torch.cuda.is_available() is False")
+
+
+#: Field name -> (accepted types, what the message calls it); bool is never a number here.
+_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "programs": ((int,), "an integer"),
+    "time": ((int, float), "a number of seconds"),
+    "seed": ((int,), "an integer"),
+    "device": ((str,), "a string"),
+    "workers": ((int,), "an integer"),
+    "timeout": ((int, float), "a number of seconds"),
+    "recycle": ((int,), "an integer"),
+    "corpus": ((str,), "a path"),
+    "report": ((str,), "a path"),
+    "state": ((str,), "a path"),
+    "shrink": ((bool,), "true or false"),
+    "shrink_budget": ((int,), "an integer"),
+    "max_statements": ((int,), "an integer"),
+    "pipeline_options": ((dict,), "a table {pipeline = {option = value}}"),
+}
+
+
+def _check_types(opts: CampaignOptions) -> None:
+    for name, (types, what) in _TYPES.items():
+        v = getattr(opts, name)
+        if v is None and name in ("programs", "time", "report"):
+            continue
+        if isinstance(v, bool) and bool not in types or not isinstance(v, types):
+            raise InvalidArgument(f"option {name} must be {what}, not {v!r}")
+    for name in ("pipelines", "fail_on", "plugins"):
+        if not all(isinstance(x, str) for x in getattr(opts, name)):
+            raise InvalidArgument(f"option {name} must be a list of strings")
 
 
 def _default_workers() -> int:
@@ -57,28 +131,44 @@ class CampaignOptions:
     plugins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        self.pipelines = tuple(self.pipelines)
-        self.plugins = tuple(self.plugins)
-        self.fail_on = tuple(self.fail_on)
+        for name in ("pipelines", "plugins", "fail_on"):
+            v = getattr(self, name)
+            if isinstance(v, str):
+                v = _split(v)
+            if not isinstance(v, list | tuple):
+                raise InvalidArgument(f"option {name} must be a list of strings, not {v!r}")
+            setattr(self, name, tuple(v))
         if self.programs is None and self.time is None:
             self.time = 120.0
 
     def validate(self, known_pipelines: set[str] | None = None) -> CampaignOptions:
-        """Check every field; raise :class:`InvalidArgument` on the first bad one."""
+        """Check every field; raise :class:`InvalidArgument` on the first bad one.
+
+        Types first (a config file can hold anything), then ranges, the device (cuda needs
+        ``torch.cuda.is_available()``), the pipelines, and every pipeline's options, built
+        once as :class:`~aliasfuzz.passes.pipelines.PipelineOptions` so that an unknown
+        config entry fails here, before the campaign starts.
+        """
         from aliasfuzz.oracle.verdict import Verdict
 
+        _check_types(self)
         if self.programs is not None and self.programs < 1:
             raise InvalidArgument("--programs must be >= 1")
-        if self.time is not None and self.time <= 0:
-            raise InvalidArgument("--time must be > 0 seconds")
+        if self.time is not None and not (math.isfinite(self.time) and self.time > 0):
+            raise InvalidArgument("--time must be a finite number > 0 of seconds")
         if self.workers < 1:
             raise InvalidArgument("--workers must be >= 1")
-        if self.timeout <= 0:
-            raise InvalidArgument("--timeout must be > 0 seconds")
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
         if self.recycle < 1:
             raise InvalidArgument("--recycle must be >= 1")
-        if self.device not in ("cpu", "cuda"):
-            raise InvalidArgument(f"unknown device {self.device!r} (cpu or cuda)")
+        if self.shrink_budget < 0:
+            raise InvalidArgument("--shrink-budget must be >= 0")
+        if self.max_statements < 1:
+            raise InvalidArgument("--max-statements must be >= 1")
+        check_device(self.device)
+        if Path(self.corpus).exists() and not Path(self.corpus).is_dir():
+            raise InvalidArgument(f"--corpus {self.corpus}: exists and is not a directory")
         if not self.pipelines:
             raise InvalidArgument("--pipelines is empty")
         if known_pipelines is not None:
@@ -90,6 +180,8 @@ class CampaignOptions:
         for v in self.fail_on:
             if not Verdict.parse(v).is_finding:
                 raise InvalidArgument(f"--fail-on {v!r} is not a finding verdict")
+        for name, raw in self.pipeline_options.items():
+            pipeline_options(raw, f"pipeline_options.{name}")
         return self
 
     def to_json(self) -> dict[str, Any]:
@@ -108,22 +200,54 @@ class CampaignOptions:
         return cls(**d)
 
 
-def _split(value: Any) -> tuple[str, ...]:
+def _split(value: Any, name: str = "option") -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(p.strip() for p in value.split(",") if p.strip())
+    if not isinstance(value, list | tuple):
+        raise InvalidArgument(f"{name} must be a comma list or a list of strings, not {value!r}")
     return tuple(value)
+
+
+def check_writable_dir(path: str | os.PathLike, flag: str) -> None:
+    """Raise :class:`InvalidArgument` unless directory ``path`` exists or can be created.
+
+    Walks up to the nearest existing ancestor: it must be a writable directory (a file on
+    the way, e.g. ``/etc/passwd/x``, or a read-only folder fails here, before any work).
+    """
+    p = Path(path).absolute()
+    if p.exists():
+        if not p.is_dir():
+            raise InvalidArgument(f"{flag} {path}: exists and is not a directory")
+        if not os.access(p, os.W_OK):
+            raise InvalidArgument(f"{flag} {path}: directory is not writable")
+        return
+    parent = p.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InvalidArgument(f"{flag} {path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK):
+        raise InvalidArgument(f"{flag} {path}: cannot create it ({parent} is not writable)")
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
     """Read a TOML config file: the ``[run]`` table if present, else the top level."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InvalidArgument(f"config file {str(p)!r} does not exist") from None
+    except IsADirectoryError:
+        raise InvalidArgument(f"config file {str(p)!r} is a directory") from None
+    except UnicodeDecodeError:
+        raise InvalidArgument(f"config file {str(p)!r} is not UTF-8 text") from None
+    except OSError as e:
+        raise InvalidArgument(f"config file {str(p)!r}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise InvalidArgument(f"config file {str(p)!r} is not valid TOML: {e}") from None
     table = data.get("run", data)
+    if not isinstance(table, dict):
+        raise InvalidArgument(f"config file {str(p)!r}: 'run' must be a table, not {table!r}")
     return {k.replace("-", "_"): v for k, v in table.items()}
 
 
@@ -134,9 +258,9 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
         merged.update(load_config(config))
     merged.update({k: v for k, v in flags.items() if v is not None})
     if "pipelines" in merged:
-        merged["pipelines"] = _split(merged["pipelines"])
+        merged["pipelines"] = _split(merged["pipelines"], "pipelines")
     if "fail_on" in merged:
-        merged["fail_on"] = _split(merged["fail_on"])
+        merged["fail_on"] = _split(merged["fail_on"], "fail_on")
     # A budget given on the command line replaces the config's other kind of budget.
     if flags.get("programs") is not None and flags.get("time") is None:
         merged.pop("time", None)

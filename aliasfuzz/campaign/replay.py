@@ -7,7 +7,8 @@ entry that crashes torch is replayed like any other. Status per entry:
 * ``reproduces``: same verdict and failed check as recorded;
 * ``fixed``: the verdict is now ``ok``;
 * ``changed``: another verdict or check (printed);
-* ``corrupt``: the entry does not load (reported, skipped; the others still run).
+* ``corrupt``: the entry does not load, or names a pipeline, options or device that
+  cannot run here (reported with a one-line reason, skipped; the others still run).
 
 Exit status: 0 when every entry reproduces or is fixed, 1 when one changed, 2 when one is
 corrupt or a path does not exist.
@@ -19,12 +20,14 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from aliasfuzz.campaign.corpus import list_entries, load_entry
+from aliasfuzz.campaign.corpus import CorpusEntry, list_entries, load_entry
+from aliasfuzz.campaign.options import check_device, pipeline_options
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["ReplayRow", "entries_of", "print_rows", "replay", "replay_rows"]
+__all__ = ["ReplayRow", "entries_of", "print_rows", "replay", "replay_rows", "replay_task"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,35 @@ def entries_of(paths: list[str]) -> list[Path]:
     return out
 
 
+def replay_task(entry: CorpusEntry) -> dict[str, Any]:
+    """The worker task that replays ``entry``, checked before it is run.
+
+    Raises :class:`InvalidArgument` (one line naming the entry's meta.json) when the entry
+    is valid JSON but cannot run: an unknown ``expected.pipeline``, ``pipeline_options``
+    that do not build a :class:`~aliasfuzz.passes.pipelines.PipelineOptions`, or a device
+    that is not cpu / an available cuda. Replay reports such an entry as ``corrupt``.
+    """
+    from aliasfuzz.campaign import _judge
+
+    meta, where = entry.meta, entry.path / "meta.json"
+    pipeline = meta["expected"]["pipeline"]
+    try:
+        if pipeline not in _judge.pipeline_names():
+            raise InvalidArgument(f"unknown pipeline {pipeline!r} in expected.pipeline")
+        options = meta.get("pipeline_options", {})
+        pipeline_options(options, "pipeline_options")
+        device = meta.get("device", "cpu")
+        check_device(device)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{where}: {e}") from None
+    return {
+        "program": entry.program.to_json(),
+        "pipeline": pipeline,
+        "device": device,
+        "options": options,
+    }
+
+
 def replay_rows(paths: list[str], *, timeout: float = 120.0) -> list[ReplayRow]:
     """Replay every entry under ``paths``; one :class:`ReplayRow` each, in order."""
     rows: list[ReplayRow] = []
@@ -60,16 +92,11 @@ def replay_rows(paths: list[str], *, timeout: float = 120.0) -> list[ReplayRow]:
         for path in entries_of(paths):
             try:
                 entry = load_entry(path)
+                task = replay_task(entry)
             except InvalidArgument as e:
                 rows.append(ReplayRow(path.name, "corrupt", "?", "?", str(e)))
                 continue
             exp = entry.meta["expected"]
-            task = {
-                "program": entry.program.to_json(),
-                "pipeline": exp["pipeline"],
-                "device": entry.meta.get("device", "cpu"),
-                "options": entry.meta.get("pipeline_options", {}),
-            }
             out = worker.run(task)
             if "internal_error" in out:
                 raise RuntimeError(

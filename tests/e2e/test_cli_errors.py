@@ -1,0 +1,268 @@
+"""Every bad input to the ``aliasfuzz`` CLI is one line on stderr and exit code 2, found
+before any work: bad flags, bad config files, semantically bad corpus entries (the others
+still replay), bad case files. Also: a campaign that dies of an internal error is
+``failed`` in the history and not picked by ``--resume``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from aliasfuzz.campaign import corpus as store
+from aliasfuzz.campaign import driver
+from aliasfuzz.campaign.options import DEFAULT_PIPELINES, CampaignOptions
+from aliasfuzz.cli import build_parser, main
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+
+
+@pytest.fixture(autouse=True)
+def _debug_pipelines(monkeypatch):
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+
+
+def _one_line_error(capsys, argv, *needles) -> str:
+    """Run ``aliasfuzz argv``; assert exit 2 and a single stderr line holding ``needles``."""
+    rc = main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2, err
+    assert len(lines) == 1 and lines[0].startswith("aliasfuzz: error: "), err
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+def _run(tmp_path, *extra) -> list[str]:
+    return [
+        "run", "--programs", "1", "--pipelines", "debug-miscompile", "-q", "--report", "none",
+        "--corpus", str(tmp_path / "corpus"), "--state", str(tmp_path / "state"), *extra,
+    ]  # fmt: skip
+
+
+# -- run: flags ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--time", "nan"], "--time"),
+        (["--time", "inf"], "--time"),
+        (["--shrink-budget", "-1"], "--shrink-budget"),
+        (["--timeout", "nan"], "--timeout"),
+        (["--device", "tpu"], "device"),
+    ],
+)
+def test_run_bad_numbers_and_device(tmp_path, capsys, flags, needle):
+    argv = _run(tmp_path, *flags)
+    if "--time" in flags:
+        argv.remove("--programs"), argv.remove("1")
+    _one_line_error(capsys, argv, needle)
+    assert not (tmp_path / "state").exists()  # nothing started
+
+
+def test_run_cuda_without_gpu(tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    _one_line_error(capsys, _run(tmp_path, "--device", "cuda"), "cuda", "is_available")
+
+
+def test_run_corpus_is_a_file_and_report_unwritable(tmp_path, capsys):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    argv = _run(tmp_path)
+    argv[argv.index("--corpus") + 1] = str(f)
+    _one_line_error(capsys, argv, "--corpus", "not a directory")
+    argv = _run(tmp_path)
+    argv[argv.index("--report") + 1] = str(f / "x")
+    _one_line_error(capsys, argv, "--report", "not a directory")
+    assert not (tmp_path / "state").exists()
+
+
+def test_report_out_unwritable(tmp_path, capsys):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    # the campaign id check comes first: give it one in the history
+    state = tmp_path / "state"
+    res = driver.run_campaign(
+        CampaignOptions(
+            programs=1, pipelines=("debug-miscompile",), workers=1, report="none",
+            corpus=str(tmp_path / "corpus"), state=str(state), shrink=False,
+        ),
+        show=False,
+    )  # fmt: skip
+    assert res.status == "done"
+    _one_line_error(
+        capsys, ["report", "--state", str(state), "--out", str(f / "x")], "--out", str(f)
+    )
+
+
+# -- run: config files --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ('[run]\nworkers = "four"\n', "workers"),
+        ('[run]\ntime = "fast"\n', "time"),
+        ("[run]\npipelines = 5\n", "pipelines"),
+        ("[run]\npipeline_options = 3\n", "pipeline_options"),
+        ("run = 5\n", "'run' must be a table"),
+        ("[run]\nshrink = 1\n", "shrink"),
+        ("[run]\n[run.pipeline_options.debug-miscompile]\nno_such_key = 1\n", "no_such_key"),
+        (
+            "[run.pipeline_options.debug-miscompile.inductor_config]\nno_such_entry = 1\n",
+            "no_such_entry",
+        ),
+    ],
+)
+def test_config_values_of_the_wrong_type(tmp_path, capsys, text, needle):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(text)
+    # no budget or pipeline flags: they would replace the config's values under test
+    argv = ["run", "-q", "--state", str(tmp_path / "state"), "--config", str(cfg)]
+    _one_line_error(capsys, argv, needle)
+    assert not (tmp_path / "state").exists()  # not even a 'running' campaign in history
+
+
+def test_config_not_utf8_or_a_directory(tmp_path, capsys):
+    cfg = tmp_path / "c.toml"
+    cfg.write_bytes(b"\xff\xfe[run]\n")
+    _one_line_error(capsys, _run(tmp_path, "--config", str(cfg)), "not UTF-8")
+    _one_line_error(capsys, _run(tmp_path, "--config", str(tmp_path)), "is a directory")
+
+
+def test_help_names_the_real_default_pipelines():
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    helps = {a.dest: a.help for a in sub.choices["run"]._actions}
+    assert ",".join(DEFAULT_PIPELINES) in helps["pipelines"]
+    assert "torchscript" in helps["pipelines"]
+
+
+# -- a campaign that dies is 'failed', and --resume does not pick it ----------------------
+class _DeadPool:
+    def __init__(self, opts, root):
+        self.results = self
+
+    def submit(self, prio, job):
+        pass
+
+    def get(self, timeout):
+        raise RuntimeError("internal bug in the pool")
+
+    def close(self):
+        pass
+
+
+def test_internal_error_marks_campaign_failed_not_resumable(tmp_path, monkeypatch):
+    monkeypatch.setattr(driver, "Pool", _DeadPool)
+    opts = CampaignOptions(
+        programs=2, pipelines=("debug-miscompile",), workers=1, report="none",
+        corpus=str(tmp_path / "corpus"), state=str(tmp_path / "state"),
+    )  # fmt: skip
+    with pytest.raises(RuntimeError, match="internal bug"):
+        driver.run_campaign(opts, show=False)
+    with sqlite3.connect(tmp_path / "state" / "history.sqlite") as db:
+        (status,) = db.execute("SELECT status FROM campaigns").fetchone()
+    assert status == "failed"
+    assert driver.latest_unfinished(tmp_path / "state") is None
+
+
+# -- replay: entries that are valid JSON but cannot run ----------------------------------
+def _entry(corpus: Path, **meta_extra) -> Path:
+    body = (Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)),)
+    p = Program((StorageSpec("s0", 16),), (TensorSpec("x", "s0", (4, 4), (4, 1)),), body, ("v0",))
+    out = {"verdict": "miscompile", "check": "values"}
+    meta = {
+        "signature": store.signature(p, out, "debug-miscompile"),
+        "expected": {"pipeline": "debug-miscompile", "verdict": "miscompile", "check": "values"},
+    }
+    path = store.write_entry(corpus, p, meta)[0]
+    m = json.loads((path / "meta.json").read_text())
+    for k, v in meta_extra.items():
+        if k == "pipeline":
+            m["expected"]["pipeline"] = v
+        else:
+            m[k] = v
+    (path / "meta.json").write_text(json.dumps(m))
+    new = corpus / f"{len(store.list_entries(corpus)):02d}-{'-'.join(meta_extra) or 'good'}"
+    path.rename(new)
+    return new
+
+
+def test_replay_reports_semantically_bad_entries_as_corrupt_and_goes_on(
+    tmp_path, capsys, monkeypatch
+):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    c = tmp_path / "corpus"
+    good = _entry(c)
+    bad = {
+        _entry(c, pipeline="nope").name: "unknown pipeline 'nope'",
+        _entry(c, pipeline_options={"no_such_key": 1}).name: "no_such_key",
+        _entry(c, pipeline_options=3).name: "pipeline_options must be",
+        _entry(c, pipeline_options={"inductor_config": {"no_such_entry": 1}}).name: "no_such",
+        _entry(c, device="cuda").name: "cuda",
+    }
+    rc = main(["replay", str(c)])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert f"{good.name}" in out and "1 reproduces" in out and "5 corrupt" in out
+    for name, why in bad.items():
+        (line,) = [x for x in err.splitlines() if f"{name}/meta.json" in x]
+        assert why in line, line
+    assert "Traceback" not in err
+
+
+def test_program_json_error_names_the_path_once(tmp_path, capsys):
+    c = tmp_path / "corpus"
+    e = _entry(c)
+    (e / "program.json").write_text("{")
+    assert main(["replay", str(c)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("program.json") == 1 and "not valid JSON" in err
+
+
+@pytest.mark.parametrize("t", ["0", "-1", "nan"])
+def test_replay_timeout_must_be_positive(tmp_path, capsys, t):
+    _one_line_error(capsys, ["replay", str(tmp_path), "--timeout", t], "--timeout")
+
+
+# -- check: the user's case file is the user's code --------------------------------------
+_HEADER = '"""A case.\n\nexpect:\n    aot_eager: ok\ndevice: cpu\n"""\nimport torch\n'
+_OK = "def program(x):\n    return x + 1\ndef inputs():\n    return (torch.ones(2),)\n"
+
+
+@pytest.mark.parametrize(
+    "body, needles",
+    [
+        ('raise ValueError("boom at import")\n' + _OK, ("importing it", "ValueError", "boom")),
+        (
+            "def program(x):\n    return x\ndef inputs():\n    raise RuntimeError('bad')\n",
+            ("inputs()", "RuntimeError", "bad"),
+        ),
+        ("import sys\nsys.exit(3)\n", ("SystemExit", "3")),
+    ],
+)
+def test_check_case_raising_is_one_line_exit_2(tmp_path, capsys, body, needles):
+    f = tmp_path / "case_raises.py"
+    f.write_text(_HEADER + body)
+    _one_line_error(capsys, ["check", str(f)], str(f), *needles)
+
+
+def test_check_bad_files_name_the_file(tmp_path, capsys):
+    syn = tmp_path / "syn.py"
+    syn.write_text("def program(:\n")
+    _one_line_error(capsys, ["check", str(syn)], str(syn), "not valid Python")
+    noexp = tmp_path / "noexp.py"
+    noexp.write_text("import torch\n" + _OK)
+    _one_line_error(capsys, ["check", str(noexp)], str(noexp), "no 'expect:' block")
+    _one_line_error(capsys, ["check", str(tmp_path)], str(tmp_path), "is a directory")
+    _one_line_error(capsys, ["check", str(tmp_path / "gone.py")], "no such case file")
+
+
+def test_check_good_case_still_judged(tmp_path, capsys):
+    f = tmp_path / "good_case.py"
+    f.write_text(_HEADER + _OK)
+    assert main(["check", str(f)]) == 0
+    assert "aot_eager: ok (as expected)" in capsys.readouterr().out
