@@ -27,6 +27,7 @@ from aliasfuzz.campaign.journal import Journal
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
+from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.oracle.verdict import Verdict
@@ -114,8 +115,11 @@ def latest_unfinished(state: str | Path) -> Path | None:
 
 def load_campaign(d: Path) -> tuple[CampaignOptions, dict[str, Any], list[dict[str, Any]]]:
     """Options, start record and journal events of campaign directory ``d``."""
-    opts = CampaignOptions.from_json(json.loads((d / "options.json").read_text()))
-    start = json.loads((d / "start.json").read_text())
+    try:
+        opts = CampaignOptions.from_json(json.loads((d / "options.json").read_text()))
+        start = json.loads((d / "start.json").read_text())
+    except (OSError, ValueError) as e:  # ValueError: bad JSON or bad UTF-8
+        raise InvalidArgument(f"{d}: not a resumable campaign directory ({e})") from None
     return opts, start, Journal.events(d / "journal.jsonl")
 
 
@@ -184,11 +188,13 @@ class _Campaign:
         deadline = None if opts.time is None else t0 + max(0.0, opts.time - self.elapsed_before)
         pool = Pool(opts, self.dir / "workers")
         in_flight, i, feeding = 0, 0, True
-        for (j, p), e in sorted(self.pending.items()):  # findings the last run did not finish
-            in_flight += self._finding(pool, j, p, Program.from_json(e["program"]), e["outcome"])
-        self.pending.clear()
         progress = Progress(opts, show=self.show, done=len({k[0] for k in self.done}))
         try:
+            for (j, p), e in sorted(self.pending.items()):  # findings the last run left
+                in_flight += self._finding(
+                    pool, j, p, Program.from_json(e["program"]), e["outcome"]
+                )
+            self.pending.clear()
             with progress:
                 while True:
                     if deadline is not None and time.monotonic() >= deadline:

@@ -266,3 +266,17 @@ def test_check_good_case_still_judged(tmp_path, capsys):
     f.write_text(_HEADER + _OK)
     assert main(["check", str(f)]) == 0
     assert "aot_eager: ok (as expected)" in capsys.readouterr().out
+
+
+def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path, capsys):
+    state = tmp_path / "state"
+    d = state / "runs" / "20260101-000000-s0"
+    d.mkdir(parents=True)
+    (d / "options.json").write_text("{")
+    (d / "start.json").write_text("{}")
+    _one_line_error(capsys, ["run", "--resume", str(d)], "not a resumable campaign")
+    # options.json saved by an older aliasfuzz without up-front checks
+    bad = CampaignOptions(programs=1, pipelines=("debug-miscompile",)).to_json()
+    bad["pipeline_options"] = 3
+    (d / "options.json").write_text(json.dumps(bad))
+    _one_line_error(capsys, ["run", "--resume", "--state", str(state)], "pipeline_options")
