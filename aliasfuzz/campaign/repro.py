@@ -10,7 +10,9 @@ builds it:
   ``torch.jit.CompilationUnit`` under the executor knobs of
   :func:`aliasfuzz.passes.torchscript.jit_knobs` (executor from the entry's
   ``pipeline_options``), called ``calls`` times on fresh inputs, each call compared with
-  an eager twin (values, inputs after the call, ``requires_grad``, aliasing).
+  an eager twin (values, inputs after the call, ``requires_grad``, aliasing); when that
+  executor agrees with eager, the executors the explanation's ``| profiling: ..., legacy:
+  ...`` tail names as not ok are run in turn.
 * ``inductor-reinplace``: ``aot_function`` with Inductor's decompositions and
   ``keep_inference_input_mutations=True``, then the post-grad reinplace pass and the two
   decompositions run standalone (mirrors ``_run_pass_standalone``); Dynamo's
@@ -41,6 +43,7 @@ PIPELINE = @PIPELINE@
 EXPECTED = @EXPECTED@
 OPTIONS = @OPTIONS@  # the entry's pipeline_options
 DYNAMO = @DYNAMO@  # control flow: trace through Dynamo (inductor-reinplace)
+FAILING_EXECUTORS = @FAILING@  # TorchScript executors the finding names as not ok
 
 import contextlib  # noqa: E402
 import inspect  # noqa: E402
@@ -187,14 +190,9 @@ def jit_knobs(executor, num_profiled_runs, fuser):
     yield
 
 
-def run_torchscript():
-    o = dict(OPTIONS.get("torchscript", {}))
-    executor = ("simple" if not o.get("optimize", True)
-                else "profiling" if o.get("profiling_executor", True) else "legacy")
-    runs = o.get("num_profiled_runs", 1)
-    calls = o.get("calls") or runs + 2
+def run_executor(executor, runs, calls, fuser):
     print(f"torchscript: {executor} executor, num_profiled_runs={runs}, {calls} calls")
-    with jit_knobs(executor, runs, o.get("fuser", True)):
+    with jit_knobs(executor, runs, fuser):
         # a fresh CompilationUnit, as the pipeline does (torch.jit.script caches per function)
         scripted = torch.jit.CompilationUnit(inspect.getsource(program)).program
         bad = []
@@ -211,7 +209,22 @@ def run_torchscript():
             except Exception as e:
                 print(f"call {k}: eager ran; TorchScript raised {type(e).__name__}: {e}")
                 return "RAISES"
-            bad += compare(ref_in, ref_out, got_in, got_out, f"call {k}: ")
+            bad += compare(ref_in, ref_out, got_in, got_out, f"{executor} call {k}: ")
+    return bad
+
+
+def run_torchscript():
+    o = dict(OPTIONS.get("torchscript", {}))
+    executor = ("simple" if not o.get("optimize", True)
+                else "profiling" if o.get("profiling_executor", True) else "legacy")
+    runs = o.get("num_profiled_runs", 1)
+    calls = o.get("calls") or runs + 2
+    fuser = o.get("fuser", True)
+    bad = run_executor(executor, runs, calls, fuser)
+    # the finding may come from another executor only (the explanation's tail names them)
+    for other in FAILING_EXECUTORS:
+        if bad == [] and other != executor:
+            bad = run_executor(other, runs, calls, fuser)
     return bad
 
 
@@ -262,6 +275,19 @@ if __name__ == "__main__":
 '''
 
 
+def _failing_executors(explanation: str) -> list[str]:
+    """Executors a TorchScript explanation's tail ``| profiling: ok, legacy: crash`` names
+    as not ok, in that order (empty when there is no tail)."""
+    if " | " not in explanation:
+        return []
+    out = []
+    for part in explanation.rsplit(" | ", 1)[1].split(","):
+        name, _, verdict = part.strip().partition(":")
+        if name in ("profiling", "legacy", "simple") and verdict.strip() not in ("ok", ""):
+            out.append(name)
+    return out
+
+
 def render_repro(program: Program, meta: dict[str, Any]) -> str:
     """The source text of ``repro.py`` for ``program`` and its corpus entry ``meta``.
 
@@ -287,5 +313,6 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
         .replace("@EXPECTED@", repr(exp.get("verdict")))
         .replace("@OPTIONS@", repr(dict(meta.get("pipeline_options") or {})))
         .replace("@DYNAMO@", repr(dynamo))
+        .replace("@FAILING@", repr(_failing_executors(meta.get("explanation") or "")))
     )
     return head + body + "\n\n" + render_inputs(program) + main

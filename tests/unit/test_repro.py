@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from aliasfuzz.campaign.repro import render_repro
+from aliasfuzz.campaign.repro import _failing_executors, render_repro
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
@@ -70,6 +70,14 @@ def _cases() -> dict[str, tuple[Program, dict, tuple[int, str]]]:
         cases[name] = (Program.loads((d / "program.json").read_text()), meta, want)
     for pipeline in ("torchscript", "inductor-reinplace", "fx-reinplace"):
         cases[f"ok-{pipeline}"] = (_ok_program(), _meta(pipeline, "ok"), (0, "SAME"))
+    # executor choice: the legacy executor from pipeline_options; the simple executor
+    # (ok on c50e2a5151) falling back to the executors the explanation's tail names
+    prog, meta, _ = cases["miscompile-torchscript-749ab41471"]
+    legacy = {**meta, "pipeline_options": {"torchscript": {"profiling_executor": False}}}
+    cases["ts-legacy"] = (prog, legacy, (1, "DIFFERS"))
+    prog, meta, _ = cases["miscompile-torchscript-c50e2a5151"]
+    simple = {**meta, "pipeline_options": {"torchscript": {"optimize": False}}}
+    cases["ts-simple-then-tail"] = (prog, simple, (1, "DIFFERS"))
     cases["reinplaced"] = (
         _reinplaced_program(),
         _meta("inductor-reinplace", "missed-reinplace"),
@@ -104,7 +112,16 @@ def results(tmp_path_factory) -> dict[str, tuple[tuple[int, str], int, str]]:
 
 
 @pytest.mark.parametrize(
-    "name", [*ENTRIES, "ok-torchscript", "ok-inductor-reinplace", "ok-fx-reinplace", "reinplaced"]
+    "name",
+    [
+        *ENTRIES,
+        "ok-torchscript",
+        "ok-inductor-reinplace",
+        "ok-fx-reinplace",
+        "ts-legacy",
+        "ts-simple-then-tail",
+        "reinplaced",
+    ],
 )
 def test_repro_exits_as_the_verdict_says(results, name):
     (status, word), rc, text = results[name]
@@ -116,6 +133,21 @@ def test_repro_exits_as_the_verdict_says(results, name):
 def test_torchscript_repro_scripts_the_program_instead_of_running_eager_twice(results):
     _, _, text = results["miscompile-torchscript-749ab41471"]
     assert "profiling executor" in text and "call 0: input" in text
+
+
+def test_executor_comes_from_options_then_from_the_explanation_tail(results):
+    _, _, legacy = results["ts-legacy"]
+    assert "legacy executor" in legacy and "profiling executor" not in legacy
+    _, _, text = results["ts-simple-then-tail"]
+    simple_part, _, rest = text.partition("torchscript: profiling executor")
+    assert "simple executor" in simple_part and "call" not in simple_part.split("calls", 1)[1]
+    assert "profiling call 0: input" in rest
+
+
+def test_failing_executors_parses_the_explanation_tail():
+    tail = "x differs | profiling: miscompile, legacy: crash, simple: ok"
+    assert _failing_executors(tail) == ["profiling", "legacy"]
+    assert _failing_executors("out0: values differ") == []
 
 
 def test_crash_repro_says_eager_ran_and_shows_the_exception(results):
