@@ -106,6 +106,23 @@ def inductor_config():
 PASS_LOG = []
 
 
+def logged_reinplace(updater, graph):
+    """Inductor's reinplace pass on ``graph``, logging the copies it leaves."""
+    from torch._inductor.fx_passes import reinplace as rp
+
+    # the program's own clones are not copies the pass could drop
+    own_clones = {n.name for n in graph.nodes if n.target is torch.ops.aten.clone.default}
+    rp.reinplace_inplaceable_ops(updater, graph)
+    # a functional op with an in-place form still in the graph allocates a copy; a
+    # functionalized custom op copies its only_clone_these_tensors
+    copying = {torch.ops.aten.clone.default, *rp._SCATTER_OP_TO_VIEW, *rp.inplaceable_ops}
+    kept = [f"{n} ({n.target})" for n in graph.nodes
+            if n.target in copying and n.name not in own_clones]
+    for n in graph.nodes:
+        kept += [f"{n}:{t}" for t in n.meta.get("only_clone_these_tensors", ()) or ()]
+    PASS_LOG.append({"kept": kept, "graph": str(graph)})
+
+
 def run_pass_standalone(gm):
     from torch._guards import detect_fake_mode
     from torch._inductor.fx_passes import post_grad as pg
@@ -116,22 +133,10 @@ def run_pass_standalone(gm):
     # torch 2.13 takes the GraphModule, 2.11 its Graph
     params = list(inspect.signature(FakeTensorUpdater.__init__).parameters)
     updater = FakeTensorUpdater(gm.graph if params[1:2] == ["graph"] else gm)
-    # the program's own clones are not copies the pass could drop
-    own_clones = {n.name for n in gm.graph.nodes if n.target is torch.ops.aten.clone.default}
     with V.set_fake_mode(fake_mode):
         if OPTIONS.get("reorder_for_locality"):
             pg.reorder_for_locality(gm.graph)
-        pg.reinplace_inplaceable_ops(updater, gm.graph)
-        # what is still copied: clones left by the pass, clones a functionalized op keeps
-        from torch._inductor.fx_passes import reinplace as rp
-
-        # a functional op with an in-place form still in the graph allocates a copy
-        copying = {torch.ops.aten.clone.default, *rp._SCATTER_OP_TO_VIEW, *rp.inplaceable_ops}
-        kept = [f"{n} ({n.target})" for n in gm.graph.nodes
-                if n.target in copying and n.name not in own_clones]
-        for n in gm.graph.nodes:
-            kept += [f"{n}:{t}" for t in n.meta.get("only_clone_these_tensors", ()) or ()]
-        PASS_LOG.append({"kept": kept, "graph": str(gm.graph)})
+        logged_reinplace(updater, gm.graph)
         pg.decompose_triton_kernel_wrapper_functional(gm.graph)
         pg.decompose_auto_functionalized(gm.graph)
     gm.recompile()
@@ -166,6 +171,11 @@ def compiled(fn, inputs):
     if PIPELINE == "inductor-reinplace":
         return inductor_reinplace(fn)
     if PIPELINE in ("inductor", "aot_eager"):
+        if PIPELINE == "inductor":
+            # post_grad_passes calls the pass by its module-global name: log its copies
+            from torch._inductor.fx_passes import post_grad as pg
+
+            pg.reinplace_inplaceable_ops = logged_reinplace
         return torch.compile(fn, backend=PIPELINE)
     raise SystemExit(f"repro.py: unknown pipeline {PIPELINE!r}")
 
@@ -193,8 +203,11 @@ def jit_knobs(executor, num_profiled_runs, fuser):
 def run_executor(executor, runs, calls, fuser):
     print(f"torchscript: {executor} executor, num_profiled_runs={runs}, {calls} calls")
     with jit_knobs(executor, runs, fuser):
-        # a fresh CompilationUnit, as the pipeline does (torch.jit.script caches per function)
-        scripted = torch.jit.CompilationUnit(inspect.getsource(program)).program
+        if OPTIONS.get("torchscript", {}).get("mode") == "trace":
+            scripted = torch.jit.trace(program, make_inputs(), check_trace=False)
+        else:
+            # a fresh CompilationUnit, as the pipeline does (torch.jit.script caches per fn)
+            scripted = torch.jit.CompilationUnit(inspect.getsource(program)).program
         bad = []
         for k in range(calls):
             ref_in = make_inputs()
