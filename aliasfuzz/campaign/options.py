@@ -156,6 +156,8 @@ class CampaignOptions:
             raise InvalidArgument("--programs must be >= 1")
         if self.time is not None and not (math.isfinite(self.time) and self.time > 0):
             raise InvalidArgument("--time must be a finite number > 0 of seconds")
+        if self.seed < 0:
+            raise InvalidArgument("--seed must be >= 0")
         if self.workers < 1:
             raise InvalidArgument("--workers must be >= 1")
         if not (math.isfinite(self.timeout) and self.timeout > 0):

@@ -108,6 +108,7 @@ def test_report_out_unwritable(tmp_path, capsys):
         ("[run]\npipeline_options = 3\n", "pipeline_options"),
         ("run = 5\n", "'run' must be a table"),
         ("[run]\nshrink = 1\n", "shrink"),
+        ("[run]\nseed = -1\n", "--seed must be >= 0"),
         ("[run]\n[run.pipeline_options.debug-miscompile]\nno_such_key = 1\n", "no_such_key"),
         (
             "[run.pipeline_options.debug-miscompile.inductor_config]\nno_such_entry = 1\n",
