@@ -4,7 +4,7 @@ Schema (``<state>/history.sqlite``):
 
 * ``campaigns(id TEXT PK, started REAL, finished REAL, seed, device, pipelines TEXT (comma
   list), budget TEXT, programs INT, tasks INT, seconds REAL, throughput REAL (programs/s),
-  status TEXT ('running' | 'done' | 'interrupted'), versions TEXT (JSON))``
+  status TEXT ('running' | 'done' | 'interrupted' | 'failed'), versions TEXT (JSON))``
 * ``verdicts(campaign, pipeline, verdict, n)``
 * ``findings(campaign, finding, pipeline, verdict, check_name, new INT)``
 
