@@ -23,7 +23,11 @@ truth"), with F = footprint(a) in bytes of a's storage S:
    pass wrote in place on S) happens while ``n``'s result is still read afterwards (the
    result would be clobbered, PyTorch issue #198094);
 4. when S belongs to a graph input, epilogue ``copy_`` nodes into inputs on S cover F (the
-   program overwrites the caller's tensor there anyway).
+   program overwrites the caller's tensor there anyway);
+5. when S belongs to a graph input, no graph output that eager returns as fresh memory is
+   ``n``'s result (or a view of it): in place it would come back aliasing the input
+   (PyTorch issue #198094, case b03). Applied only where the caller maps graph outputs to
+   the program's (``fresh_outputs``).
 
 Unsafe comes with a :class:`Witness` (byte, element and index of a, the conflicting node
 and its index). Anything the model cannot decide (symbolic sizes outside the memory
@@ -83,7 +87,7 @@ class Candidate:
 @dataclass(frozen=True)
 class Witness:
     """Why a candidate is unsafe: a byte of the storage, a's element/index, and the node
-    (``reader``) that conflicts there with its index; ``rule`` names the rule (1-4)."""
+    (``reader``) that conflicts there with its index; ``rule`` names the rule (1-5)."""
 
     rule: int
     byte: int
@@ -155,7 +159,10 @@ def _is_triton_functional(target: Any) -> bool:
 
 
 def ground_truth(
-    graph: torch.fx.Graph, cand: Candidate, inplace: frozenset[tuple[str, str]] = frozenset()
+    graph: torch.fx.Graph,
+    cand: Candidate,
+    inplace: frozenset[tuple[str, str]] = frozenset(),
+    fresh_outputs: frozenset[int] | None = None,
 ) -> Truth:
     """Decide one candidate of ``graph`` (see the module docstring for the rule).
 
@@ -163,14 +170,16 @@ def ground_truth(
     shape environment's hints): unsafe there is a real witness. Safe must then hold for
     every size the guards allow, which :func:`_decide_symbolic` proves with
     :mod:`aliasfuzz.oracle.memory` (Z3); what it cannot prove is unknown.
+    ``fresh_outputs``: positions of the graph's outputs that are fresh memory in eager, when
+    the caller knows how graph outputs map to the program's (rule 5); None skips rule 5.
     """
     shape_env = _shape_env(graph)
     try:
         if shape_env is None:
-            return _decide(graph, cand, inplace)
+            return _decide(graph, cand, inplace, fresh_outputs)
         _fp._HINTS = {k: sympy.Integer(v) for k, v in shape_env.var_to_val.items()}
         try:
-            t = _decide(graph, cand, inplace)
+            t = _decide(graph, cand, inplace, fresh_outputs)
         finally:
             _fp._HINTS = None
         if t.status != SAFE:
@@ -281,7 +290,12 @@ def _unsafe(cand, rule, byte, fl, other, message) -> Truth:
     return Truth(cand, UNSAFE, w, message)
 
 
-def _decide(graph: torch.fx.Graph, cand: Candidate, inplace: frozenset = frozenset()) -> Truth:
+def _decide(
+    graph: torch.fx.Graph,
+    cand: Candidate,
+    inplace: frozenset = frozenset(),
+    fresh_outputs: frozenset[int] | None = None,
+) -> Truth:
     n, a = cand.fx_node, cand.mutated
     fl = _layout(a)
     if fl is None:
@@ -293,6 +307,23 @@ def _decide(graph: torch.fx.Graph, cand: Candidate, inplace: frozenset = frozens
     gen, igen = _gen_scatter_targets()
     result = _result_values(graph, cand, inplace)
     inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and on_storage(x, S)]
+    # Rule 5, before the empty-footprint shortcut (it is about identity, not bytes): a
+    # graph output that eager returns as fresh memory must not become n's result written
+    # into an input's storage (it would come back aliasing the input, #198094).
+    out = next((m for m in reversed(nodes) if m.op == "output"), None)
+    if inputs_on_s and fresh_outputs and out is not None:
+        rets = out.args[0] if isinstance(out.args[0], list | tuple) else (out.args[0],)
+        for k, v in enumerate(rets):
+            if k in fresh_outputs and v in result:
+                return _unsafe(
+                    cand,
+                    5,
+                    int(F[0]) if F.size else fl.offset * fl.itemsize,
+                    fl,
+                    out,
+                    f"output {k} is fresh in eager, but {n.name}'s result written into "
+                    f"{a.name} would alias input {inputs_on_s[0].name} (PyTorch issue #198094)",
+                )
     if F.size == 0:
         return Truth(cand, SAFE, None, "empty footprint")
 

@@ -210,7 +210,7 @@ def judge(
     failed = [c for c in j.checks if not c.passed and c.name not in WAIVED.get(name, {})]
     if failed:
         j.verdict, j.check, j.explanation = failed[0].verdict, failed[0].name, failed[0].message
-    j.claims = _claims(ex)
+    j.claims = _claims(ex, _fresh_outputs(ex, eager, names))
     _confirm_claims(j, lambda ins: run(ins)[1], fn, names, make, confirm)
     return j
 
@@ -222,7 +222,19 @@ def _graphs(ex: Any) -> list[Any]:
     return [g for g in graphs if g is not None]
 
 
-def _claims(ex: Any) -> list[Claim]:
+def _fresh_outputs(ex: Any, eager: EagerResult, names) -> frozenset | None:
+    """Positions of graph outputs that eager returns as fresh memory, where they are known:
+    the ``inductor-reinplace`` AOT graph (one graph, ``aot_function``, input mutations kept
+    in the graph) returns the program's outputs first, in order."""
+    if ex.extra.get("tracer") != "aot_function" or len(_graphs(ex)) != 1:
+        return None
+    inputs = set(names)
+    return frozenset(
+        int(k[3:]) for k, shared in eager.aliases.items() if not inputs & set(shared)
+    )
+
+
+def _claims(ex: Any, fresh_outputs: frozenset | None = None) -> list[Claim]:
     """Match the execution's decisions to candidates of its graphs and decide each."""
     graphs = _graphs(ex)
     decisions = [d for d in getattr(ex, "decisions", []) if d.kind in _JUDGED_KINDS]
@@ -250,7 +262,7 @@ def _claims(ex: Any) -> list[Claim]:
             out.append(Claim(-1, d, Truth(None, UNKNOWN, None, "decision not found in any graph")))
             continue
         cand, graph = tables[gi][(d.node, d.arg)]
-        out.append(Claim(gi, d, ground_truth(graph, cand, inplace[gi])))
+        out.append(Claim(gi, d, ground_truth(graph, cand, inplace[gi], fresh_outputs)))
     return out
 
 

@@ -241,6 +241,8 @@ def _inductor_reinplace(run: _Run, ex: Execution) -> None:
         return gm
 
     hygiene.reset_program()
+    # how the graph was traced: its outputs are the program's, in order, only without Dynamo
+    ex.extra["tracer"] = "dynamo" if run.options.dynamo else "aot_function"
     if run.options.dynamo:
         aot_autograd = resolve("torch._dynamo.backends.common", "aot_autograd")
         aot_backend = aot_autograd(

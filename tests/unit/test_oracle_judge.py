@@ -167,3 +167,27 @@ def test_torchscript_runs_are_judged_per_call_with_invariants():
     assert "values differ" in j.explanation
     ok = _one_input([Op("sin", ("x",), {}, ("y",))], ("y",))
     assert judge(ok, "torchscript").verdict is Verdict.OK
+
+
+def test_returned_scatter_into_an_input_would_alias_it_so_it_is_unsafe():
+    # Writing the scatter into x in place would return an alias of x where eager returns
+    # fresh memory (PyTorch #198094, case b03): rule 5. Found as `unknown` (forcing the
+    # reinplace disagreed on aliasing) before the rule existed; empty inputs included.
+    for numel, shape in ((12, (3, 4)), (0, (0, 4))):
+        p = Program(
+            storages=(StorageSpec("s0", numel), StorageSpec("s1", 3 * max(numel // 4, 0))),
+            inputs=(
+                TensorSpec("x", "s0", shape, (4, 1)),
+                TensorSpec("y", "s1", (shape[0], 3), (3, 1)),
+            ),
+            body=(
+                Op("neg", ("y",), {}, ("v0",)),
+                Op("slice_scatter", ("x", "v0"), {"dim": 1, "start": 0, "end": 3, "step": 1}, ("v1",)),
+            ),
+            outputs=("v1",),
+        )
+        j = judge(p, "inductor-reinplace")
+        assert j.verdict is Verdict.OK, j.explanation
+        (claim,) = [c for c in j.claims if c.decision.kind == "scatter"]
+        assert claim.truth.status == "unsafe" and claim.truth.witness.rule == 5
+        assert not claim.decision.reinplaced
