@@ -23,6 +23,7 @@ from aliasfuzz.fuzz.ops._build import lit
 __all__ = [
     "EagerResult",
     "alias_map",
+    "clone_inputs",
     "interpret",
     "make_inputs",
     "run_eager",
@@ -83,6 +84,29 @@ def make_inputs(program: Program, device: str | torch.device = "cpu") -> tuple[A
         if t.requires_grad:
             v = v.detach().requires_grad_()
         out.append(v)
+    return tuple(out)
+
+
+def clone_inputs(inputs: Sequence[Any]) -> tuple[Any, ...]:
+    """Deep copies of ``inputs`` with the same sizes, strides, offsets and storage sharing.
+
+    Inputs on one storage stay on one (cloned) storage; ``requires_grad`` leaves stay
+    leaves; non-tensors are passed through. Used wherever a run needs a pristine copy of
+    inputs it must not consume (confirmation runs, TorchScript's per-call eager twin).
+    """
+    clones: dict[Any, Any] = {}
+    out = []
+    for t in inputs:
+        if not isinstance(t, torch.Tensor):
+            out.append(t)
+            continue
+        st = t.untyped_storage()
+        key = (st.data_ptr(), str(t.device)) if st.nbytes() else id(st)
+        if key not in clones:
+            clones[key] = st.clone()
+        c = torch.empty(0, dtype=t.dtype, device=t.device)
+        c.set_(clones[key], t.storage_offset(), t.size(), t.stride())
+        out.append(c.requires_grad_() if t.requires_grad else c)
     return tuple(out)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from aliasfuzz.fuzz.eager import EagerResult, run_callable
+from aliasfuzz.fuzz.eager import EagerResult, clone_inputs, run_callable
 from aliasfuzz.oracle._capture import PassRecord, watch_reinplace
 from aliasfuzz.oracle.candidates import Candidate
 from aliasfuzz.oracle.differential import differential
@@ -37,28 +37,6 @@ class Confirmation:
     confirmed: bool
     runs: int
     message: str
-
-
-def _clone(inputs: Sequence[Any]) -> tuple[Any, ...]:
-    """Deep copies of ``inputs`` that keep layouts and the aliasing between inputs."""
-    memo: dict[int, torch.Tensor] = {}
-    out = []
-    for t in inputs:
-        if not isinstance(t, torch.Tensor):
-            out.append(t)
-            continue
-        st = t.untyped_storage()
-        key = st.data_ptr() if st.nbytes() else id(st)
-        if key not in memo:
-            memo[key] = torch.empty(0, dtype=torch.uint8, device=t.device).set_(st.clone())
-        base = memo[key]
-        v = torch.empty(0, dtype=t.dtype, device=t.device).set_(
-            base.untyped_storage(), t.storage_offset(), t.shape, t.stride()
-        )
-        if t.requires_grad:
-            v = v.detach().requires_grad_()
-        out.append(v)
-    return tuple(out)
 
 
 def input_variants(
@@ -130,10 +108,10 @@ def confirm_missed(
     :class:`EagerResult` (``error`` set on a failure); ``fn`` is the eager program.
     """
     for i, ins in enumerate(variants):
-        eager = run_callable_named(fn, names, _clone(ins))
+        eager = run_callable_named(fn, names, clone_inputs(ins))
         records: list[PassRecord] = []
         with watch_reinplace(records, force=want, truths=False):
-            got = run(_clone(ins))
+            got = run(clone_inputs(ins))
         forced = sum(s.forced for r in records for s in r.seen)
         if not forced:
             return Confirmation(False, i + 1, "the candidate could not be forced in place")
@@ -148,8 +126,8 @@ def confirm_unsafe(
 ) -> Confirmation:
     """Whether the pipeline, as decided, disagrees with eager on one of ``variants``."""
     for i, ins in enumerate(variants):
-        eager = run_callable_named(fn, names, _clone(ins))
-        got = run(_clone(ins))
+        eager = run_callable_named(fn, names, clone_inputs(ins))
+        got = run(clone_inputs(ins))
         why = _differs(eager, got, names)
         if why is not None:
             return Confirmation(True, i + 1, f"variant {i} disagrees with eager: {why}")

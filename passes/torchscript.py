@@ -34,12 +34,12 @@ from typing import Any
 import torch
 
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.eager import make_inputs
+from aliasfuzz.fuzz.eager import clone_inputs, make_inputs
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.render import load_function
 from aliasfuzz.passes.execution import Execution, Failure
-from aliasfuzz.passes.ts_calls import run_calls, snapshot
+from aliasfuzz.passes.ts_calls import run_calls
 
 __all__ = [
     "EXECUTORS",
@@ -329,7 +329,7 @@ def run_torchscript(
     carries across calls): built by :func:`aliasfuzz.fuzz.eager.make_inputs` when
     ``inputs`` is None (optional inputs then alternate ``None``-ness, see
     :class:`TorchScriptOptions`), else layout-preserving copies of ``inputs``
-    (:func:`~aliasfuzz.passes.ts_calls.snapshot`), whose originals the last call of the
+    (:func:`~aliasfuzz.fuzz.eager.clone_inputs`), whose originals the last call of the
     selected executor uses. ``outputs``, ``inputs_after``, ``aliases`` and ``graph_after``
     are the last call's. ``extra`` holds ``calls`` (list of
     :class:`~aliasfuzz.passes.ts_calls.CallRecord`), ``executors`` (``legacy``/``simple``
@@ -346,8 +346,8 @@ def run_torchscript(
     names = tuple(t.name for t in program.inputs)
     if inputs is None:
         return _execute(_Subject(fn, names, _program_inputs(program, device, opts)), device, opts)
-    pristine = snapshot(inputs)
-    return _execute(_Subject(fn, names, lambda k: snapshot(pristine), tuple(inputs)), device, opts)
+    pristine = clone_inputs(inputs)
+    return _execute(_Subject(fn, names, lambda k: clone_inputs(pristine), tuple(inputs)), device, opts)
 
 
 def torchscript_adapter(run: Any, ex: Execution) -> None:
@@ -359,9 +359,9 @@ def torchscript_adapter(run: Any, ex: Execution) -> None:
     :func:`run_torchscript` does; custom ops fail to script (``frontend: ...`` rejection).
     """
     opts = TorchScriptOptions.from_dict(getattr(run.options, "torchscript", None))
-    pristine = snapshot(run.inputs)
+    pristine = clone_inputs(run.inputs)
     subject = _Subject(
-        run.fn, tuple(run.input_names), lambda k: snapshot(pristine), tuple(run.inputs)
+        run.fn, tuple(run.input_names), lambda k: clone_inputs(pristine), tuple(run.inputs)
     )
     done = _execute(subject, run.device, opts)
     for f in fields(Execution):

@@ -3,7 +3,7 @@
 TorchScript's executors keep state from call to call (profiles, specialized plans,
 fallbacks), so one comparison is not enough: :func:`run_calls` calls both sides on fresh,
 identical inputs each time and records a :class:`CallRecord` per call (differences, the
-executed graph, the backward graph). :func:`snapshot` copies inputs layout-preservingly
+executed graph, the backward graph). :func:`~aliasfuzz.fuzz.eager.clone_inputs` copies inputs layout-preservingly
 (shared storages stay shared, offsets and strides kept, ``requires_grad`` leaves stay
 leaves), so the adapter can re-run on pristine copies of the caller's inputs.
 
@@ -21,7 +21,7 @@ import torch
 
 from aliasfuzz.fuzz.eager import EagerResult, alias_map
 
-__all__ = ["CallRecord", "compare_results", "last_graph", "run_calls", "snapshot"]
+__all__ = ["CallRecord", "compare_results", "last_graph", "run_calls"]
 
 
 def last_graph() -> torch._C.Graph | None:
@@ -31,24 +31,6 @@ def last_graph() -> torch._C.Graph | None:
     except RuntimeError:
         return None
     return g.copy() if g is not None else None
-
-
-def snapshot(inputs: Sequence[Any]) -> tuple[Any, ...]:
-    """A deep copy of ``inputs`` with the same layouts and the same storage sharing."""
-    clones: dict[Any, Any] = {}
-    out = []
-    for t in inputs:
-        if not isinstance(t, torch.Tensor):
-            out.append(t)
-            continue
-        st = t.untyped_storage()
-        key = (st.data_ptr(), str(t.device)) if st.nbytes() else id(st)
-        if key not in clones:
-            clones[key] = st.clone()
-        c = torch.empty(0, dtype=t.dtype, device=t.device)
-        c.set_(clones[key], t.storage_offset(), t.size(), t.stride())
-        out.append(c.requires_grad_() if t.requires_grad else c)
-    return tuple(out)
 
 
 def _same_tensor(what: str, a: Any, b: Any, rtol: float, atol: float) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.eager import make_inputs, run_callable
+from aliasfuzz.fuzz.eager import clone_inputs, make_inputs, run_callable
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
 from aliasfuzz.fuzz.render import load_function
 from aliasfuzz.oracle.ts_invariants import judge, sites
@@ -20,7 +20,7 @@ from aliasfuzz.passes.torchscript import (
     run_torchscript,
     torchscript_adapter,
 )
-from aliasfuzz.passes.ts_calls import compare_results, run_calls, snapshot
+from aliasfuzz.passes.ts_calls import compare_results, run_calls
 
 C = torch._C
 
@@ -260,7 +260,7 @@ def test_snapshot_keeps_layouts_and_sharing():
     base = torch.arange(12.0)
     a = torch.as_strided(base, (3, 2), (1, 3), 1)
     b = torch.as_strided(base, (4,), (2,), 0).detach().requires_grad_()
-    ca, cb = snapshot((a, b))
+    ca, cb = clone_inputs((a, b))
     assert (ca.stride(), ca.storage_offset(), cb.stride()) == ((1, 3), 1, (2,))
     assert ca.untyped_storage().data_ptr() == cb.untyped_storage().data_ptr()
     assert ca.untyped_storage().data_ptr() != base.untyped_storage().data_ptr()
