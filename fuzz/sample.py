@@ -13,7 +13,6 @@ its failure under :func:`aliasfuzz.fuzz.strategies.programs`.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import Any
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
@@ -37,13 +36,7 @@ class RandomDraw(DrawBase):
     def boolean(self, p: float = 0.5) -> bool:
         return self._rng.random() < p
 
-    def choice(self, options: Sequence[Any]) -> Any:
-        if isinstance(options, set | frozenset | dict):
-            # Their iteration order can depend on PYTHONHASHSEED: no stable choice.
-            raise TypeError(f"choice needs an ordered sequence, got {type(options).__name__}")
-        options = list(options)
-        if not options:
-            raise GenerationFailure("choice among no options")
+    def _pick(self, options: list[Any]) -> Any:
         return options[self._rng.randrange(len(options))]
 
 

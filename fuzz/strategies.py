@@ -86,7 +86,17 @@ class DrawBase:
     def boolean(self, p: float = 0.5) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def choice(self, options: Sequence[Any]) -> Any:  # pragma: no cover - abstract
+    def choice(self, options: Sequence[Any]) -> Any:
+        """One of ``options`` (an ordered, non-empty sequence); backends implement ``_pick``."""
+        if isinstance(options, set | frozenset | dict):
+            # Their iteration order can depend on PYTHONHASHSEED: no stable choice.
+            raise TypeError(f"choice needs an ordered sequence, got {type(options).__name__}")
+        options = list(options)
+        if not options:
+            raise GenerationFailure("choice among no options")
+        return self._pick(options)
+
+    def _pick(self, options: list[Any]) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def scalar(self, dtype: str) -> int | float | bool:
@@ -124,13 +134,7 @@ class HypothesisDraw(DrawBase):
         k = min(max(round(p * 1000), 1), 999)
         return self._draw(st.integers(0, 999)) >= 1000 - k
 
-    def choice(self, options: Sequence[Any]) -> Any:
-        if isinstance(options, set | frozenset | dict):
-            # Their iteration order can depend on PYTHONHASHSEED: no stable choice.
-            raise TypeError(f"choice needs an ordered sequence, got {type(options).__name__}")
-        options = list(options)
-        if not options:
-            raise GenerationFailure("choice among no options")
+    def _pick(self, options: list[Any]) -> Any:
         return options[0] if len(options) == 1 else self._draw(st.sampled_from(options))
 
 
