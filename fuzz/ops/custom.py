@@ -91,12 +91,14 @@ preludes.register(
 @torch.library.custom_op("aliasfuzz::storage_layout", mutates_args=())
 def fz_storage_layout(t: torch.Tensor) -> torch.Tensor:
     # what the op observes: its argument's storage offset and storage length (elements)
-    return torch.tensor([t.storage_offset(), t.untyped_storage().nbytes() // t.element_size()])
+    return torch.tensor(
+        [t.storage_offset(), t.untyped_storage().nbytes() // t.element_size()], device=t.device
+    )
 
 
 @fz_storage_layout.register_fake
 def _(t):
-    return torch.empty(2, dtype=torch.int64)
+    return torch.empty(2, dtype=torch.int64, device=t.device)
 """,
 )
 
@@ -106,12 +108,12 @@ preludes.register(
 @torch.library.custom_op("aliasfuzz::strides_of", mutates_args=())
 def fz_strides_of(t: torch.Tensor) -> torch.Tensor:
     # what the op observes: its argument's strides (elements), one per dim
-    return torch.tensor(t.stride(), dtype=torch.int64)
+    return torch.tensor(t.stride(), dtype=torch.int64, device=t.device)
 
 
 @fz_strides_of.register_fake
 def _(t):
-    return torch.empty(t.dim(), dtype=torch.int64)
+    return torch.empty(t.dim(), dtype=torch.int64, device=t.device)
 """,
 )
 

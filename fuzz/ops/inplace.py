@@ -286,7 +286,7 @@ def _foreach_infer(metas, p, outs):
 
 
 def _index_put_render(e, p) -> str:
-    idx = ", ".join(f"torch.tensor({int_list_lit(i)})" for i in p["indices"])
+    idx = ", ".join(f"torch.tensor({int_list_lit(i)}, device={e[0]}.device)" for i in p["indices"])
     idx = f"({idx},)" if len(p["indices"]) == 1 else f"({idx})"
     return f"{e[0]}.index_put_({idx}, {e[1]}, accumulate={bool(p.get('accumulate', False))})"
 
@@ -342,14 +342,14 @@ OPS = [
          lambda e, p: f"{e[0]}.addcmul_({e[1]}, {e[2]}, value={lit(p.get('value', 1))})",
          "x.addcmul_(t1, t2, value): x += value * t1 * t2", gen=g.gen_addcmul, accepts=g.ok_addcmul),
     _row("index_put_", 2, _index_put_infer,
-         lambda t, p: t[0].index_put_(tuple(torch.tensor(list(i)) for i in p["indices"]), t[1],
+         lambda t, p: t[0].index_put_(tuple(torch.tensor(list(i), device=t[0].device) for i in p["indices"]), t[1],
                                       accumulate=bool(p.get("accumulate", False))),
          _index_put_render,
          "x.index_put_((idx0, ...), values, accumulate): indices are inline constants",
          reads=(1,), writes=_index_put_writes, gen=g.gen_index_put, accepts=g.ok_index_put),
     _row("index_fill_", 1, _index_fill_infer,
-         lambda t, p: t[0].index_fill_(p["dim"], torch.tensor(list(p["index"])), p["value"]),
-         lambda e, p: f"{e[0]}.index_fill_({p['dim']}, torch.tensor({int_list_lit(p['index'])}), {lit(p['value'])})",
+         lambda t, p: t[0].index_fill_(p["dim"], torch.tensor(list(p["index"]), device=t[0].device), p["value"]),
+         lambda e, p: f"{e[0]}.index_fill_({p['dim']}, torch.tensor({int_list_lit(p['index'])}, device={e[0]}.device), {lit(p['value'])})",
          "x.index_fill_(dim, index, value): index is an inline constant", reads=(),
          writes=lambda metas, p: _index_fill_parts(metas[0], p), gen=g.gen_index_fill,
          accepts=g.has_rows),
@@ -358,13 +358,13 @@ OPS = [
          "x.masked_fill_(mask, value): bool mask broadcasts to x; writes all of x (data-dependent)",
          reads=(1,), gen=g.gen_value, accepts=g.ok_masked_fill, tags=frozenset({"data_dependent"})),
     _row("scatter_", 2, _scatter_infer,
-         lambda t, p: t[0].scatter_(p["dim"], torch.tensor(g.as_lists(p["index"])), t[1]),
-         lambda e, p: f"{e[0]}.scatter_({p['dim']}, torch.tensor({int_list_lit(p['index'])}), {e[1]})",
+         lambda t, p: t[0].scatter_(p["dim"], torch.tensor(g.as_lists(p["index"]), device=t[0].device), t[1]),
+         lambda e, p: f"{e[0]}.scatter_({p['dim']}, torch.tensor({int_list_lit(p['index'])}, device={e[0]}.device), {e[1]})",
          "x.scatter_(dim, index, src): index is an inline constant; targets are distinct",
          reads=(1,), writes=_scatter_writes, gen=g.gen_scatter(False), accepts=g.ok_scatter),
     _row("scatter_.value", 1, _scatter_infer,
-         lambda t, p: t[0].scatter_(p["dim"], torch.tensor(g.as_lists(p["index"])), p["value"]),
-         lambda e, p: f"{e[0]}.scatter_({p['dim']}, torch.tensor({int_list_lit(p['index'])}), {lit(p['value'])})",
+         lambda t, p: t[0].scatter_(p["dim"], torch.tensor(g.as_lists(p["index"]), device=t[0].device), p["value"]),
+         lambda e, p: f"{e[0]}.scatter_({p['dim']}, torch.tensor({int_list_lit(p['index'])}, device={e[0]}.device), {lit(p['value'])})",
          "x.scatter_(dim, index, value)", reads=(), writes=_scatter_writes,
          gen=g.gen_scatter(True), accepts=g.has_rows),
     *_setitem_rows(),

@@ -174,3 +174,17 @@ def test_generated_programs_are_valid_fuzz(p):
 def test_sampled_programs_are_valid_fuzz():
     for p in generate(3000, 12345, max_statements=12):
         check_program(p)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_programs_keep_every_tensor_on_the_inputs_device(seed):
+    # A CUDA campaign fails when a statement builds a CPU tensor (an inline index constant,
+    # a custom op's result) and mixes it with the inputs. The meta device catches the same
+    # mixing on a machine without a GPU: CPU and meta tensors refuse to meet, as CPU and
+    # CUDA ones do.
+    failures = []
+    for p in generate(150, seed, device="cuda"):
+        r = run_eager(p, device="meta")
+        if r.error is not None:
+            failures.append(f"{r.error!r}\n{render_module(p).source}")
+    assert not failures, f"{len(failures)} programs mix devices; first:\n{failures[0]}"
