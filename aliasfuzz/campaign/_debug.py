@@ -12,6 +12,10 @@ so that shrinking has something to minimize:
 
 * ``debug-raise``: raises inside the harness (an internal bug, not a verdict): the worker
   reports it as ``internal_error`` and the driver logs it loudly.
+* ``debug-cuda-fault``: when the program has an in-place op, poisons the CUDA context with
+  a real device-side assert (an out-of-range index on the GPU) when CUDA is available, or
+  sets :data:`simulated_fault` without a GPU; the worker must report ``crash`` (check
+  ``cuda-error``) and restart.
 
 ``ALIASFUZZ_DEBUG_DELAY`` (seconds) slows every debug task down (for kill -9 tests).
 """
@@ -28,7 +32,16 @@ from aliasfuzz.fuzz.ops import OpKind, lookup
 
 __all__ = ["DEBUG_PIPELINES", "enabled", "run"]
 
-DEBUG_PIPELINES = ("debug-segfault", "debug-hang", "debug-miscompile", "debug-raise")
+DEBUG_PIPELINES = (
+    "debug-segfault",
+    "debug-hang",
+    "debug-miscompile",
+    "debug-raise",
+    "debug-cuda-fault",
+)
+
+#: Set by ``debug-cuda-fault`` without a GPU: the fault the worker's probe then reports.
+simulated_fault: str | None = None
 
 
 def enabled() -> bool:
@@ -50,6 +63,8 @@ def run(program: Program, pipeline: str) -> dict[str, Any]:
             time.sleep(1)
     if pipeline == "debug-raise":
         raise RuntimeError("debug-raise: a deliberate harness bug")
+    if pipeline == "debug-cuda-fault" and OpKind.INPLACE in kinds:
+        _cuda_fault()
     time.sleep(float(os.environ.get("ALIASFUZZ_DEBUG_DELAY", "0")))
     if pipeline == "debug-miscompile" and OpKind.INPLACE in kinds:
         return {
@@ -60,3 +75,15 @@ def run(program: Program, pipeline: str) -> dict[str, Any]:
             "diff": "eager: 1.0\ncompiled: 2.0",
         }
     return {"verdict": "ok"}
+
+
+def _cuda_fault() -> None:
+    global simulated_fault
+    import torch
+
+    if not torch.cuda.is_available():
+        simulated_fault = "simulated: CUDA error: device-side assert triggered"
+        return
+    x = torch.zeros(2, device="cuda")
+    x[torch.tensor([5], device="cuda")] = 1.0  # index out of range: device-side assert
+    torch.cuda.synchronize()

@@ -11,6 +11,13 @@ non-zero exit while a task is in flight is ``crash`` (check ``signal:SIGSEGV`` o
 ``exit:N``), no answer within the per-task timeout is ``timeout`` (the child is killed);
 then a fresh child takes over. Workers are also replaced every ``recycle`` tasks to bound
 memory growth (``shared/notes/pytorch-seams.md`` §5: RSS grows 0.1-0.3 MB per program).
+
+A CUDA error that poisons the context (an illegal address, a device-side assert: CUDA
+keeps such errors "sticky", every later call in the process fails) would turn every later
+task of the child into a bogus failure. After each task on a CUDA device the child probes
+the context (:func:`device_fault`); when it is poisoned the task's verdict becomes ``crash``
+(check ``cuda-error``), the answer carries ``"restart": true`` and the child exits, so the
+next task gets a fresh process and a fresh context.
 """
 
 from __future__ import annotations
@@ -135,7 +142,10 @@ class Worker:
             }
         if line == b"":
             return self._died(t0)
-        return json.loads(line)
+        out = json.loads(line)
+        if out.pop("restart", False):  # the child exits by itself: its CUDA context is gone
+            self._reap(polite=True)
+        return out
 
     def _readline(self, timeout: float) -> bytes | None:
         """A line from the child, b"" at EOF, None after ``timeout`` seconds."""
@@ -178,6 +188,49 @@ class Worker:
         }
 
 
+def device_fault(device: str) -> str | None:
+    """The sticky CUDA error poisoning this process's context, or None when it is usable.
+
+    Probes with a synchronize and a tiny kernel: after an illegal address or a device-side
+    assert both raise (``torch.AcceleratorError`` on torch >= 2.8; CUDA reports the error
+    again on every later call). Non-sticky errors (out of memory, a bad launch
+    configuration) leave the context usable and are the pipeline's own verdict. Never
+    initializes CUDA: a process that did not touch the device has nothing to probe. The
+    debug pipeline ``debug-cuda-fault`` simulates a fault on machines without a GPU.
+    """
+    from aliasfuzz.campaign import _debug
+
+    if _debug.simulated_fault is not None:
+        return _debug.simulated_fault
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    if not torch.cuda.is_initialized():
+        return None
+    try:
+        torch.cuda.synchronize()
+        torch.ones(1, device=device).add_(1).item()
+    except Exception as e:  # noqa: BLE001 - any failure here means the context is unusable
+        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return None
+
+
+def _cuda_crash(out: dict[str, Any], fault: str) -> dict[str, Any]:
+    """``out`` turned into the ``crash`` verdict of a poisoned CUDA context."""
+    before = out.get("internal_error") or out.get("explanation", "")
+    return {
+        "verdict": "crash",
+        "check": "cuda-error",
+        "explanation": f"CUDA context poisoned while running the program ({fault}); "
+        "worker restarted",
+        "diff": f"outcome before the probe ({out.get('verdict', 'exception')}):\n{before}",
+        "decisions": out.get("decisions", []),
+        "decision_kinds": out.get("decision_kinds", []),
+        "restart": True,
+    }
+
+
 def _serve(proto) -> None:
     import traceback
 
@@ -199,8 +252,13 @@ def _serve(proto) -> None:
             out = _judge.evaluate(program, task["pipeline"], task["device"], task.get("options"))
         except Exception:  # an internal bug: reported to the driver, which shows it loudly
             out = {"internal_error": traceback.format_exc()}
+        fault = device_fault(task.get("device", "cpu"))
+        if fault is not None:
+            out = _cuda_crash(out, fault)
         proto.write(json.dumps(out) + "\n")
         proto.flush()
+        if fault is not None:
+            os._exit(0)  # no CUDA teardown: a poisoned context can hang on it
 
 
 def main() -> None:
