@@ -2,9 +2,10 @@
 
 Jobs go in through :meth:`Pool.submit` (a priority queue: shrink jobs, priority 0, run
 before new programs, priority 1); results come out of :attr:`Pool.results` as tuples
-``(kind, program index, pipeline, payload, outcome)`` with kind ``task``, ``shrunk``,
-``internal`` (a harness exception while shrinking: logged and counted by the driver, the
-shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
+``(kind, program index, pipeline, payload, outcome)`` with kind ``task``, ``confirmed``
+(a crash or timeout re-run in a fresh child: payload ``(program, first outcome)``),
+``shrunk``, ``internal`` (a harness exception while shrinking: logged and counted by the
+driver, the shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
 re-raised by the driver).
 """
 
@@ -30,8 +31,17 @@ class Pool:
         self.jobs: queue.PriorityQueue = queue.PriorityQueue()
         self.results: queue.Queue = queue.Queue()
         self.opts, self._seq = opts, 0
+        # N workers each forking Inductor's pool of cpu_count compile processes would
+        # oversubscribe the host: with several workers each compiles in its own process.
+        env = {"TORCHINDUCTOR_COMPILE_THREADS": "1"} if opts.workers > 1 else {}
         self.workers = [
-            Worker(root / f"w{k}", timeout=opts.timeout, recycle=opts.recycle, device=opts.device)
+            Worker(
+                root / f"w{k}",
+                timeout=opts.timeout,
+                recycle=opts.recycle,
+                device=opts.device,
+                env=env,
+            )
             for k in range(opts.workers)
         ]
         self.threads = [
@@ -70,6 +80,10 @@ class Pool:
             if kind == "task":
                 out = worker.run(self._task(program, pipeline))
                 self.results.put(("task", i, pipeline, program, out))
+            elif kind == "confirm":
+                worker.close()  # a fresh child: nothing left from earlier tasks or signals
+                out = worker.run(self._task(program, pipeline))
+                self.results.put(("confirmed", i, pipeline, (program, outcome), out))
             else:
                 small, sout, spent = shrink(
                     program,

@@ -43,8 +43,17 @@ class Worker:
     raised inside the harness comes back as ``{"internal_error": traceback}``.
     """
 
-    def __init__(self, root: Path, *, timeout: float, recycle: int, device: str = "cpu"):
+    def __init__(
+        self,
+        root: Path,
+        *,
+        timeout: float,
+        recycle: int,
+        device: str = "cpu",
+        env: dict[str, str] | None = None,
+    ):
         self.root = Path(root)
+        self.env = dict(env or {})
         self.timeout = timeout
         self.recycle = recycle
         self.device = device
@@ -59,6 +68,11 @@ class Worker:
         env["TORCHINDUCTOR_CACHE_DIR"] = str(self.root / "inductor-cache")
         env["ALIASFUZZ_WORKDIR"] = str(self.root / "src")
         env["PYTHONFAULTHANDLER"] = "1"
+        # Triton's kernel cache is keyed by kernel source, target and compile options, so
+        # sibling workers may share it (small random programs repeat pointwise kernels);
+        # Inductor's graph-level caches, which would hide the passes, stay off (hygiene).
+        env.setdefault("TRITON_CACHE_DIR", str(self.root.parent / "triton-cache"))
+        env.update(self.env)
         self.log = open(self.root / "worker.log", "ab")  # noqa: SIM115 - lives with the child
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "aliasfuzz.campaign.worker"],
