@@ -48,43 +48,48 @@ def _add_plugin_flag(p) -> None:
     )
 
 
+def _run_flags(args) -> dict:
+    """The campaign options given on the command line (None: not given)."""
+    flags = {
+        k: getattr(args, k)
+        for k in (
+            "programs",
+            "time",
+            "seed",
+            "pipelines",
+            "device",
+            "workers",
+            "timeout",
+            "recycle",
+            "fail_on",
+            "corpus",
+            "report",
+            "shrink_budget",
+            "max_statements",
+        )
+    }
+    flags["shrink"] = False if args.no_shrink else None
+    flags["plugins"] = tuple(args.plugin) if args.plugin else None
+    return flags
+
+
 def _cmd_run(args) -> int:
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.driver import latest_unfinished, load_campaign, run_campaign
-    from aliasfuzz.campaign.options import check_writable_dir, merge_options
+    from aliasfuzz.campaign.options import check_writable_dir, merge_options, resume_options
 
     resume = None
+    flags = _run_flags(args)
     if args.resume is not None:
         state = args.state or ".aliasfuzz"
         resume = latest_unfinished(state) if args.resume == "latest" else Path(args.resume)
         if resume is None or not (resume / "options.json").exists():
             raise InvalidArgument(f"no unfinished campaign to resume under {state}")
-        opts = load_campaign(resume)[0]
+        if args.config:
+            raise InvalidArgument("--config cannot be used with --resume (options.json holds)")
+        opts = resume_options(load_campaign(resume)[0], flags)
     else:
-        flags = {
-            k: getattr(args, k)
-            for k in (
-                "programs",
-                "time",
-                "seed",
-                "pipelines",
-                "device",
-                "workers",
-                "timeout",
-                "recycle",
-                "fail_on",
-                "corpus",
-                "state",
-                "shrink_budget",
-                "max_statements",
-            )
-        }
-        if args.report is not None:
-            flags["report"] = args.report
-        if args.no_shrink:
-            flags["shrink"] = False
-        if args.plugin:
-            flags["plugins"] = tuple(args.plugin)
+        flags["state"] = args.state
         opts = merge_options(flags, args.config)
     opts.validate(_judge.pipeline_names())
     if opts.report not in (None, "", "none"):
@@ -102,6 +107,11 @@ def _cmd_run(args) -> int:
         f"campaign {res.id} ({res.status}): {res.programs} programs, {res.tasks} runs in "
         f"{res.seconds:.1f} s ({rate:.2f} programs/s); {counts}"
     )
+    if res.flaky:
+        print(
+            f"note: {res.flaky} crash/timeout verdicts did not recur when re-run in a fresh "
+            f"worker (flaky, not findings; see outcome.first in {res.dir / 'journal.jsonl'})"
+        )
     if res.internal_errors:
         print(
             f"aliasfuzz: {res.internal_errors} internal errors, see "
@@ -146,8 +156,12 @@ def _add_run(sub) -> None:
         nargs="?",
         const="latest",
         metavar="DIR",
-        help="resume the last interrupted campaign (or DIR); one that failed with an "
-        "internal error is marked 'failed' and only resumed when named as DIR",
+        help="resume the last interrupted campaign (or DIR) with its saved options; one "
+        "that failed with an internal error is marked 'failed' and only resumed when named "
+        "as DIR. Flags given with --resume: --time/--programs replace the budget (the whole "
+        "campaign's: seconds already spent count, done programs are not rerun), --workers, "
+        "--timeout, --recycle, --fail-on and --report apply to the rest; others (they would "
+        "change which programs run or how) are an error",
     )
     p.add_argument("--no-shrink", action="store_true", help="write findings unminimized")
     p.add_argument("--shrink-budget", type=int, help="executions per shrink (40)")

@@ -3,16 +3,19 @@
 Program ``i`` of a campaign is ``generate_one(seed, i)`` (:mod:`aliasfuzz.fuzz.sample`),
 so a campaign's programs are a pure function of its seed (and the versions), on any
 number of workers and across ``--resume``. Each (program, pipeline) task runs in a
-:class:`~aliasfuzz.campaign.worker.Worker`; each finding is shrunk in a worker too, then
-deduplicated by :func:`~aliasfuzz.campaign.corpus.signature` and written atomically to the
-corpus. The journal (:mod:`.journal`) makes a killed campaign resumable; the history
-(:mod:`.history`) keeps one row per campaign for trends.
+:class:`~aliasfuzz.campaign.worker.Worker`; a ``crash`` or ``timeout`` is re-run once in a
+fresh worker before it is believed (:func:`confirmed`); each finding is shrunk
+(:mod:`.shrink`, Hypothesis's shrinker) in a worker too, then deduplicated by
+:func:`~aliasfuzz.campaign.corpus.signature` and written atomically to the corpus. The
+journal (:mod:`.journal`) makes a killed campaign resumable; the history (:mod:`.history`)
+keeps one row per campaign for trends.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import queue
 import time
 from collections import Counter
@@ -27,6 +30,7 @@ from aliasfuzz.campaign.journal import Journal
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
+from aliasfuzz.campaign.shrink import same_failure
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
@@ -57,6 +61,31 @@ def is_finding(verdict: str) -> bool:
         return False
 
 
+#: Verdicts synthesized from a worker's death or silence: re-run before they are believed.
+_CONFIRM = ("crash", "timeout")
+
+
+def confirmed(first: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
+    """The outcome of a task whose first run gave ``first`` (a crash or timeout) and whose
+    re-run in a fresh worker gave ``rerun``.
+
+    The re-run decides: a worker killed from outside (an OOM killer's or a user's
+    ``SIGKILL``), or one that died of an earlier task's leftovers, does not crash again on
+    the same program, so the task is what the re-run says (often ``ok``), not a finding.
+    When the two runs disagree, the first run is kept under ``first`` as a note; the
+    campaign counts such tasks as flaky (:func:`is_flaky`).
+    """
+    out = dict(rerun)
+    if not same_failure(first, rerun):
+        out["first"] = {k: first.get(k) for k in ("verdict", "check", "explanation")}
+    return out
+
+
+def is_flaky(outcome: dict[str, Any]) -> bool:
+    """Whether a task's first run crashed or timed out and its re-run did neither."""
+    return "first" in outcome and outcome.get("verdict") not in _CONFIRM
+
+
 @dataclass
 class CampaignResult:
     """What a campaign did: counts per ``(pipeline, verdict)``, findings, where it wrote."""
@@ -70,6 +99,7 @@ class CampaignResult:
     verdicts: Counter = field(default_factory=Counter)
     findings: list[dict[str, Any]] = field(default_factory=list)
     internal_errors: int = 0
+    flaky: int = 0
     status: str = "running"
     report: Path | None = None
 
@@ -131,8 +161,12 @@ class _Campaign:
             events: list[dict[str, Any]] = []
         else:
             self.dir = resume
-            _, self.start, events = load_campaign(resume)
+            saved, self.start, events = load_campaign(resume)
             cid = self.start["id"]
+            if saved.to_json() != opts.to_json():  # e.g. a new budget: the next resume keeps it
+                tmp = resume / "options.json.tmp"
+                tmp.write_text(json.dumps(opts.to_json(), indent=1))
+                os.replace(tmp, resume / "options.json")
         self.res = CampaignResult(cid, self.dir, opts)
         self.known = set(self.start["known"])
         self.done: set[tuple[int, str]] = set()
@@ -151,6 +185,7 @@ class _Campaign:
             if e["t"] == "task":
                 self.done.add(key)
                 self._count(e["pipeline"], e["outcome"])
+                self.res.flaky += is_flaky(e["outcome"])
                 if is_finding(e["outcome"]["verdict"]):
                     self.pending[key] = e
             elif e["t"] == "finding":
@@ -230,7 +265,7 @@ class _Campaign:
             if res.status == "running":  # an internal error is on its way up: not resumable
                 res.status = "failed"
             if res.status in ("done", "failed"):
-                self._log({"t": "end", "status": res.status})
+                self._log({"t": "end", "status": res.status, "flaky": res.flaky})
             self.journal.close()
             self._record(res.status)
         return res
@@ -243,6 +278,12 @@ class _Campaign:
         if kind == "internal":
             self._internal(i, pipeline, payload)
             return 1  # not the end of a job: the shrink job it came from is still running
+        if kind == "task" and out.get("verdict") in _CONFIRM:
+            pool.submit(0, ("confirm", i, pipeline, payload, out))
+            return 1  # journaled once the re-run answers: a kill before that re-runs both
+        if kind == "confirmed":
+            payload, out = payload[0], confirmed(payload[1], out)
+            kind = "task"
         if kind == "task":
             program = payload
             if "internal_error" in out:
@@ -266,6 +307,7 @@ class _Campaign:
             self._log(event)
             self.done.add((i, pipeline))
             self._count(pipeline, out)
+            self.res.flaky += is_flaky(out)
             if is_finding(out["verdict"]):
                 return self._finding(pool, i, pipeline, program, out)
             return 0

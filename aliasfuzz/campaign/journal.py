@@ -3,10 +3,13 @@
 ``<state>/runs/<campaign>/journal.jsonl`` gets one event per line, flushed and fsync'ed
 before the driver moves on:
 
-* ``{"t": "task", "i": <program index>, "pipeline": ..., "outcome": {...}, "op_kinds": [...]}``
+* ``{"t": "task", "i": <program index>, "pipeline": ..., "outcome": {...}, "op_kinds": [...]}``;
+  a task that crashed or timed out is written once its re-run in a fresh worker has
+  answered, with the re-run's outcome (and the first run under ``outcome.first`` when the
+  two differ: a flaky crash, e.g. a worker killed from outside);
 * ``{"t": "finding", "i": ..., "pipeline": ..., "id": <corpus id> | null, "new": bool, ...}``
   once the finding is shrunk and its corpus entry is on disk (``id`` null: a duplicate);
-* ``{"t": "end", "status": "done"}``.
+* ``{"t": "end", "status": "done", "flaky": <tasks whose crash or timeout did not recur>}``.
 
 A task whose outcome is a finding but has no ``finding`` event was in flight when the
 campaign died: ``--resume`` shrinks and writes it again (corpus writes are idempotent by

@@ -24,6 +24,7 @@ __all__ = [
     "check_writable_dir",
     "merge_options",
     "pipeline_options",
+    "resume_options",
 ]
 
 #: The README's main job: the CPU pipelines that decide where to write in place.
@@ -268,6 +269,42 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
         merged.pop("time", None)
     if flags.get("time") is not None and flags.get("programs") is None:
         merged.pop("programs", None)
+    try:
+        return CampaignOptions.from_json(merged)
+    except TypeError as e:
+        raise InvalidArgument(f"bad campaign option: {e}") from None
+
+
+#: Options a ``run --resume`` command line may change: they bound or pace the rest of the
+#: campaign (or its exit code and report), never which programs run or how they are judged.
+RESUMABLE = ("programs", "time", "workers", "timeout", "recycle", "fail_on", "report")
+
+
+def resume_options(saved: CampaignOptions, flags: dict[str, Any]) -> CampaignOptions:
+    """The options of a resumed campaign: ``saved`` (its options.json) under ``flags``.
+
+    ``flags`` maps option names to the values given on the resume command line (None: not
+    given). A budget flag (``programs`` or ``time``) replaces the saved budget, both kinds:
+    the budget is the whole campaign's, so ``time`` counts the seconds spent before the
+    interruption and ``programs`` the programs already done. The other :data:`RESUMABLE`
+    options replace theirs. Raises :class:`InvalidArgument` (one line) for any other flag:
+    changing the seed, pipelines, device, corpus, shrinking or generator options halfway
+    would make the campaign's programs and findings a mix of two campaigns.
+    """
+    given = {k: v for k, v in flags.items() if v is not None}
+    fixed = sorted(set(given) - set(RESUMABLE))
+    if fixed:
+        name = {"shrink": "no-shrink", "plugins": "plugin"}.get(fixed[0], fixed[0])
+        raise InvalidArgument(
+            f"--{name.replace('_', '-')} cannot change on --resume (the campaign keeps its "
+            f"options.json; only {', '.join('--' + r.replace('_', '-') for r in RESUMABLE)})"
+        )
+    merged = saved.to_json()
+    if "programs" in given or "time" in given:
+        merged["programs"] = merged["time"] = None
+    merged.update(given)
+    if "fail_on" in given:
+        merged["fail_on"] = _split(given["fail_on"], "fail_on")
     try:
         return CampaignOptions.from_json(merged)
     except TypeError as e:

@@ -1,24 +1,47 @@
-"""Minimizing a finding: delta debugging over statements, re-executed in isolated workers.
+"""Minimizing a finding with Hypothesis's shrinker, every candidate re-executed in a worker.
 
-A candidate is a smaller program (statements removed with everything that depends on
-them, outputs dropped) that still validates and still gives the same verdict and failed
-check on the same pipeline. Every candidate runs through ``evaluate`` (a
-:class:`~aliasfuzz.campaign.worker.Worker`), so crashes and hangs shrink like any other
-finding. Removal is tried back to front, one statement at a time (ddmin with granularity
-one, repeated to a fixpoint), then outputs; the search stops after ``budget`` executions.
+A reduction of a program is a choice, per statement, to keep it (True) or drop it (False,
+the simpler choice Hypothesis shrinks toward), then per output the same; a dropped
+statement takes every later statement and output that uses it along
+(:func:`without_statement`). :func:`reductions` is the Hypothesis strategy of those
+reduced programs (an invalid one is rejected).
+
+:func:`shrink` starts Hypothesis from the finding itself: the choice sequence "keep
+everything" is saved in an :class:`~hypothesis.database.InMemoryExampleDatabase` under the
+``secondary`` key of a :func:`hypothesis.find` run with ``phases=[Phase.reuse,
+Phase.shrink]``, so the reuse phase replays the original program (one execution: a finding
+that no longer reproduces is kept unshrunk) and the shrink phase minimizes it. The
+secondary key is where Hypothesis's own ``fuzz_one_input`` saves failures found outside its
+engine for later shrinking; the primary key would not do: a reused primary entry that is
+still interesting counts as already shrunk and ends the run
+(``ConjectureRunner.reuse_existing_test_cases`` in hypothesis 6.170).
+
+The predicate runs every candidate through ``evaluate`` (a
+:class:`~aliasfuzz.campaign.worker.Worker`, so crashes and hangs shrink like any other
+finding) and compares with :func:`same_failure`. Identical candidates run once; after
+``budget`` executions the predicate answers False without running anything, and
+Hypothesis's five-minute shrinking limit is lifted (the budget bounds the work; a wall-clock
+limit would make the result depend on the machine's speed). With a fixed seed and no
+generation phase, the same finding and outcomes give the same minimized program.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 
-__all__ = ["same_failure", "shrink", "without_statement"]
+__all__ = ["reduce_program", "reductions", "same_failure", "shrink", "without_statement"]
 
 Evaluate = Callable[[Program], dict[str, Any]]
+
+#: Hypothesis's database key of every shrink run (the database is private to one run).
+_KEY = b"aliasfuzz-shrink"
+
+#: Replaces ``MAX_SHRINKING_SECONDS`` (documented as monkeypatchable in the engine).
+_NO_TIME_LIMIT = 7 * 24 * 3600
 
 
 def same_failure(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -28,16 +51,30 @@ def same_failure(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def without_statement(program: Program, index: int) -> Program:
     """``program`` without statement ``index`` and every later statement or output using it."""
-    gone = set(program.body[index].out)
+    keep = [i != index for i in range(len(program.body))]
+    return reduce_program(program, keep, [True] * len(program.outputs))
+
+
+def reduce_program(program: Program, keep: Sequence[bool], keep_outputs: Sequence[bool]) -> Program:
+    """``program`` with the statements and outputs whose flag is False removed.
+
+    ``keep`` has one flag per statement, ``keep_outputs`` one per output. A statement that
+    uses a value defined by a removed statement is removed too (transitively), and so is
+    an output naming such a value. Raises :class:`ValueError` when a flag list has the
+    wrong length. The result is not validated (see :meth:`Program.validate`).
+    """
+    if len(keep) != len(program.body) or len(keep_outputs) != len(program.outputs):
+        raise ValueError("one keep flag per statement and per output")
+    gone: set[str] = set()
     body = []
-    for i, op in enumerate(program.body):
-        if i == index:
-            continue
-        if gone & set(op.args):
+    for op, k in zip(program.body, keep, strict=True):
+        if not k or gone & set(op.args):
             gone |= set(op.out)
-            continue
-        body.append(op)
-    outputs = tuple(o for o in program.outputs if o not in gone)
+        else:
+            body.append(op)
+    outputs = tuple(
+        o for o, k in zip(program.outputs, keep_outputs, strict=True) if k and o not in gone
+    )
     return program.with_body(tuple(body), outputs)
 
 
@@ -49,31 +86,107 @@ def _valid(p: Program) -> bool:
     return True
 
 
+def reductions(program: Program):
+    """The Hypothesis strategy of valid reductions of ``program`` (see the module docstring).
+
+    Draws ``len(program.body)`` booleans (keep statement ``i``), then
+    ``len(program.outputs)`` booleans (keep output ``j``), all True giving ``program``
+    itself; draws that make an invalid program are rejected (``hypothesis.reject``).
+    """
+    from hypothesis import reject
+    from hypothesis import strategies as st
+
+    @st.composite
+    def _reduced(draw) -> Program:
+        keep = [draw(st.booleans()) for _ in program.body]
+        keep_outputs = [draw(st.booleans()) for _ in program.outputs]
+        candidate = reduce_program(program, keep, keep_outputs)
+        if not _valid(candidate):
+            reject()
+        return candidate
+
+    return _reduced()
+
+
+def _lift_time_limit() -> None:
+    from hypothesis.internal.conjecture import engine
+
+    engine.MAX_SHRINKING_SECONDS = max(engine.MAX_SHRINKING_SECONDS, _NO_TIME_LIMIT)
+
+
 def shrink(
     program: Program, outcome: dict[str, Any], evaluate: Evaluate, budget: int = 60
 ) -> tuple[Program, dict[str, Any], int]:
-    """Return ``(smallest program found, its outcome, executions spent)``."""
-    best, best_out, spent = program, outcome, 0
+    """Minimize ``program``, whose run gave ``outcome``, with Hypothesis's shrinker.
 
-    def attempt(candidate: Program) -> bool:
-        nonlocal best, best_out, spent
-        if spent >= budget or not _valid(candidate):
-            return False
-        spent += 1
-        out = evaluate(candidate)
-        if same_failure(outcome, out):
-            best, best_out = candidate, out
-            return True
-        return False
+    ``evaluate(candidate)`` runs a candidate on the finding's pipeline and returns its
+    outcome dict (``verdict``, ``check``, ...); a candidate is interesting when
+    :func:`same_failure` holds with ``outcome``. At most ``budget`` candidates are run
+    (the original's replay included). Returns ``(smallest program found, its outcome,
+    executions spent)``; ``(program, outcome, spent)`` when the original does not
+    reproduce or ``budget`` is 0.
+    """
+    from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
 
-    changed = True
-    while changed and spent < budget:
-        changed = False
-        for i in reversed(range(len(best.body))):
-            if i < len(best.body) and attempt(without_statement(best, i)):
-                changed = True
-        for o in reversed(best.outputs):
-            outs = tuple(x for x in best.outputs if x != o)
-            if attempt(best.with_body(best.body, outs)):
-                changed = True
-    return best, best_out, spent
+    seen: dict[str, dict[str, Any]] = {}
+    spent = 0
+
+    def interesting(candidate: Program) -> bool:
+        nonlocal spent
+        key = candidate.dumps()
+        if key not in seen:
+            if spent >= budget:
+                return False
+            spent += 1
+            seen[key] = evaluate(candidate)
+        return same_failure(outcome, seen[key])
+
+    db = InMemoryExampleDatabase()
+    everything = [True] * (len(program.body) + len(program.outputs))
+    db.save(_KEY + b".secondary", choices_to_bytes(everything))
+    small = _find(reductions(program), interesting, db)
+    if small is None:
+        return program, outcome, spent
+    return small, seen[small.dumps()], spent
+
+
+class _Found(Exception):
+    """Raised by the test of :func:`_find` on an interesting value (Hypothesis's failure)."""
+
+
+def _find(strategy, condition: Callable[[Any], bool], db) -> Any:
+    """The minimal value of ``strategy`` satisfying ``condition``, or None if none is found.
+
+    :func:`hypothesis.find` minus its randomness: ``find(random=...)`` applies
+    ``@seed``, which turns the database off (and ``derandomize=True`` may not have one),
+    so the seed is applied under the settings here. The shrinker draws from that random
+    in a few passes; a fixed seed keeps the result a function of the outcomes alone.
+    Like ``find``, the run uses database key ``_KEY`` through the attribute ``find`` sets.
+    """
+    from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+
+    _lift_time_limit()
+    last: list[Any] = []
+
+    @given(strategy)
+    def test(value: Any) -> None:
+        if condition(value):
+            last[:] = [value]
+            raise _Found
+
+    config = settings(
+        database=db,
+        phases=[Phase.reuse, Phase.shrink],
+        deadline=None,
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+    )
+    test = config(seed(0)(test))  # the seed first: it resets the database, config restores it
+    test._hypothesis_internal_database_key = _KEY  # as hypothesis.find does
+    try:
+        test()
+    except _Found:
+        return last[0]
+    return None

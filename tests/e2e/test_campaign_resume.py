@@ -89,3 +89,53 @@ def test_kill_9_then_resume_loses_nothing(tmp_path, monkeypatch):
         (e["i"], e["h"]) for e in _events(tmp_path / "ref" / "state") if e["t"] == "task"
     )
     assert sorted((e["i"], e["h"]) for e in tasks) == ref_h
+
+
+def _cut_journal(state, keep) -> None:
+    """Keep the journal events ``keep`` accepts (a simulated kill -9 after them)."""
+    (j,) = (state / "runs").glob("*/journal.jsonl")
+    ev = [e for e in _events(state) if keep(e)]
+    j.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in ev))
+
+
+def test_resume_honours_budget_flags_given_on_its_command_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    state = tmp_path / "b" / "state"
+    assert main(_cmd(tmp_path, "b")[3:] + ["--programs", "6"]) == 1  # later --programs wins
+    _cut_journal(state, lambda e: e.get("i") == 0)  # killed after program 0
+    (run,) = (state / "runs").iterdir()
+    start = json.loads((run / "start.json").read_text())
+    start["started"] -= 100  # the campaign had run 100 s before it was killed
+    (run / "start.json").write_text(json.dumps(start))
+
+    # --time replaces the saved budget (6 programs); it counts the 100 s already spent
+    main(["run", "--resume", "--state", str(state), "--time", "50", "-q"])
+    assert sorted(e["i"] for e in _events(state) if e["t"] == "task") == [0]
+    assert _events(state)[-1]["t"] == "end"
+    saved = json.loads((run / "options.json").read_text())
+    assert (saved["time"], saved["programs"]) == (50, None)  # the next resume keeps it
+
+    _cut_journal(state, lambda e: e["t"] != "end")
+    main(["run", "--resume", str(run), "--programs", "3", "--workers", "2", "-q"])
+    assert sorted(e["i"] for e in _events(state) if e["t"] == "task") == [0, 1, 2]
+    saved = json.loads((run / "options.json").read_text())
+    assert (saved["time"], saved["programs"], saved["workers"]) == (None, 3, 2)
+    assert "programs" in capsys.readouterr().out
+
+
+def test_resume_refuses_flags_that_would_change_the_campaign(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    state = tmp_path / "c" / "state"
+    main(_cmd(tmp_path, "c")[3:] + ["--programs", "1"])
+    _cut_journal(state, lambda e: e["t"] != "end")
+    capsys.readouterr()
+    for flags, name in [
+        (["--seed", "9"], "--seed"),
+        (["--pipelines", "debug-segfault"], "--pipelines"),
+        (["--no-shrink"], "--no-shrink"),
+        (["--config", "x.toml"], "--config"),
+    ]:
+        rc = main(["run", "--resume", "--state", str(state), *flags, "-q"])
+        err = capsys.readouterr().err
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and name in err, err
+    assert not any(e["t"] == "end" for e in _events(state))  # nothing ran
