@@ -15,6 +15,7 @@ Checked against torch 2.13 ``torch/_inductor/fx_passes/reinplace.py``.
 from __future__ import annotations
 
 import contextlib
+import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -98,6 +99,12 @@ def _force(c: Candidate) -> None:
         kw = dict(n.kwargs)
         kw["tensors_to_clone"] = [a for a in kw["tensors_to_clone"] if a != c.arg]
         n.kwargs = kw
+        # as reinplace.py does: the wrapper no longer returns c.arg, its readers read the
+        # argument itself (else the dense wrapper's result has no key c.arg: KeyError)
+        for user in list(n.users):
+            if user.target is operator.getitem and user.args[1] == c.arg:
+                user.replace_all_uses_with(n.kwargs["kwargs"][c.arg])
+                n.graph.erase_node(user)
 
 
 @contextlib.contextmanager

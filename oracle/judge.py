@@ -17,6 +17,10 @@ matches is noted on the judgement (``filtered``) and is not a finding:
   on a storage it already reinplaced into (``tensor_with_same_storage_already_reinplaced``
   in reinplace.py), even when the two views are disjoint: a deliberate guard.
 
+Programs with Triton launches get one more named check, ``kernel-analysis``
+(:mod:`.kernel_analysis`): Inductor's mutation analysis of each launch against its true
+footprint, under the pipelines that functionalize kernels.
+
 Pipelines that cannot take a program by design say so through :data:`UNSUPPORTED`
 (the run is ``invalid-program``, check ``unsupported``: counted, never a finding), and
 differential checks a pipeline waives by design are listed in :data:`WAIVED` (noted in
@@ -86,6 +90,7 @@ class Judgement:
     eager: EagerResult | None = None
     compiled: EagerResult | None = None
     execution: Any = None
+    kernel_analysis: list[Any] = field(default_factory=list)  # kernel_analysis.LaunchReport
 
     @property
     def ground_truth(self) -> dict[str, str]:
@@ -212,6 +217,10 @@ def judge(
         j.verdict, j.check, j.explanation = failed[0].verdict, failed[0].name, failed[0].message
     j.claims = _claims(ex, _fresh_outputs(ex, eager, names))
     _confirm_claims(j, lambda ins: run(ins)[1], fn, names, make, confirm)
+    if isinstance(subject, Program):
+        from aliasfuzz.oracle.kernel_analysis import judge_launches
+
+        judge_launches(j, subject, lambda ins: run(ins)[1], fn, names, make, confirm)
     return j
 
 

@@ -7,7 +7,17 @@ Families live in one module each (``views``, ``functional``, ``inplace``, ``cust
 from __future__ import annotations
 
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.ops import control, custom, factory, functional, inplace, kernels, outs, views
+from aliasfuzz.fuzz.ops import (
+    control,
+    custom,
+    factory,
+    functional,
+    inplace,
+    kernel_probes,
+    kernels,
+    outs,
+    views,
+)
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta
 
 __all__ = ["REGISTRY", "OpDef", "OpKind", "ValueMeta", "lookup", "ops_of_kind"]
@@ -24,7 +34,7 @@ def _assemble(*families) -> dict[str, OpDef]:
 
 
 REGISTRY: dict[str, OpDef] = _assemble(
-    views, functional, inplace, outs, custom, factory, kernels, control
+    views, functional, inplace, outs, custom, factory, kernels, kernel_probes, control
 )
 
 
