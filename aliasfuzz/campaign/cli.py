@@ -164,7 +164,7 @@ def _add_run(sub) -> None:
         "change which programs run or how) are an error",
     )
     p.add_argument("--no-shrink", action="store_true", help="write findings unminimized")
-    p.add_argument("--shrink-budget", type=int, help="executions per shrink (40)")
+    p.add_argument("--shrink-budget", type=int, help="executions per finding's shrink (40)")
     p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_plugin_flag(p)

@@ -137,3 +137,18 @@ def test_an_empty_program_is_its_own_minimum():
     p = _ten().with_body((), ())
     small, out, spent = shrink(p, dict(BAD), lambda q: dict(BAD), budget=5)
     assert (small, spent) == (p, 1)
+
+
+def test_an_exception_in_evaluate_is_raised_not_shrunk():
+    p = _ten()
+    calls = []
+
+    def broken(q):
+        calls.append(q)
+        if len(calls) == 3:
+            raise RuntimeError("worker failed to start")
+        return dict(BAD)
+
+    with pytest.raises(RuntimeError, match="worker failed to start"):
+        shrink(p, dict(BAD), broken, budget=50)
+    assert len(calls) == 3  # nothing ran after the error
