@@ -62,7 +62,7 @@ FAMILIES: dict[str, tuple[OpKind, ...]] = {
     "triton": (OpKind.TRITON,),
     "control": (OpKind.CONTROL,),
 }
-DEFAULT_FAMILIES = ("view", "functional", "inplace", "out", "scatter", "custom")
+DEFAULT_FAMILIES = ("view", "functional", "inplace", "out", "scatter", "custom", "triton")
 _DEVICES = ("cpu", "cuda")
 _FLOATS = ("float32", "float64", "float16", "bfloat16")
 #: Scalars handed to rows' ``gen`` (first = shrink target). Exactly representable in fp16.

@@ -2,8 +2,8 @@
 
 A launch statement renders as ``kernel[grid](tensors..., scalars..., BLOCK=b)``. Its params
 hold ``grid`` (a list of 1-3 entries), ``BLOCK`` and the kernel's scalar arguments by name.
-A grid entry or scalar is an int or a *layout expression* over the tensor arguments,
-rendered as Python so that it follows dynamic shapes:
+A grid entry or int scalar is an int or a *layout expression* over the tensor arguments,
+rendered as Python so that it follows dynamic shapes (float scalars are plain floats):
 
 =====================  ==========================  ===============================
 expression             rendered                    value
@@ -14,14 +14,42 @@ expression             rendered                    value
 ``"cdiv(E,k)"``         ``((E) + k - 1) // k``      ceil(E / k), E one of the above
 =====================  ==========================  ===============================
 
+The library (sources in :mod:`._kernelsrc`; shadows, footprints and generators in
+:mod:`._kernelgen`), by what it exercises:
+
+==========================  ========================================================
+family                      rows
+==========================  ========================================================
+elementwise out-of-place    ``tk.flat_add``
+elementwise in place        ``tk.scale_``
+masked / partial write      ``tk.gated_scale_`` (``flag == 0``: no write at all),
+                            ``n < numel`` of the flat rows, partial 2-d extents
+strided (stride arguments)  ``tk.scale2d_``, ``tk.transpose_copy``
+offset pointer              ``tk.offset_scale_`` (``x_ptr + off``)
+several outputs             ``tk.sum_diff``
+same tensor twice           ``tk.scale_then_shift`` and any row given one value twice
+flipped / transposed reads  ``tk.flip_copy``, ``tk.transpose_copy``
+read-only arguments         ``tk.pair_sums`` (and the read arguments of the others)
+data-dependent (no gen)     ``tk.double_kept_rows``
+==========================  ========================================================
+
+Each row's ``writes(metas, params)`` is the exact per-launch write footprint (``[]`` when
+the launch writes nothing); ``mutates`` lists the pointer arguments the kernel may store
+to and ``reads`` the other arguments it loads (a mutated argument's own loads are not
+listed). Validation (``infer``) replays every launch on its shadow and rejects, with
+:class:`InvalidArgument`, a launch that touches an element outside its argument's layout
+or whose program lanes race on an element; generators only draw launches that pass.
+Arguments are float32 only.
+
 Under torch.compile a launch becomes ``triton_kernel_wrapper_mutation`` and, after
 functionalization, ``triton_kernel_wrapper_functional`` with ``tensors_to_clone``
-(``torch/_higher_order_ops/triton_kernel_wrap.py``). Rows are ``scriptable=False`` and
-have no ``gen`` yet. ``apply`` runs CPU tensors through Triton's interpreter
-(``triton.runtime.interpreter.InterpretedFunction``; no driver needed) and other devices
-through the native launch. The *rendered* source launches natively, so on CPU it needs the
-interpreter routing of ``passes/triton_compat.py`` (see ``shared/notes/pytorch-seams.md``
-section 4). Without an importable triton this family is empty.
+(``torch/_higher_order_ops/triton_kernel_wrap.py``). Rows are ``scriptable=False``.
+``apply`` and the rendered source launch natively on a GPU; launches of the library's
+kernels on plain CPU tensors run in Triton's interpreter
+(``triton.runtime.interpreter.InterpretedFunction``; no driver needed), so the eager
+reference runs anywhere. Under tracing on CPU the launch needs the compatibility layer of
+``passes/triton_compat.py`` (``shared/notes/pytorch-seams.md`` section 4). Without an
+importable triton this family is empty.
 """
 
 from __future__ import annotations
@@ -33,72 +61,62 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz import preludes
+from aliasfuzz.fuzz.ops import _kernelgen as kg
+from aliasfuzz.fuzz.ops._kernelsrc import SOURCES
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
 
-__all__ = ["OPS", "eval_expr", "launch", "render_expr"]
+__all__ = ["OPS", "accesses", "eval_expr", "launch", "render_expr"]
 
 _HAVE_TRITON = importlib.util.find_spec("triton") is not None
 
-_KERNELS = {
-    # elementwise add writing an out argument, flat offsets (case b16)
-    "fz_flat_add": """
-import triton
-import triton.language as tl
+
+def _is_plain(value: Any) -> bool:
+    """A real tensor, not one a tracer sees (fake, functional, proxy)."""
+    import torch
+
+    return type(value) is torch.Tensor and not torch._is_functional_tensor(value)
 
 
-@triton.jit
-def fz_flat_add(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    a = tl.load(a_ptr + offs, mask=mask)
-    b = tl.load(b_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, a + b, mask=mask)
-""",
-    # in-place scale of the first n elements, flat offsets
-    "fz_scale_": """
-import triton
-import triton.language as tl
+def _route_cpu_launches(kernel) -> None:
+    """Make ``kernel[grid](...)`` on plain CPU tensors run in Triton's interpreter.
 
+    A native launch needs a GPU driver. The instance's ``run`` (what
+    ``JITFunction.__getitem__`` calls) sends launches whose tensors are all plain CPU
+    tensors to ``InterpretedFunction``; anything else (CUDA tensors, tensors seen by a
+    tracer) goes to the class's ``run``, patched or not by ``passes/triton_compat.py``.
+    Plain tensors on several devices raise ``ValueError`` (a native launch refuses them as
+    well); on the meta device, which holds no data, a launch does nothing.
+    The object stays a ``JITFunction``, so Dynamo and Inductor's mutation analysis see it.
+    """
+    interpreted = []
 
-@triton.jit
-def fz_scale_(x_ptr, n, alpha, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) * alpha, mask=mask)
-""",
-    # two mutated pointer arguments, written one after the other (case b15)
-    "fz_scale_then_shift": """
-import triton
-import triton.language as tl
+    def run(*args, grid, warmup, **kwargs):
+        import torch
 
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        plain = tensors and all(_is_plain(t) for t in tensors)
+        devices = {t.device.type for t in tensors}
+        if plain and len(devices) > 1:
+            # what a native launch refuses too: one kernel, one device
+            raise ValueError(f"{kernel.fn.__name__}: tensor arguments on devices {sorted(devices)}")
+        if plain and devices == {"meta"}:
+            return None  # no data to compute on: shape/device checks only (programs on meta)
+        if plain and devices == {"cpu"}:
+            if not interpreted:
+                from triton.runtime.interpreter import InterpretedFunction
 
-@triton.jit
-def fz_scale_then_shift(first_ptr, second_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(first_ptr + offs, tl.load(first_ptr + offs) * 10.0)
-    tl.store(second_ptr + offs, tl.load(second_ptr + offs) + 1.0)
-""",
-    # partial write: doubles the rows marked in keep, skips the others (case b18)
-    "fz_double_kept_rows": """
-import triton
-import triton.language as tl
+                interpreted.append(InterpretedFunction(kernel.fn))
+            return interpreted[0].run(*args, grid=grid, warmup=warmup, **kwargs)
+        # looked up per call: triton_compat may patch JITFunction.run after this import
+        return type(kernel).run(kernel, *args, grid=grid, warmup=warmup, **kwargs)
 
+    kernel.run = run
 
-@triton.jit
-def fz_double_kept_rows(x_ptr, keep_ptr, ncols, row_stride, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    if tl.load(keep_ptr + row) == 0:
-        return
-    offs = tl.arange(0, BLOCK)
-    mask = offs < ncols
-    ptrs = x_ptr + row * row_stride + offs
-    tl.store(ptrs, tl.load(ptrs, mask=mask) * 2.0, mask=mask)
-""",
-}
 
 if _HAVE_TRITON:
-    for _name, _src in _KERNELS.items():
+    for _name, _src in SOURCES.items():
         preludes.register(_name, _src)
+        _route_cpu_launches(getattr(preludes, _name))
 
 
 # -- layout expressions ----------------------------------------------------------------
@@ -236,10 +254,15 @@ def _row(
     bound,
     writes,
     doc,
+    gen=None,
+    accepts=None,
+    tags: frozenset[str] = frozenset(),
 ):
     """One launch row. ``bound(metas, values)`` raises if the launch would leave its
     arguments' footprints; ``writes(metas, values)`` gives the layouts it (may) write.
-    ``reads`` lists the other arguments read, not a mutated argument's own elements."""
+    ``reads`` lists the other arguments read, not a mutated argument's own elements.
+    ``gen``/``accepts``/``tags`` are :class:`OpDef`'s (a row without ``gen`` is never
+    generated). ``values`` are the launch parameters evaluated on the arguments' layouts."""
 
     def values_of(metas, params):
         return _check_params(name, scalars, params, [(m.shape, m.stride) for m in metas])
@@ -273,6 +296,9 @@ def _row(
         prelude=(kernel,),
         scriptable=False,
         doc=doc,
+        gen=gen,
+        accepts=accepts,
+        tags=frozenset(tags),
     )
 
 
@@ -303,7 +329,9 @@ def _flat_bound(*idx):
 
 
 def _flat_writes(*idx):
-    """The first ``n`` storage elements from each written argument's offset."""
+    """The first ``n`` storage elements from each written argument's offset: one layout per
+    argument, with no element when ``n == 0`` (the library's own rows return ``[]`` then,
+    through :func:`._kernelgen.writes_elementwise`; kept for rows built elsewhere)."""
 
     def writes(metas, v):
         n = v.get("n", v["BLOCK"])
@@ -336,41 +364,102 @@ def _rows_bound(metas, v):
         )
 
 
-OPS: list[OpDef] = []
-if _HAVE_TRITON:
-    OPS = [
-        _row(
+#: row name -> its kernel's shadow (:mod:`._kernelgen`), for the rows that have one.
+_SHADOWS: dict[str, kg.Shadow] = {}
+
+
+def _shadowed(name: str, shadow: kg.Shadow, *checks):
+    """A ``bound``: the row's own ``checks``, then the shadow's layout and race checks."""
+    _SHADOWS[name] = shadow
+
+    def bound(metas, v):
+        for check in checks:
+            check(metas, v)
+        kg.check_launch(name, shadow, metas, v)
+
+    return bound
+
+
+def _covered(metas, v):
+    if v["n"] < 0 or v.get("off", 0) < 0:
+        raise InvalidArgument(f"negative n or offset: n={v['n']}, off={v.get('off', 0)}")
+    if v["grid"][0] * v["BLOCK"] < v["n"]:
+        raise InvalidArgument(f"grid {v['grid']} x BLOCK {v['BLOCK']} does not cover n={v['n']}")
+
+
+def accesses(name: str, metas, params: dict) -> list[kg.Access]:
+    """Every element launch ``name(metas, params)`` touches, replayed on its Python shadow.
+
+    Each :class:`~._kernelgen.Access` is ``(arg, write, key, element)``: the argument
+    index, whether it is a store, the program lane (``(pid, lane)``) and the storage
+    element index (elements of float32). Raises :class:`InvalidArgument` for a row without
+    a shadow (``tk.double_kept_rows``: what it writes depends on ``keep``'s values) or for
+    parameters that do not evaluate.
+    """
+    if name not in _SHADOWS:
+        raise InvalidArgument(f"{name} has no shadow")
+    from aliasfuzz.fuzz.ops import lookup
+
+    d = lookup(name)
+    scalars = _SCALARS[name]
+    v = _check_params(name, scalars, params, [(m.shape, m.stride) for m in metas])
+    d.check_arity(len(metas))
+    return list(_SHADOWS[name](metas, v))
+
+
+_SCALARS: dict[str, tuple[str, ...]] = {}
+
+
+def _kernel_row(name, kernel, arity, scalars, *, shadow, gen, checks=(), **kw):
+    _SCALARS[name] = scalars
+    bound = _shadowed(name, shadow, *checks)
+    return _row(name, kernel, arity, scalars, bound=bound, gen=kg.throttled(gen), **kw)
+
+
+def _library() -> list[OpDef]:
+    f32 = kg.float32_only
+    return [
+        _kernel_row(
             "tk.flat_add",
             "fz_flat_add",
             3,
             ("n",),
+            shadow=kg.shadow_elementwise((0, 1), (2,)),
+            checks=(_flat_bound(0, 1, 2),),
             mutates=(2,),
             reads=(0, 1),
-            bound=_flat_bound(0, 1, 2),
-            writes=_flat_writes(2),
+            writes=kg.writes_elementwise(2),
+            gen=kg.gen_elementwise((0, 1, 2)),
+            accepts=f32(3, written=(2,)),
             doc="fz_flat_add[grid](a, b, out, n, BLOCK): out.flat[:n] = a.flat[:n] + "
             "b.flat[:n] by storage offsets (reads layout; case b16)",
         ),
-        _row(
+        _kernel_row(
             "tk.scale_",
             "fz_scale_",
             1,
             ("n", "alpha"),
+            shadow=kg.shadow_elementwise((0,), (0,)),
+            checks=(_flat_bound(0),),
             mutates=(0,),
             reads=(),
-            bound=_flat_bound(0),
-            writes=_flat_writes(0),
+            writes=kg.writes_elementwise(0),
+            gen=kg.gen_elementwise((0,), alpha=True),
+            accepts=f32(1, written=(0,)),
             doc="fz_scale_[grid](x, n, alpha, BLOCK): x.flat[:n] *= alpha in place",
         ),
-        _row(
+        _kernel_row(
             "tk.scale_then_shift",
             "fz_scale_then_shift",
             2,
             (),
+            shadow=kg.shadow_scale_then_shift,
+            checks=(_flat_bound(0, 1),),
             mutates=(0, 1),
             reads=(),
-            bound=_flat_bound(0, 1),
-            writes=_flat_writes(0, 1),
+            writes=kg.writes_scale_then_shift,
+            gen=kg.gen_scale_then_shift,
+            accepts=f32(2, written=(0, 1)),
             doc="fz_scale_then_shift[grid](first, second, BLOCK): first.flat[:BLOCK] *= 10, "
             "then second.flat[:BLOCK] += 1 (case b15: the same tensor twice)",
         ),
@@ -383,7 +472,116 @@ if _HAVE_TRITON:
             reads=(1,),
             bound=_rows_bound,
             writes=_rows_writes,
+            tags=frozenset({"data_dependent"}),
             doc="fz_double_kept_rows[grid](x, keep, ncols, row_stride, BLOCK): doubles "
-            "row r of x when keep[r] != 0, one program per row (case b18: partial write)",
+            "row r of x when keep[r] != 0, one program per row (case b18: partial write; "
+            "writes is an upper bound, hand-written programs only)",
+        ),
+        _kernel_row(
+            "tk.gated_scale_",
+            "fz_gated_scale_",
+            1,
+            ("n", "flag", "alpha"),
+            shadow=kg.shadow_elementwise((0,), (0,)),
+            checks=(_covered,),
+            mutates=(0,),
+            reads=(),
+            writes=kg.writes_elementwise(0),
+            gen=kg.gen_elementwise((0,), alpha=True, flag=True),
+            accepts=f32(1, written=(0,)),
+            doc="fz_gated_scale_[grid](x, n, flag, alpha, BLOCK): x.flat[:n] *= alpha when "
+            "flag != 0; with flag == 0 nothing is written (the store is still in the TTIR)",
+        ),
+        _kernel_row(
+            "tk.offset_scale_",
+            "fz_offset_scale_",
+            1,
+            ("off", "n", "alpha"),
+            shadow=kg.shadow_elementwise((0,), (0,)),
+            checks=(_covered,),
+            mutates=(0,),
+            reads=(),
+            writes=kg.writes_elementwise(0),
+            gen=kg.gen_offset_scale,
+            accepts=f32(1, written=(0,)),
+            doc="fz_offset_scale_[grid](x, off, n, alpha, BLOCK): x.flat[off:off + n] *= "
+            "alpha through the pointer x_ptr + off",
+        ),
+        _kernel_row(
+            "tk.scale2d_",
+            "fz_scale2d_",
+            1,
+            ("M", "N", "s0", "s1", "alpha"),
+            shadow=kg.shadow_scale2d,
+            mutates=(0,),
+            reads=(),
+            writes=kg.writes_scale2d,
+            gen=kg.gen_scale2d,
+            accepts=f32(1, (2,), written=(0,)),
+            doc="fz_scale2d_[grid](x, M, N, s0, s1, alpha, BLOCK): x[i*s0 + j*s1] *= alpha "
+            "for i < M, j < N; one program per row i, BLOCK columns per program along grid "
+            "dim 1 (strided writes through stride arguments)",
+        ),
+        _kernel_row(
+            "tk.transpose_copy",
+            "fz_transpose_copy",
+            2,
+            ("M", "N", "xs0", "xs1", "os0", "os1"),
+            shadow=kg.shadow_transpose_copy,
+            mutates=(1,),
+            reads=(0,),
+            writes=kg.writes_transpose_copy,
+            gen=kg.gen_transpose_copy,
+            accepts=f32(2, (2, 2), written=(1,)),
+            doc="fz_transpose_copy[grid](x, out, M, N, xs0, xs1, os0, os1, BLOCK): "
+            "out[i, j] = x[j, i] for i < M, j < N through both arguments' strides",
+        ),
+        _kernel_row(
+            "tk.flip_copy",
+            "fz_flip_copy",
+            2,
+            ("n",),
+            shadow=kg.shadow_flip_copy,
+            checks=(_covered,),
+            mutates=(1,),
+            reads=(0,),
+            writes=kg.writes_elementwise(1),
+            gen=kg.gen_elementwise((0, 1)),
+            accepts=f32(2, written=(1,)),
+            doc="fz_flip_copy[grid](x, out, n, BLOCK): out.flat[i] = x.flat[n - 1 - i] for "
+            "i < n (reads at flipped positions)",
+        ),
+        _kernel_row(
+            "tk.sum_diff",
+            "fz_sum_diff",
+            4,
+            ("n",),
+            shadow=kg.shadow_elementwise((0, 1), (2, 3)),
+            checks=(_covered,),
+            mutates=(2, 3),
+            reads=(0, 1),
+            writes=kg.writes_elementwise(2, 3),
+            gen=kg.gen_elementwise((0, 1, 2, 3)),
+            accepts=f32(4, written=(2, 3)),
+            doc="fz_sum_diff[grid](a, b, s, d, n, BLOCK): s.flat[:n] = a + b and "
+            "d.flat[:n] = a - b (two outputs; with s and d one tensor, d's store wins)",
+        ),
+        _kernel_row(
+            "tk.pair_sums",
+            "fz_pair_sums",
+            2,
+            ("n",),
+            shadow=kg.shadow_pair_sums,
+            checks=(_covered,),
+            mutates=(1,),
+            reads=(0,),
+            writes=kg.writes_elementwise(1),
+            gen=kg.gen_pair_sums,
+            accepts=f32(2, written=(1,)),
+            doc="fz_pair_sums[grid](x, out, n, BLOCK): out.flat[i] = x.flat[i] + "
+            "x.flat[i + 1] for i < n; x is only read (neighbouring lanes share its elements)",
         ),
     ]
+
+
+OPS: list[OpDef] = _library() if _HAVE_TRITON else []
