@@ -360,6 +360,12 @@ UNSUPPORTED: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda f: f.stage == "trace" and "custom (non-ATen) operator" in f.message,
         "functionalize does not support custom ops with mutable (aliasing) arguments",
     ),
+    # Inductor compiles a user Triton kernel for the device; on CPU Triton has no backend
+    # (pytorch-seams.md section 4): every CPU program with a launch fails here by design
+    "inductor": (
+        lambda f: f.stage == "compile" and "0 compatible backends for target (cpu)" in f.message,
+        "Inductor's codegen of user Triton kernels needs a GPU",
+    ),
 }
 
 #: pipeline -> {differential check name: why that check does not apply}.

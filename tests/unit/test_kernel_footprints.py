@@ -318,3 +318,12 @@ def test_launch_program_helper_draws_deterministically():
                 seed += 1000
 
     assert first(3) == first(3)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="with a GPU, Inductor compiles the kernels")
+def test_inductor_on_cpu_counts_kernel_programs_as_unsupported():
+    from aliasfuzz.oracle.judge import judge
+
+    (p,) = _kernel_programs(1)
+    j = judge(p, "inductor")
+    assert (j.verdict.value, j.check) == ("invalid-program", "unsupported"), j.explanation
