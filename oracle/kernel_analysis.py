@@ -284,12 +284,14 @@ def _takes_tma(get_mutated: Callable) -> bool:
     return True
 
 
-_CACHE: dict[tuple, Any] = {}
+_CACHE: dict[tuple, Any] = {}  # (row, layouts, params, hooks) -> _Compared
+_CLAIMS: dict[tuple, InductorClaim] = {}  # (kernel, dtypes and values, hooks) -> claim
 
 
 def clear_cache() -> None:
-    """Forget cached claims (they are kept per process, per kernel and argument layouts)."""
+    """Forget cached comparisons and claims (kept per process; see :func:`analyse_launch`)."""
     _CACHE.clear()
+    _CLAIMS.clear()
 
 
 def _key(d: OpDef, metas: Sequence[ValueMeta], params: dict) -> tuple:
@@ -372,7 +374,7 @@ class _Unbound(Exception):
     """The row's rendering does not make exactly one kernel call we can bind."""
 
 
-def _compare(d: OpDef, metas: Sequence[ValueMeta], params: dict) -> _Compared:
+def _compare(d: OpDef, metas: Sequence[ValueMeta], params: dict, key: tuple) -> _Compared:
     tensors = _fake_args(metas)
     try:
         kernel, kwargs, kname = _bind(d, tensors, params)
@@ -383,8 +385,23 @@ def _compare(d: OpDef, metas: Sequence[ValueMeta], params: dict) -> _Compared:
         kname,
         tuple(param_of.get(id(t), "") for t in tensors),
         tuple(_written_bytes(d, metas, params)),
-        inductor_claim(kernel, kwargs),
+        _cached_claim(kernel, kwargs, key[-1]),
     )
+
+
+def _cached_claim(kernel: Any, kwargs: dict[str, Any], hooks: tuple) -> InductorClaim:
+    # generate_ttir replaces every FakeTensor by torch.empty(2, dtype): the claim depends on
+    # the tensors' dtypes and the other arguments' values only, not on layouts
+    sig = tuple(
+        (k, "tensor", str(v.dtype))
+        if isinstance(v, torch.Tensor)
+        else (k, type(v).__name__, repr(v))
+        for k, v in kwargs.items()
+    )
+    key = (id(kernel), sig, hooks)
+    if key not in _CLAIMS:
+        _CLAIMS[key] = inductor_claim(kernel, kwargs)
+    return _CLAIMS[key]
 
 
 def analyse_launch(
@@ -399,9 +416,10 @@ def analyse_launch(
 
     ``metas``: the layouts of the statement's tensor arguments (from
     :func:`aliasfuzz.fuzz.validate.infer`); ``params``: its parameters; ``statement`` and
-    ``values`` (the program value names) label the report. The comparison is cached per
-    (row, kernel objects, argument layouts and aliasing, parameters, installed analysis
-    functions) for the process. Raises :class:`ValueError` if ``d`` is not a Triton
+    ``values`` (the program value names) label the report. Cached for the process: the
+    comparison per (row, kernel objects, argument layouts and aliasing, parameters,
+    installed analysis functions), Inductor's claim per (kernel, tensor dtypes and other
+    argument values, installed analysis functions). Raises :class:`ValueError` if ``d`` is not a Triton
     launch row; a launch that cannot be bound comes back with ``error`` set.
     """
     if d.kind is not OpKind.TRITON:
@@ -411,7 +429,7 @@ def analyse_launch(
     got = _CACHE.get(key)
     if got is None:
         try:
-            got = _CACHE[key] = _compare(d, metas, params)
+            got = _CACHE[key] = _compare(d, metas, params, key)
         except _Unbound as e:
             return LaunchReport(statement, d.name, "", error=f"launch not bound: {e}")
     claim = got.claim
