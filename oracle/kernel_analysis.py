@@ -177,23 +177,26 @@ def _fake_args(metas: Sequence[ValueMeta]) -> list[torch.Tensor]:
     """FakeTensors with the launch's layouts, one per argument position (aliasing kept)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    bases: dict[str, torch.Tensor] = {}
-    out = []
+    def span(m: ValueMeta) -> int:
+        if m.numel == 0:
+            return m.offset
+        return m.offset + sum((n - 1) * st for n, st in zip(m.shape, m.stride, strict=True)) + 1
+
+    sizes: dict[tuple[str, str], int] = {}
+    for m in metas:  # one base per storage and dtype, large enough for every view of it
+        k = (m.storage, m.dtype)
+        sizes[k] = max(sizes.get(k, 0), m.storage_nbytes // m.itemsize, span(m))
     with FakeTensorMode():
-        for m in metas:
-            dtype = getattr(torch, m.dtype)
-            if m.storage not in bases:
-                bases[m.storage] = torch.empty(m.storage_nbytes // m.itemsize, dtype=dtype)
-            out.append(bases[m.storage].as_strided(m.shape, m.stride, m.offset))
-    return out
+        bases = {k: torch.empty(n, dtype=getattr(torch, k[1])) for k, n in sizes.items()}
+        return [bases[(m.storage, m.dtype)].as_strided(m.shape, m.stride, m.offset) for m in metas]
 
 
 def _bind(d: OpDef, tensors: Sequence[torch.Tensor], params: dict) -> tuple[Any, dict, str]:
     """Evaluate the row's rendering with its kernel recorded: ``(kernel, kwargs, name)``,
     ``kwargs`` bound to parameter names as ``TritonHOPifier.call_triton_kernel`` does."""
-    names = [f"_aliasfuzz_arg{i}" for i in range(len(tensors))]
     from aliasfuzz.fuzz import preludes
 
+    names = [f"_aliasfuzz_arg{i}" for i in range(len(tensors))]
     scope: dict[str, Any] = {"torch": torch, **dict(zip(names, tensors, strict=True))}
     recorders = []
     for p in d.prelude:
@@ -275,9 +278,12 @@ def inductor_claim(kernel: Any, kwargs: dict[str, Any]) -> InductorClaim:
 def _takes_tma(get_mutated: Callable) -> bool:
     """Whether ``get_mutated_tensors`` takes ``tma_descriptor_metadata`` (torch >= 2.6),
     read through a plugin's ``*args`` wrapper from the functional wrapper's signature."""
-    from aliasfuzz.passes.hygiene import resolve
-
-    for f in (get_mutated, resolve(_MODULE, "triton_kernel_wrapper_functional_dense")):
+    dense = getattr(
+        importlib.import_module(_MODULE), "triton_kernel_wrapper_functional_dense", None
+    )
+    for f in (get_mutated, dense):
+        if f is None:
+            continue
         ps = inspect.signature(f).parameters.values()
         if not any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in ps):
             return any(p.name == "tma_descriptor_metadata" for p in ps)
