@@ -16,8 +16,9 @@ storages filled with distinct random values, and:
 
 Then: every family of the library appears in generated programs, a default campaign's
 programs carry launches, and generated kernel programs go through ``inductor-reinplace``
-and ``aot_eager`` (Dynamo-free AOT tracing on the CPU compatibility layer) without an
-``invalid-program`` or ``crash`` verdict.
+(``aot_function``) and ``aot_eager`` (Dynamo) on the CPU compatibility layer without an
+``invalid-program`` or ``crash`` verdict (``inductor`` on CPU: ``unsupported``, as
+Inductor compiles user kernels for a GPU only).
 """
 
 from __future__ import annotations
