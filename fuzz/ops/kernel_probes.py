@@ -58,6 +58,8 @@ def fzp_scale_default(out_ptr, x_ptr, n, BLOCK: tl.constexpr, ALPHA: tl.constexp
 if kernels._HAVE_TRITON:
     for _name, _src in _KERNELS.items():
         preludes.register(_name, _src)
+        # the eager reference on plain CPU tensors runs interpreted, like the library's
+        kernels._route_cpu_launches(getattr(preludes, _name))
 
 
 def _copy_if_writes(metas, v):
