@@ -15,8 +15,12 @@ Without a GPU, three things stop programs with ``@triton.jit`` launches
    sees them; setting ``TRITON_INTERPRET=1`` instead would turn them into
    ``InterpretedFunction`` and defeat both the analysis and Dynamo.
 
-:func:`enable` applies the three patches once per process, only when CUDA is absent (on
-a GPU machine the real driver, analysis and launches are used) and is idempotent.
+:func:`enable` applies the three patches once per process, only when CUDA is absent, and
+is idempotent. On a GPU machine the real driver, analysis and launches are used; only a
+launch on *traced* tensors outside Dynamo (``make_fx`` / ``aot_function``, which the
+``inductor-reinplace`` and ``fx-reinplace`` pipelines use) is routed through
+``torch.library.wrap_triton``, as on CPU: natively it would run the kernel on the fake
+tensors' pointers (an illegal memory access, seen on the H200).
 Inductor's own codegen of user kernels still needs a GPU: on CPU the full ``inductor``
 pipeline fails at compile (``0 compatible backends for target (cpu)``), which is recorded.
 """
@@ -72,16 +76,47 @@ def _is_traced(value) -> bool:
     return type(value) is not torch.Tensor or torch._is_functional_tensor(value)
 
 
+def _traced_launch(kernel, args, kwargs, grid):
+    """``kernel[grid](...)`` on traced tensors as ``triton_kernel_wrapper_mutation``, or None.
+
+    Outside Dynamo (make_fx, aot_function) a native launch would hand fake tensors to the
+    kernel (on a GPU: a launch on pointers of fake storage, an illegal memory access);
+    ``torch.library.wrap_triton`` records it as Dynamo does, and the wrapper's dense
+    implementation comes back to ``JITFunction.run`` with real tensors.
+    """
+    if not any(_is_traced(a) for a in (*args, *kwargs.values())):
+        return None
+    wrap_triton = resolve("torch.library", "wrap_triton")
+    return (wrap_triton(kernel)[grid](*args, **kwargs),)
+
+
 def _interpreted_run(self, *args, grid, warmup, **kwargs):
-    if any(_is_traced(a) for a in (*args, *kwargs.values())):
-        # Outside Dynamo (make_fx, aot_function) a native launch would hand fake tensors
-        # to the kernel; wrap_triton turns it into triton_kernel_wrapper_mutation, as
-        # Dynamo does, whose dense implementation comes back here with real tensors.
-        wrap_triton = resolve("torch.library", "wrap_triton")
-        return wrap_triton(self)[grid](*args, **kwargs)
+    traced = _traced_launch(self, args, kwargs, grid)
+    if traced is not None:
+        return traced[0]
     from triton.runtime.interpreter import InterpretedFunction
 
     return InterpretedFunction(self.fn).run(*args, grid=grid, warmup=warmup, **kwargs)
+
+
+def _route_traced(native_run):
+    """``JITFunction.run`` for a GPU machine: traced tensors through the wrapper, else native."""
+
+    def run(self, *args, grid, warmup, **kwargs):
+        traced = _traced_launch(self, args, kwargs, grid)
+        if traced is not None:
+            return traced[0]
+        return native_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    run.aliasfuzz_native = native_run
+    return run
+
+
+def _route_traced_launches() -> None:
+    """On a GPU only the traced-tensor route is needed (idempotent)."""
+    jit_function = resolve("triton.runtime.jit", "JITFunction")
+    if not hasattr(jit_function.run, "aliasfuzz_native"):
+        jit_function.run = _route_traced(jit_function.run)
 
 
 def enabled() -> bool:
@@ -98,11 +133,12 @@ def enable() -> bool:
     global _ENABLED
     if _ENABLED:
         return True
-    if torch.cuda.is_available():
-        return False
     try:
         import triton  # noqa: F401
     except ImportError:
+        return False
+    if torch.cuda.is_available():
+        _route_traced_launches()
         return False
     driver = resolve("triton.runtime.driver", "driver")
     jit_function = resolve("triton.runtime.jit", "JITFunction")
