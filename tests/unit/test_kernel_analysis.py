@@ -309,5 +309,12 @@ def test_analysis_on_the_real_driver():
         program, written = LIBRARY[row]
         (r,) = ka.analyse_program(program)
         assert {a.param: a.claimed for a in r.args} == written and not r.fell_back
-    (r,) = ka.analyse_program(_copy_if(0))
-    assert {a.param: a.status for a in r.args} == {"x_ptr": ka.AGREE, "y_ptr": ka.OVER_CLAIM}
+    (on,) = ka.analyse_program(_copy_if(1))
+    assert {a.param: a.status for a in on.args} == {"x_ptr": ka.AGREE, "y_ptr": ka.AGREE}
+    (off,) = ka.analyse_program(_copy_if(0))
+    status = {a.param: a.status for a in off.args}
+    # torch 2.11 on the H200 answered "agree" for y: its generate_ttir passes the launch's
+    # scalar values as constants, so the gated store is dead code in the TTIR it analyses
+    # (2.13 keeps scalars as arguments: a static "may write", the over-claim of the CPU test)
+    assert status["x_ptr"] == ka.AGREE and status["y_ptr"] in (ka.AGREE, ka.OVER_CLAIM)
+    assert not off.fell_back and [a.written_bytes for a in off.args] == [0, 0]
