@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Device-machine steps for the GPU tier (issue 6), one phase per argument, run from the
+# repository root on the H200 (torch 2.11, triton 3.6; no network). The wheels of
+# z3-solver and hypothesis travel in .whl/ and the ../shared cases in .gpu/cases (both
+# ignored by git, carried by the device tool). Output files go to $OUT (or ./gpu-out).
+#
+#   bash bench/gpu/h200.sh setup tests diagnose suite     # tests, cases, eager errors
+#   bash bench/gpu/h200.sh throughput                     # short 16-worker campaigns
+#   bash bench/gpu/h200.sh campaign-start SECONDS         # 16-worker campaign, detached
+#   bash bench/gpu/h200.sh campaign-wait                  # wait for it, copy its summary
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 ALIASFUZZ_CASES=$PWD/.gpu/cases PYTHONPATH=/tmp/site
+STATE=/tmp/af-state
+W=${ALIASFUZZ_GPU_WORKERS:-16}
+
+summary() {  # the newest campaign's summary.json -> $OUT/$1
+    local s
+    s=$(ls -t /tmp/af-reports/*/summary.json 2>/dev/null | head -1)
+    [ -n "$s" ] && cp "$s" "$OUT/$1"
+}
+
+for phase in "$@"; do
+  case $phase in
+    setup)
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl || exit 1
+      python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1
+      nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+      python3 -c "import torch, triton, z3, hypothesis; print('torch', torch.__version__, \
+'triton', triton.__version__, 'cuda', torch.cuda.is_available())"
+      ;;
+    tests)
+      python3 -m pytest -p no:benchmark -p no:cacheprovider -n 12 -m gpu tests/ -q -rA \
+        2>&1 | tee "$OUT/gpu-tests.txt" | tail -40
+      python3 -m pytest -p no:benchmark -p no:cacheprovider -n 6 -q -rA \
+        tests/e2e/test_cases_judged.py -k "b15 or b16 or b18" 2>&1 | tee "$OUT/cuda-cases.txt" | tail -12
+      ;;
+    suite)  # everything else on torch 2.11 (the CPU suite runs on 2.13)
+      python3 -m pytest -p no:benchmark -p no:cacheprovider -n 14 -q -m "not gpu" --timeout 300 \
+        tests/ 2>&1 | tee "$OUT/suite.txt" | grep -E "^(FAILED|ERROR)|passed|failed" | tail -40
+      ;;
+    diagnose)  # generated programs whose eager reference raises on CUDA
+      python3 bench/gpu/eager_errors.py --device cuda --n 500 --seed 11 > "$OUT/eager-errors.txt" 2>&1
+      head -c 3000 "$OUT/eager-errors.txt"
+      ;;
+    throughput)
+      # programs/s of a 16-worker campaign, with and without the full inductor pipeline
+      for pl in inductor-reinplace,aot_eager,fx-reinplace,torchscript inductor; do
+        python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time 75 --seed 11 -q \
+          --pipelines "$pl" --corpus /tmp/af-corpus-tp --state "$STATE" --report /tmp/af-reports \
+          --shrink-budget 20 2>&1 | tail -4
+        summary "throughput-${pl%%,*}.json"
+      done
+      ;;
+    campaign-start)
+      setsid nohup python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "${2:-600}" \
+        --seed 2026 -q --corpus /tmp/af-corpus --state "$STATE" --report /tmp/af-reports \
+        > /tmp/af-campaign.log 2>&1 < /dev/null &
+      echo "campaign started, pid $!"
+      shift
+      ;;
+    campaign-wait)
+      while pgrep -f "aliasfuzz.cli run --device cuda" > /dev/null; do sleep 5; done
+      tail -30 /tmp/af-campaign.log
+      cp /tmp/af-campaign.log "$OUT/campaign.log"
+      summary campaign-summary.json
+      tar czf "$OUT/campaign-corpus.tgz" -C /tmp af-corpus 2>/dev/null
+      tar czf "$OUT/campaign-state.tgz" -C /tmp af-state 2>/dev/null
+      ;;
+    [0-9]*) ;;  # the argument of campaign-start
+    *) echo "h200.sh: unknown phase $phase" >&2; exit 2 ;;
+  esac
+done
