@@ -90,3 +90,14 @@ def test_exception_policy(eager_err, compiled_err, verdict):
     checks = differential(e, c, [])
     assert checks[-1].name == "exceptions" and checks[-1].verdict is verdict
     assert all(ch.passed for ch in checks[:4])
+
+
+def test_an_exception_headline_keeps_the_line_a_wrapper_introduces():
+    from aliasfuzz.oracle.differential import _headline
+
+    wrapped = "backend='backend' raised:\nRuntimeError: as_strided_scatter: out of bounds\n\nmore"
+    assert _headline(wrapped) == (
+        "backend='backend' raised: RuntimeError: as_strided_scatter: out of bounds"
+    )
+    assert _headline("shape '[5]' is invalid\ndetails") == "shape '[5]' is invalid"
+    assert _headline("") == ""
