@@ -221,9 +221,12 @@ def _matmul_infer(metas, p, outs):
 
 
 def _matmul_ok(metas) -> bool:
+    # generated for floating dtypes only: CUDA has no integer matmul ("dot" not implemented
+    # for 'Long': 0.7 % of the programs of a 10-minute H200 campaign); CPU programs may
+    # still multiply integers when written by hand
     a, b = metas
     return (
-        a.dtype == b.dtype != "bool" and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2
+        a.dtype == b.dtype and "float" in a.dtype and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2
         and a.shape[-1] == b.shape[0]
     )
 

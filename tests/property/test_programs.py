@@ -188,3 +188,17 @@ def test_programs_keep_every_tensor_on_the_inputs_device(seed):
         if r.error is not None:
             failures.append(f"{r.error!r}\n{render_module(p).source}")
     assert not failures, f"{len(failures)} programs mix devices; first:\n{failures[0]}"
+
+
+def test_generated_matmuls_are_floating_point():
+    # CUDA has no integer matmul (seen on the H200: "dot" not implemented for 'Long');
+    # the meta device accepts it, so this is checked on the IR
+    from aliasfuzz.fuzz.validate import infer
+
+    seen = 0
+    for p in generate(400, 11, device="cuda"):
+        for step in infer(p).steps:
+            if step.op.op == "matmul":
+                seen += 1
+                assert all("float" in m.dtype for m in step.args), step.op
+    assert seen > 0
