@@ -122,3 +122,15 @@ def test_confirmed_keeps_the_first_run_only_when_the_runs_differ():
     assert again == crash and not is_flaky(again)
     other = confirmed(crash, {"verdict": "crash", "check": "signal:SIGSEGV"})
     assert other["check"] == "signal:SIGSEGV" and "first" in other and not is_flaky(other)
+
+
+def test_only_outcomes_of_a_dead_or_silent_worker_are_re_run():
+    from aliasfuzz.campaign.driver import needs_confirmation
+
+    assert needs_confirmation({"verdict": "crash", "check": "signal:SIGKILL"})
+    assert needs_confirmation({"verdict": "crash", "check": "exit:1"})
+    assert needs_confirmation({"verdict": "crash", "check": "cuda-error"})
+    assert needs_confirmation({"verdict": "timeout", "check": "timeout"})
+    # an exception the live worker reported is deterministic: no fresh worker for it
+    assert not needs_confirmation({"verdict": "crash", "check": "exceptions"})
+    assert not needs_confirmation({"verdict": "miscompile", "check": "values"})
