@@ -100,14 +100,10 @@ def test_options_are_respected(data):
         {"device": "tpu"},
         {"aliased_inputs": 1},
         {"max_inputs": 0},
-        {"families": ("triton",)},  # no generatable row (until kernels get a ``gen``)
+        {"families": ()},
     ],
 )
 def test_bad_options_raise_at_creation(opts):
-    if opts == {"families": ("triton",)} and any(
-        d.gen is not None and d.kind in FAMILIES["triton"] for d in REGISTRY.values()
-    ):
-        pytest.skip("the registry now has generatable triton rows")
     with pytest.raises(InvalidArgument):
         programs(**opts)
     with pytest.raises(InvalidArgument):
