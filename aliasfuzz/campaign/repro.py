@@ -25,7 +25,9 @@ when the compiled run raises (``crash`` findings); for ``missed-reinplace`` find
 ``STILL COPIED`` (1) / ``REINPLACED`` (0), from the clones left in the graph after the
 pass: ``aten.clone`` nodes the pass added, functional scatter / ``index_put`` nodes that have an in-place
 form (``_SCATTER_OP_TO_VIEW``, ``inplaceable_ops`` of ``torch/_inductor/fx_passes/reinplace.py``)
-and ``only_clone_these_tensors`` of functionalized custom ops.
+and ``only_clone_these_tensors`` of functionalized custom ops. ``CANNOT RUN HERE`` (3) when
+the program needs a CUDA device and there is none (a CUDA finding, or user Triton kernels,
+which a repro launches natively on ``cuda`` inputs).
 Not reproduced: TorchScript's optional-input toggling and last-call grad drop.
 """
 
@@ -44,6 +46,7 @@ EXPECTED = @EXPECTED@
 OPTIONS = @OPTIONS@  # the entry's pipeline_options
 DYNAMO = @DYNAMO@  # control flow: trace through Dynamo (inductor-reinplace)
 FAILING_EXECUTORS = @FAILING@  # TorchScript executors the finding names as not ok
+NEEDS_CUDA = @NEEDS_CUDA@  # a CUDA finding, or user Triton kernels (native launches)
 
 import contextlib  # noqa: E402
 import inspect  # noqa: E402
@@ -242,6 +245,12 @@ def run_torchscript():
 
 
 def main():
+    if NEEDS_CUDA and not torch.cuda.is_available():
+        print("repro.py: this program needs a CUDA device (a CUDA finding, or user Triton "
+              "kernels launched natively); on a CPU machine replay the entry with "
+              "`aliasfuzz replay`, which runs kernels in Triton's interpreter")
+        print(f"CANNOT RUN HERE ({PIPELINE}, expected: {EXPECTED})")
+        return 3
     if PIPELINE == "torchscript":
         bad = run_torchscript()
     else:
@@ -305,9 +314,10 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     """The source text of ``repro.py`` for ``program`` and its corpus entry ``meta``.
 
     ``meta`` is the entry's ``meta.json`` (``expected.pipeline``/``verdict``,
-    ``pipeline_options``, ``explanation``, ``versions``). The script's exit status is 1
-    when the finding reproduces (DIFFERS, RAISES, STILL COPIED), 0 when not, 2 when eager
-    itself raises.
+    ``pipeline_options``, ``explanation``, ``versions``, ``device``). The script's exit
+    status is 1 when the finding reproduces (DIFFERS, RAISES, STILL COPIED), 0 when not, 2
+    when eager itself raises, 3 when it needs a CUDA device that is absent (a CUDA finding,
+    or a program with user Triton kernels, whose inputs are then built on ``cuda``).
     """
     from aliasfuzz.fuzz.ops import OpKind, lookup
     from aliasfuzz.fuzz.render import render_inputs, render_module
@@ -321,11 +331,15 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     )
     body = render_module(program, inline_preludes=True).source
     dynamo = any(lookup(op.op).kind is OpKind.CONTROL for op in program.body)
+    kernels = any(lookup(op.op).kind is OpKind.TRITON for op in program.body)
+    needs_cuda = kernels or str(meta.get("device", "cpu")).startswith("cuda")
     main = (
         _MAIN.replace("@PIPELINE@", repr(exp.get("pipeline", "inductor")))
         .replace("@EXPECTED@", repr(exp.get("verdict")))
         .replace("@OPTIONS@", repr(dict(meta.get("pipeline_options") or {})))
         .replace("@DYNAMO@", repr(dynamo))
         .replace("@FAILING@", repr(_failing_executors(meta.get("explanation") or "")))
+        .replace("@NEEDS_CUDA@", repr(needs_cuda))
     )
-    return head + body + "\n\n" + render_inputs(program) + main
+    inputs = render_inputs(program, device="cuda" if needs_cuda else "cpu")
+    return head + body + "\n\n" + inputs + main
