@@ -233,8 +233,8 @@ def run_torchscript():
 def main():
     if NEEDS_CUDA and not torch.cuda.is_available():
         print("repro.py: this program needs a CUDA device (a CUDA finding, or user Triton "
-              "kernels launched natively); on a CPU machine replay the entry with "
-              "`aliasfuzz replay`, which runs kernels in Triton's interpreter")
+              "kernels launched natively); on a CPU machine use the fuzzer's replay "
+              "command on this entry, which runs kernels in Triton's interpreter")
         print(f"CANNOT RUN HERE ({PIPELINE}, expected: {EXPECTED})")
         return 3
     if PIPELINE == "torchscript":
