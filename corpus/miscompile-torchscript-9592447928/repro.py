@@ -103,12 +103,15 @@ def logged_reinplace(updater, graph):
     own_clones = {n.name for n in graph.nodes if n.target is torch.ops.aten.clone.default}
     rp.reinplace_inplaceable_ops(updater, graph)
     # a functional op with an in-place form still in the graph allocates a copy; a
-    # functionalized custom op copies its only_clone_these_tensors
+    # functionalized custom op copies its only_clone_these_tensors, a user Triton kernel
+    # its tensors_to_clone
     copying = {torch.ops.aten.clone.default, *rp._SCATTER_OP_TO_VIEW, *rp.inplaceable_ops}
     kept = [f"{n} ({n.target})" for n in graph.nodes
             if n.target in copying and n.name not in own_clones]
     for n in graph.nodes:
         kept += [f"{n}:{t}" for t in n.meta.get("only_clone_these_tensors", ()) or ()]
+        if "triton_kernel_wrapper_functional" in str(n.target):  # user kernels' clones
+            kept += [f"{n}:{t}" for t in n.kwargs.get("tensors_to_clone", ()) or ()]
     PASS_LOG.append({"kept": kept, "graph": str(graph)})
 
 
