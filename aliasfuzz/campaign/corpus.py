@@ -178,10 +178,28 @@ def known_signatures(corpus: str | os.PathLike) -> set[str]:
     return {p.name for p in list_entries(corpus)}
 
 
+def _writer_alive(tmp: Path) -> bool:
+    """Whether the process named in ``.tmp-<id>-<pid>`` is still running (it may be
+    another campaign writing into the same corpus)."""
+    pid = tmp.name.rsplit("-", 1)[-1]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
 def clean_temp(corpus: str | os.PathLike) -> list[Path]:
-    """Remove half-written ``.tmp-*`` folders left by a killed writer; return them."""
+    """Remove half-written ``.tmp-*`` folders left by a killed writer; return them.
+
+    A folder whose writer process is still alive (another campaign sharing the corpus) is
+    left alone."""
     c = Path(corpus)
-    gone = sorted(c.glob(".tmp-*")) if c.is_dir() else []
+    gone = [g for g in sorted(c.glob(".tmp-*")) if not _writer_alive(g)] if c.is_dir() else []
     for g in gone:
         shutil.rmtree(g, ignore_errors=True)
     return gone

@@ -166,15 +166,40 @@ def load_campaign(d: Path) -> tuple[CampaignOptions, dict[str, Any], list[dict[s
     return opts, start, Journal.events(d / "journal.jsonl")
 
 
+def _lock(run_dir: Path, cid: str):
+    """An exclusive lock on a campaign's folder for this driver's lifetime (released when
+    the process ends, also by ``kill -9``); raises :class:`InvalidArgument` when another
+    driver holds it: two drivers on one campaign would journal every task twice."""
+    import fcntl
+
+    if not run_dir.is_dir():
+        raise InvalidArgument(f"{run_dir}: not a resumable campaign directory")
+    f = open(run_dir / "lock", "a")  # noqa: SIM115 - held until the process ends
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise InvalidArgument(
+            f"campaign {cid} is being run by another aliasfuzz process ({run_dir})"
+        ) from None
+    return f
+
+
 class _Campaign:
     def __init__(self, opts: CampaignOptions, resume: Path | None, show: bool):
         self.opts = opts
         if resume is None:
             cid, self.dir, self.start = _new_campaign(opts)
+            self._lock = _lock(self.dir, cid)
             events: list[dict[str, Any]] = []
         else:
             self.dir = resume
-            saved, self.start, events = load_campaign(resume)
+            self._lock = _lock(resume, resume.name)
+            try:
+                saved, self.start, events = load_campaign(resume)
+            except InvalidArgument:
+                self._lock.close()
+                raise
             cid = self.start["id"]
             if saved.to_json() != opts.to_json():  # e.g. a new budget: the next resume keeps it
                 tmp = resume / "options.json.tmp"
@@ -281,6 +306,7 @@ class _Campaign:
                 self._log({"t": "end", "status": res.status, "flaky": res.flaky})
             self.journal.close()
             self._record(res.status)
+            self._lock.close()
         return res
 
     def _handle(self, pool: Pool, msg: tuple) -> int:

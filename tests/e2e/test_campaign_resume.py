@@ -139,3 +139,25 @@ def test_resume_refuses_flags_that_would_change_the_campaign(tmp_path, monkeypat
         err = capsys.readouterr().err
         assert rc == 2 and len(err.strip().splitlines()) == 1 and name in err, err
     assert not any(e["t"] == "end" for e in _events(state))  # nothing ran
+
+
+def test_a_second_driver_on_a_running_campaign_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    from aliasfuzz.campaign.driver import _lock
+    from aliasfuzz.cli import main as cli_main
+
+    state = tmp_path / "state"
+    args = ["run", "--programs", "1", "--pipelines", "debug-miscompile", "--state", str(state),
+            "--corpus", str(tmp_path / "corpus"), "--report", "none", "-q", "--workers", "1"]
+    assert cli_main(args) in (0, 1)
+    (run_dir,) = (state / "runs").iterdir()
+    held = _lock(run_dir, run_dir.name)  # as a running driver holds it
+    try:
+        capsys.readouterr()
+        assert cli_main(["run", "--resume", str(run_dir), "--state", str(state), "-q"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "being run by another aliasfuzz process" in err[0]
+    finally:
+        held.close()
+    # the lock dies with its holder: the folder can be locked again
+    _lock(run_dir, run_dir.name).close()

@@ -115,3 +115,16 @@ def test_temp_folders_are_invisible_and_cleaned(tmp_path):
     assert [e.name for e in store.list_entries(tmp_path)] == [store.entry_id(_meta(p)["signature"])]
     assert store.clean_temp(tmp_path) == [half]
     assert not half.exists()
+
+
+def test_clean_temp_leaves_a_live_writers_folder(tmp_path):
+    import os
+
+    from aliasfuzz.campaign.corpus import clean_temp
+
+    live = tmp_path / f".tmp-entry-{os.getppid()}"  # another campaign still writing
+    dead = tmp_path / ".tmp-entry-999999999"  # a killed writer's leftovers
+    for d in (live, dead):
+        d.mkdir()
+    assert clean_temp(tmp_path) == [dead]
+    assert live.is_dir() and not dead.exists()
