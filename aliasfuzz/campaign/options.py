@@ -205,7 +205,10 @@ class CampaignOptions:
 
 def _split(value: Any, name: str = "option") -> tuple[str, ...]:
     if isinstance(value, str):
-        return tuple(p.strip() for p in value.split(",") if p.strip())
+        items = [p.strip() for p in value.split(",")]
+        if value.strip() and not all(items):
+            raise InvalidArgument(f"{name} has an empty item: {value!r}")
+        return tuple(p for p in items if p)
     if not isinstance(value, list | tuple):
         raise InvalidArgument(f"{name} must be a comma list or a list of strings, not {value!r}")
     return tuple(value)
@@ -259,6 +262,10 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
     merged: dict[str, Any] = {}
     if config:
         merged.update(load_config(config))
+        if merged.get("programs") is not None and merged.get("time") is not None:
+            raise InvalidArgument(
+                f"config file {config!r} sets both 'time' and 'programs': give one budget"
+            )
     merged.update({k: v for k, v in flags.items() if v is not None})
     if "pipelines" in merged:
         merged["pipelines"] = _split(merged["pipelines"], "pipelines")

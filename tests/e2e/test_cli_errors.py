@@ -109,6 +109,8 @@ def test_report_out_unwritable(tmp_path, capsys):
         ("run = 5\n", "'run' must be a table"),
         ("[run]\nshrink = 1\n", "shrink"),
         ("[run]\nseed = -1\n", "--seed must be >= 0"),
+        ("[run]\ntime = 5\nprograms = 3\n", "give one budget"),
+        ('[run]\npipelines = "debug-miscompile,,debug-miscompile"\n', "empty item"),
         ("[run]\n[run.pipeline_options.debug-miscompile]\nno_such_key = 1\n", "no_such_key"),
         (
             "[run.pipeline_options.debug-miscompile.inductor_config]\nno_such_entry = 1\n",
