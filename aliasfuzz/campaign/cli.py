@@ -13,6 +13,8 @@ Output: one line per result on stdout, errors as one line on stderr. Exit codes:
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from pathlib import Path
 
@@ -236,9 +238,16 @@ def _cmd_check(args) -> int:
     from aliasfuzz.campaign import _judge
 
     pipelines = args.pipelines.split(",") if args.pipelines else None
-    activate_plugins(args.plugin or ())
-    load_checked_case(args.file)
-    rows = _judge.judge_case(args.file, pipelines)
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
+    cancel = _watchdog(args.timeout, f"check of {args.file} did not finish within "
+                       f"{args.timeout:g} s (a hang at import or in a pipeline)")
+    try:
+        activate_plugins(args.plugin or ())
+        load_checked_case(args.file)
+        rows = _judge.judge_case(args.file, pipelines)
+    finally:
+        cancel()  # check also runs inside other processes (tests): never fire later
     bad = 0
     for r in rows:
         exp, got = r.get("expected"), r["verdict"]
@@ -253,10 +262,39 @@ def _cmd_check(args) -> int:
     return 1 if bad else 0
 
 
+def _watchdog(seconds: float, message: str):
+    """End this process with ``message`` and exit 2 after ``seconds``: a user's case that
+    hangs (at import, or in a pipeline) must not hang ``check``. A daemon timer prints the
+    one-line error; faulthandler, whose watchdog needs no GIL, backs it up a little later
+    for a hang inside C code that holds the GIL (it dumps the stacks and exits 1)."""
+    import faulthandler
+    import threading
+
+    def fire() -> None:
+        print(f"aliasfuzz: error: {message}", file=sys.stderr, flush=True)
+        os._exit(2)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        faulthandler.dump_traceback_later(seconds + 10, exit=True, file=sys.__stderr__)
+    except (AttributeError, OSError, ValueError):  # no real stderr (e.g. captured): timer only
+        pass
+
+    def cancel() -> None:
+        timer.cancel()
+        faulthandler.cancel_dump_traceback_later()
+
+    return cancel
+
+
 def _add_check(sub) -> None:
     p = sub.add_parser("check", help="judge a case-format .py file per pipeline")
     p.add_argument("file", help="a file in the shared/cases format")
     p.add_argument("--pipelines", help="comma list (default: those in its expect block)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="seconds for the whole check (600); a hang is a one-line error, exit 2")
     _add_plugin_flag(p)
     p.set_defaults(func=_cmd_check)
 

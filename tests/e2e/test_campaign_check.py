@@ -51,3 +51,29 @@ def test_check_rejects_a_file_without_expect(tmp_path, capsys):
 def test_check_every_shared_case(case, capsys):
     rc = main(["check", str(case)])
     assert rc == 0, capsys.readouterr().out
+
+
+def test_check_of_a_case_that_hangs_is_a_one_line_error(tmp_path):
+    import subprocess
+    import sys
+
+    case = tmp_path / "hangs.py"
+    case.write_text(
+        '"""Hangs at import.\n\nexpect:\n  aot_eager: ok\n"""\nimport time\n\nimport torch\n\n'
+        "time.sleep(1000)\n\n\ndef program(x):\n    return x + 1\n\n\n"
+        "def inputs():\n    return (torch.ones(2),)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "aliasfuzz.cli", "check", str(case), "--timeout", "3"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert r.returncode == 2, r
+    assert r.stderr.strip().splitlines() == [
+        f"aliasfuzz: error: check of {case} did not finish within 3 s "
+        "(a hang at import or in a pipeline)"
+    ]
+    bad = subprocess.run(
+        [sys.executable, "-m", "aliasfuzz.cli", "check", str(case), "--timeout", "nan"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert bad.returncode == 2 and "--timeout" in bad.stderr
