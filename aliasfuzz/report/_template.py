@@ -59,7 +59,7 @@ An unsafe candidate that was reinplaced is a bug; a safe one that was copied is 
 <p>{{ f.explanation }}</p>
 <p class="muted">statements: {{ f.statements.original }} → {{ f.statements.minimized }} after shrinking; op kinds {{ f.signature.op_kinds|join(", ") }}</p>
 {% if f.diff %}<h4>eager / compiled</h4><pre>{{ f.diff }}</pre>{% endif %}
-<h4>minimized repro (corpus/{{ f.id }}/repro.py)</h4><pre>{{ f.repro }}</pre>{% endif %}
+<h4>minimized program (standalone repro: corpus/{{ f.id }}/repro.py)</h4><pre>{{ f.repro }}</pre>{% endif %}
 </details>{% else %}<p>No findings in this campaign.</p>{% endfor %}
 
 <h2>Op-kind coverage</h2>

@@ -70,7 +70,16 @@ def _finding(corpus: Path, f: dict[str, Any]) -> dict[str, Any]:
     except InvalidArgument as e:
         row["error"] = str(e)
         return row
-    row["repro"] = (entry.path / "repro.py").read_text()
+    # the minimized program and its inputs; the standalone repro.py beside it adds ~250
+    # lines of harness per finding, which made reports of many findings heavy (477 KB for 33)
+    from aliasfuzz.fuzz.render import render_inputs, render_module
+
+    device = "cuda" if str(entry.meta.get("device", "cpu")).startswith("cuda") else "cpu"
+    row["repro"] = (
+        render_module(entry.program, inline_preludes=True).source
+        + "\n\n"
+        + render_inputs(entry.program, device=device)
+    )
     row["explanation"] = entry.meta.get("explanation", "")
     row["diff"] = entry.meta.get("diff", "")
     row["statements"] = entry.meta.get("statements", {})
