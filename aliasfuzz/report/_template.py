@@ -41,6 +41,12 @@ by design (e.g. unscriptable, unsupported custom ops), or eager itself raised.</
 {% for r, n in reasons.items() %}<tr><td class="l">{{ r }}</td><td>{{ n }}</td></tr>{% endfor %}
 </table>{% else %}<p class="muted">none</p>{% endfor %}
 
+<h2>Runs the oracle could not decide</h2>
+<p>Runs judged <code>unknown</code> (never findings), by reason.</p>
+{% for p, reasons in unknown.items() %}<table class="rejections"><tr><th class="l">{{ p }}: reason</th><th>runs</th></tr>
+{% for r, n in reasons.items() %}<tr><td class="l">{{ r }}</td><td>{{ n }}</td></tr>{% endfor %}
+</table>{% else %}<p class="muted">none</p>{% endfor %}
+
 <h2>Decisions against ground truth</h2>
 <p>Per pipeline: the oracle's ground truth of each candidate against what the pass did.
 An unsafe candidate that was reinplaced is a bug; a safe one that was copied is a missed opportunity.</p>

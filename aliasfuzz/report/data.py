@@ -54,6 +54,17 @@ def rejection_reason(outcome: dict[str, Any]) -> str:
     return f"{outcome.get('check') or 'unknown'}: {head[:120]}"
 
 
+def undecided(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """pipeline -> reason -> number of ``unknown`` runs (the oracle could not decide), the
+    reason being the explanation with numbers (node suffixes, counts) replaced by ``N``."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    for e in tasks:
+        if e["outcome"]["verdict"] == "unknown":
+            text = (e["outcome"].get("explanation") or "").split("\n")[0]
+            out[e["pipeline"]][re.sub(r"\d+", "N", text)[:160] or "(no explanation)"] += 1
+    return {p: dict(c.most_common()) for p, c in sorted(out.items())}
+
+
 def _rejections(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """pipeline -> reason -> number of ``invalid-program`` runs (programs a pipeline refused)."""
     out: dict[str, Counter] = defaultdict(Counter)
@@ -132,6 +143,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         "seconds_per_task": {p: sorted(s) for p, s in sorted(seconds.items())},
         "confusion": _confusion(tasks),
         "rejections": _rejections(tasks),
+        "unknown": undecided(tasks),
         "coverage": {
             "programs_with_kind": dict(sorted(kinds.items())),
             "verdicts_by_kind": {k: dict(c) for k, c in sorted(coverage.items())},

@@ -194,3 +194,21 @@ def test_renders_in_headless_chromium(report, tmp_path):
     flat = img[..., :3].reshape(-1, 3)
     assert len({tuple(px) for px in flat[::97].round(2).tolist()}) > 20
     assert (flat.mean(axis=1) < 0.3).mean() > 0.002
+
+
+def test_unknown_runs_are_listed_by_reason():
+    from aliasfuzz.report.data import undecided
+
+    def task(pipeline, verdict, explanation):
+        return {"pipeline": pipeline, "outcome": {"verdict": verdict, "explanation": explanation}}
+
+    tasks = [
+        task("inductor", "unknown", "triton_kernel_wrapper_functional_proxy_1 (s_ptr) undecided: 4 runs agree"),
+        task("inductor", "unknown", "triton_kernel_wrapper_functional_proxy_7 (s_ptr) undecided: 2 runs agree"),
+        task("inductor", "ok", ""),
+        task("aot_eager", "unknown", "index_put_3 undecided"),
+    ]
+    assert undecided(tasks) == {
+        "aot_eager": {"index_put_N undecided": 1},
+        "inductor": {"triton_kernel_wrapper_functional_proxy_N (s_ptr) undecided: N runs agree": 2},
+    }
