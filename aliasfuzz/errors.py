@@ -10,6 +10,18 @@ of the systems under test are data (verdicts), not exceptions.
 """
 
 
+def one_line(e: BaseException, limit: int | None = None) -> str:
+    """``"ErrorType: message"`` on one line for reports and explanations: the message's first
+    non-empty line, joined with the next one when the first only introduces it (Dynamo's
+    ``BackendCompilerFailed: backend='...' raised:`` puts the backend's own error on the
+    following line); the message part cut to ``limit`` characters when given."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    text = ""
+    if lines:
+        text = f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
+    return f"{type(e).__name__}: {text[:limit] if limit is not None else text}"
+
+
 class InvalidArgument(ValueError):
     """A user's mistake: bad input that aliasfuzz refuses with a clear one-line message."""
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from aliasfuzz.errors import one_line
 from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.verdict import Verdict
 
@@ -247,21 +248,8 @@ def _requires_grad(eager: EagerResult, compiled: EagerResult, out_labels, in_lab
     return Check("requires_grad", Verdict.OK)
 
 
-def _headline(message: str) -> str:
-    """The first line of an exception message, with the next non-empty one when the first
-    only introduces it (Dynamo's ``BackendCompilerFailed: backend='...' raised:`` puts the
-    backend's own error on the following line)."""
-    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    if lines[0].endswith(":") and len(lines) > 1:
-        return f"{lines[0]} {lines[1]}"
-    return lines[0]
-
-
 def _exceptions(e: BaseException | None, c: BaseException | None) -> Check:
-    def name(x):
-        return f"{type(x).__name__}: {_headline(str(x))}"
+    name = one_line
 
     if e is not None and c is not None:
         return Check(

@@ -55,6 +55,7 @@ from typing import Any
 
 import torch
 
+from aliasfuzz.errors import one_line
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import OpDef, OpKind, ValueMeta
 from aliasfuzz.oracle import confirm as _confirm
@@ -225,13 +226,8 @@ class _CatchFallback(logging.Filter):
         if not _FALLBACK_MESSAGE.search(str(record.msg)):
             return True
         e = record.exc_info[1] if record.exc_info else None
-        self.reasons.append(_one_line(e) if e is not None else "no exception recorded")
+        self.reasons.append(one_line(e) if e is not None else "no exception recorded")
         return False
-
-
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}"
 
 
 @contextlib.contextmanager
@@ -385,7 +381,7 @@ def _compare(d: OpDef, metas: Sequence[ValueMeta], params: dict, key: tuple) -> 
     try:
         kernel, kwargs, kname = _bind(d, tensors, params)
     except Exception as e:  # a row outside the launch convention: nothing to compare
-        raise _Unbound(_one_line(e)) from e
+        raise _Unbound(one_line(e)) from e
     param_of = {id(v): k for k, v in kwargs.items() if isinstance(v, torch.Tensor)}
     return _Compared(
         kname,

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from aliasfuzz.errors import one_line
 from aliasfuzz.fuzz.eager import EagerResult, alias_map
 
 __all__ = ["CallRecord", "compare_results", "last_graph", "run_calls"]
@@ -79,7 +80,7 @@ def compare_results(
             return []
         side, err = ("torchscript", got.error) if got.error is not None else ("eager", eager.error)
         return [
-            f"only {side} raised {type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
+            f"only {side} raised {one_line(err, 200)}"
         ]
     out = []
     if len(eager.outputs) != len(got.outputs):
@@ -116,7 +117,7 @@ def _grads(res: EagerResult, inputs: tuple[Any, ...]) -> tuple[Any, ...] | str |
     try:
         gs = torch.autograd.grad(loss, leaves, allow_unused=True)
     except Exception as e:  # a failing backward is data
-        return f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+        return one_line(e, 200)
     return tuple(torch.zeros_like(t) if g is None else g for t, g in zip(leaves, gs, strict=True))
 
 

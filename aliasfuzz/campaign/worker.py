@@ -213,6 +213,7 @@ def device_fault(device: str) -> str | None:
     debug pipeline ``debug-cuda-fault`` simulates a fault on machines without a GPU.
     """
     from aliasfuzz.campaign import _debug
+    from aliasfuzz.errors import one_line
 
     if _debug.simulated_fault is not None:
         return _debug.simulated_fault
@@ -226,7 +227,7 @@ def device_fault(device: str) -> str | None:
         torch.cuda.synchronize()
         torch.ones(1, device=device).add_(1).item()
     except Exception as e:  # noqa: BLE001 - any failure here means the context is unusable
-        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        return one_line(e)
     return None
 
 

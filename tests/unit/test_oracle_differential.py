@@ -93,11 +93,14 @@ def test_exception_policy(eager_err, compiled_err, verdict):
 
 
 def test_an_exception_headline_keeps_the_line_a_wrapper_introduces():
-    from aliasfuzz.oracle.differential import _headline
+    from aliasfuzz.errors import one_line
 
     wrapped = "backend='backend' raised:\nRuntimeError: as_strided_scatter: out of bounds\n\nmore"
-    assert _headline(wrapped) == (
-        "backend='backend' raised: RuntimeError: as_strided_scatter: out of bounds"
+    assert one_line(RuntimeError(wrapped)) == (
+        "RuntimeError: backend='backend' raised: RuntimeError: as_strided_scatter: out of bounds"
     )
-    assert _headline("shape '[5]' is invalid\ndetails") == "shape '[5]' is invalid"
-    assert _headline("") == ""
+    assert one_line(ValueError("shape '[5]' is invalid\ndetails")) == (
+        "ValueError: shape '[5]' is invalid"
+    )
+    assert one_line(ValueError("abcdef"), 3) == "ValueError: abc"
+    assert one_line(KeyError()) == "KeyError: "
