@@ -352,11 +352,8 @@ def _replayed_writes(d: OpDef, metas: Sequence[ValueMeta], params: dict) -> list
     from aliasfuzz.errors import InvalidArgument
     from aliasfuzz.fuzz.ops import kernels
 
-    replay = getattr(kernels, "accesses", None)
-    if replay is None:
-        return None
     try:
-        stores = {(a.arg, a.element) for a in replay(d.name, metas, params) if a.write}
+        stores = {(a.arg, a.element) for a in kernels.accesses(d.name, metas, params) if a.write}
     except InvalidArgument:
         return None
     return [sum(1 for arg, _ in stores if arg == i) * m.itemsize for i, m in enumerate(metas)]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import torch
 
+from aliasfuzz.fuzz.ops.kernels import is_traced
 from aliasfuzz.passes.hygiene import resolve
 
 __all__ = ["enable", "enabled"]  # FakeCudaDriver too, built lazily by __getattr__
@@ -69,13 +70,6 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-def _is_traced(value) -> bool:
-    """Whether ``value`` is a tensor seen by a tracer (fake, functional, proxy) right now."""
-    if not isinstance(value, torch.Tensor):
-        return False
-    return type(value) is not torch.Tensor or torch._is_functional_tensor(value)
-
-
 def _traced_launch(kernel, args, kwargs, grid):
     """``kernel[grid](...)`` on traced tensors as ``triton_kernel_wrapper_mutation``, or None.
 
@@ -84,7 +78,7 @@ def _traced_launch(kernel, args, kwargs, grid):
     ``torch.library.wrap_triton`` records it as Dynamo does, and the wrapper's dense
     implementation comes back to ``JITFunction.run`` with real tensors.
     """
-    if not any(_is_traced(a) for a in (*args, *kwargs.values())):
+    if not any(is_traced(a) for a in (*args, *kwargs.values())):
         return None
     wrap_triton = resolve("torch.library", "wrap_triton")
     return (wrap_triton(kernel)[grid](*args, **kwargs),)

@@ -3,8 +3,9 @@
 Program ``i`` of a campaign is ``generate_one(seed, i)`` (:mod:`aliasfuzz.fuzz.sample`),
 so a campaign's programs are a pure function of its seed (and the versions), on any
 number of workers and across ``--resume``. Each (program, pipeline) task runs in a
-:class:`~aliasfuzz.campaign.worker.Worker`; a ``crash`` or ``timeout`` is re-run once in a
-fresh worker before it is believed (:func:`confirmed`); each finding is shrunk
+:class:`~aliasfuzz.campaign.worker.Worker`; a ``crash`` or ``timeout`` of a dead or silent
+worker (:func:`needs_confirmation`) is re-run once in a fresh worker before it is believed
+(:func:`confirmed`); each finding is shrunk
 (:mod:`.shrink`, Hypothesis's shrinker) in a worker too, then deduplicated by
 :func:`~aliasfuzz.campaign.corpus.signature` and written atomically to the corpus. The
 journal (:mod:`.journal`) makes a killed campaign resumable; the history (:mod:`.history`)
@@ -79,7 +80,8 @@ def needs_confirmation(out: dict[str, Any]) -> bool:
 
 
 def confirmed(first: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
-    """The outcome of a task whose first run gave ``first`` (a crash or timeout) and whose
+    """The outcome of a task whose first run gave ``first`` (a crash or timeout that
+    :func:`needs_confirmation`) and whose
     re-run in a fresh worker gave ``rerun``.
 
     The re-run decides: a worker killed from outside (an OOM killer's or a user's

@@ -65,16 +65,18 @@ from aliasfuzz.fuzz.ops import _kernelgen as kg
 from aliasfuzz.fuzz.ops._kernelsrc import SOURCES
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
 
-__all__ = ["OPS", "accesses", "eval_expr", "launch", "render_expr"]
+__all__ = ["OPS", "accesses", "eval_expr", "is_traced", "launch", "render_expr"]
 
 _HAVE_TRITON = importlib.util.find_spec("triton") is not None
 
 
-def _is_plain(value: Any) -> bool:
-    """A real tensor, not one a tracer sees (fake, functional, proxy)."""
+def is_traced(value: Any) -> bool:
+    """Whether ``value`` is a tensor seen by a tracer (fake, functional, proxy) right now."""
     import torch
 
-    return type(value) is torch.Tensor and not torch._is_functional_tensor(value)
+    if not isinstance(value, torch.Tensor):
+        return False
+    return type(value) is not torch.Tensor or torch._is_functional_tensor(value)
 
 
 def _route_cpu_launches(kernel) -> None:
@@ -94,7 +96,7 @@ def _route_cpu_launches(kernel) -> None:
         import torch
 
         tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-        plain = tensors and all(_is_plain(t) for t in tensors)
+        plain = tensors and not any(is_traced(t) for t in tensors)
         devices = {t.device.type for t in tensors}
         if plain and len(devices) > 1:
             # what a native launch refuses too: one kernel, one device
@@ -201,21 +203,15 @@ def _render(tree, e) -> str:
 
 # -- launching -------------------------------------------------------------------------
 def launch(kernel, grid: Sequence[int], *args: Any, **constexprs: Any) -> None:
-    """Launch ``kernel[grid](*args, **constexprs)``; CPU tensors go through the interpreter.
+    """Launch ``kernel[grid](*args, **constexprs)``, as the rendered statement does.
 
-    The interpreter copies each distinct storage to the host once and back afterwards, so
-    arguments sharing a storage (case b15) see each other's writes as on a GPU.
+    Where it runs is the kernel's own routing (:func:`_route_cpu_launches`, installed on
+    every registered kernel): plain CPU tensors go to Triton's interpreter, which copies
+    each distinct storage to the host once and back afterwards, so arguments sharing a
+    storage (case b15) see each other's writes as on a GPU; CUDA and traced tensors take
+    the native (or ``passes/triton_compat.py``) path.
     """
-    import torch
-
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if tensors and all(t.device.type == "cpu" for t in tensors):
-        from triton.runtime.interpreter import InterpretedFunction
-
-        fn = getattr(kernel, "fn", kernel)  # a JITFunction, or a plain function
-        InterpretedFunction(fn)[tuple(grid)](*args, **constexprs)
-    else:
-        kernel[tuple(grid)](*args, **constexprs)
+    kernel[tuple(grid)](*args, **constexprs)
 
 
 def _layouts(tensors) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
