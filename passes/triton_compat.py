@@ -70,39 +70,30 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-def _traced_launch(kernel, args, kwargs, grid):
-    """``kernel[grid](...)`` on traced tensors as ``triton_kernel_wrapper_mutation``, or None.
-
-    Outside Dynamo (make_fx, aot_function) a native launch would hand fake tensors to the
-    kernel (on a GPU: a launch on pointers of fake storage, an illegal memory access);
-    ``torch.library.wrap_triton`` records it as Dynamo does, and the wrapper's dense
-    implementation comes back to ``JITFunction.run`` with real tensors.
-    """
-    if not any(is_traced(a) for a in (*args, *kwargs.values())):
-        return None
-    wrap_triton = resolve("torch.library", "wrap_triton")
-    return (wrap_triton(kernel)[grid](*args, **kwargs),)
-
-
 def _interpreted_run(self, *args, grid, warmup, **kwargs):
-    traced = _traced_launch(self, args, kwargs, grid)
-    if traced is not None:
-        return traced[0]
+    """A launch on real CPU tensors, in Triton's interpreter."""
     from triton.runtime.interpreter import InterpretedFunction
 
     return InterpretedFunction(self.fn).run(*args, grid=grid, warmup=warmup, **kwargs)
 
 
-def _route_traced(native_run):
-    """``JITFunction.run`` for a GPU machine: traced tensors through the wrapper, else native."""
+def _route_traced(real_run):
+    """``JITFunction.run`` that records a launch on traced tensors through
+    ``torch.library.wrap_triton`` and gives real tensors to ``real_run`` (the native launch
+    on a GPU, :func:`_interpreted_run` on CPU).
+
+    Outside Dynamo (make_fx, aot_function) a native launch would hand fake tensors to the
+    kernel (on a GPU: a launch on pointers of fake storage, an illegal memory access);
+    ``wrap_triton`` records it as ``triton_kernel_wrapper_mutation``, as Dynamo does, and the
+    wrapper's dense implementation comes back here with real tensors.
+    """
 
     def run(self, *args, grid, warmup, **kwargs):
-        traced = _traced_launch(self, args, kwargs, grid)
-        if traced is not None:
-            return traced[0]
-        return native_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if any(is_traced(a) for a in (*args, *kwargs.values())):
+            return resolve("torch.library", "wrap_triton")(self)[grid](*args, **kwargs)
+        return real_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
-    run.aliasfuzz_native = native_run
+    run.aliasfuzz_native = real_run
     return run
 
 
@@ -122,7 +113,8 @@ def enable() -> bool:
     """Apply the patches when there is no CUDA device; return whether they are active.
 
     Raises :class:`~aliasfuzz.passes.hygiene.HookNotFound` if a patched Triton or torch
-    function is missing. Does nothing (returns False) with a GPU or without triton.
+    function is missing. Returns False without triton (nothing done) and with a GPU (only
+    the traced-tensor route of :func:`_route_traced` is installed on the native launch).
     """
     global _ENABLED
     if _ENABLED:
@@ -142,6 +134,6 @@ def enable() -> bool:
 
     driver.set_active(_make_driver_class()())
     torch_triton.has_triton = lambda: True
-    jit_function.run = _interpreted_run
+    jit_function.run = _route_traced(_interpreted_run)
     _ENABLED = True
     return True
