@@ -35,9 +35,8 @@ from typing import Any
 
 from aliasfuzz.campaign.driver import run_campaign
 from aliasfuzz.campaign.options import CampaignOptions
-from aliasfuzz.campaign.shrink import same_failure, shrink, without_statement
+from aliasfuzz.campaign.shrink import is_valid, same_failure, shrink, without_statement
 from aliasfuzz.campaign.worker import Worker
-from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 
 
@@ -46,16 +45,9 @@ def ddmin(program: Program, outcome: dict[str, Any], evaluate, budget: int):
     output at a time, to a fixpoint; ``(smallest, its outcome, executions spent)``."""
     best, best_out, spent = program, outcome, 0
 
-    def valid(p: Program) -> bool:
-        try:
-            p.validate()
-        except InvalidArgument:
-            return False
-        return True
-
     def attempt(candidate: Program) -> bool:
         nonlocal best, best_out, spent
-        if spent >= budget or not valid(candidate):
+        if spent >= budget or not is_valid(candidate):
             return False
         spent += 1
         out = evaluate(candidate)

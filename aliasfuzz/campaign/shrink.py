@@ -42,7 +42,14 @@ from typing import Any
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 
-__all__ = ["reduce_program", "reductions", "same_failure", "shrink", "without_statement"]
+__all__ = [
+    "is_valid",
+    "reduce_program",
+    "reductions",
+    "same_failure",
+    "shrink",
+    "without_statement",
+]
 
 Evaluate = Callable[[Program], dict[str, Any]]
 
@@ -87,7 +94,8 @@ def reduce_program(program: Program, keep: Sequence[bool], keep_outputs: Sequenc
     return program.with_body(tuple(body), outputs)
 
 
-def _valid(p: Program) -> bool:
+def is_valid(p: Program) -> bool:
+    """Whether ``p`` validates (:meth:`Program.validate` raises nothing)."""
     try:
         p.validate()
     except InvalidArgument:
@@ -113,7 +121,7 @@ def reductions(program: Program):
         keep_outputs = [draw(st.booleans()) for _ in program.outputs]
         keep = [draw(st.booleans()) for _ in range(n)][::-1]
         candidate = reduce_program(program, keep, keep_outputs)
-        if not _valid(candidate):
+        if not is_valid(candidate):
             reject()
         return candidate
 
