@@ -37,7 +37,7 @@ from typing import Any
 
 from aliasfuzz.fuzz.ir import Program
 
-__all__ = ["render_repro"]
+__all__ = ["program_text", "render_repro"]
 
 _MAIN = r'''
 
@@ -313,6 +313,27 @@ def _failing_executors(explanation: str) -> list[str]:
     return out
 
 
+def _needs_cuda(program: Program, meta: dict[str, Any]) -> bool:
+    """A CUDA finding, or a program with user Triton kernels (launched natively)."""
+    from aliasfuzz.fuzz.ops import OpKind, lookup
+
+    kernels = any(lookup(op.op).kind is OpKind.TRITON for op in program.body)
+    return kernels or str(meta.get("device", "cpu")).startswith("cuda")
+
+
+def program_text(program: Program, meta: dict[str, Any]) -> str:
+    """The program (custom ops and kernels inlined) and its ``make_inputs``, with inputs on
+    the device the entry needs: the part of ``repro.py`` a report shows."""
+    from aliasfuzz.fuzz.render import render_inputs, render_module
+
+    device = "cuda" if _needs_cuda(program, meta) else "cpu"
+    return (
+        render_module(program, inline_preludes=True).source
+        + "\n\n"
+        + render_inputs(program, device=device)
+    )
+
+
 def render_repro(program: Program, meta: dict[str, Any]) -> str:
     """The source text of ``repro.py`` for ``program`` and its corpus entry ``meta``.
 
@@ -323,7 +344,6 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     or a program with user Triton kernels, whose inputs are then built on ``cuda``).
     """
     from aliasfuzz.fuzz.ops import OpKind, lookup
-    from aliasfuzz.fuzz.render import render_inputs, render_module
 
     exp = meta.get("expected", {})
     head = (
@@ -332,10 +352,8 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
         f"{(meta.get('explanation') or '').strip()[:400]}\n\n"
         f'Versions: {meta.get("versions", {})}. Run: python repro.py\n"""\n'
     )
-    body = render_module(program, inline_preludes=True).source
     dynamo = any(lookup(op.op).kind is OpKind.CONTROL for op in program.body)
-    kernels = any(lookup(op.op).kind is OpKind.TRITON for op in program.body)
-    needs_cuda = kernels or str(meta.get("device", "cpu")).startswith("cuda")
+    needs_cuda = _needs_cuda(program, meta)
     main = (
         _MAIN.replace("@PIPELINE@", repr(exp.get("pipeline", "inductor")))
         .replace("@EXPECTED@", repr(exp.get("verdict")))
@@ -344,5 +362,4 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
         .replace("@FAILING@", repr(_failing_executors(meta.get("explanation") or "")))
         .replace("@NEEDS_CUDA@", repr(needs_cuda))
     )
-    inputs = render_inputs(program, device="cuda" if needs_cuda else "cpu")
-    return head + body + "\n\n" + inputs + main
+    return head + program_text(program, meta) + main

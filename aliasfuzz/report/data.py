@@ -12,6 +12,7 @@ from typing import Any
 from aliasfuzz.campaign.corpus import load_entry
 from aliasfuzz.campaign.driver import load_campaign
 from aliasfuzz.campaign.history import History
+from aliasfuzz.campaign.repro import program_text
 from aliasfuzz.errors import InvalidArgument
 
 __all__ = ["SUMMARY_VERSION", "collect"]
@@ -54,24 +55,29 @@ def rejection_reason(outcome: dict[str, Any]) -> str:
     return f"{outcome.get('check') or 'unknown'}: {head[:120]}"
 
 
+def _by_reason(tasks: list[dict[str, Any]], verdict: str, reason) -> dict[str, dict[str, int]]:
+    """pipeline -> ``reason(outcome)`` -> number of runs judged ``verdict``."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    for e in tasks:
+        if e["outcome"]["verdict"] == verdict:
+            out[e["pipeline"]][reason(e["outcome"])] += 1
+    return {p: dict(c.most_common()) for p, c in sorted(out.items())}
+
+
+def _undecided_reason(outcome: dict[str, Any]) -> str:
+    text = (outcome.get("explanation") or "").split("\n")[0]
+    return re.sub(r"\d+", "N", text)[:160] or "(no explanation)"
+
+
 def undecided(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """pipeline -> reason -> number of ``unknown`` runs (the oracle could not decide), the
     reason being the explanation with numbers (node suffixes, counts) replaced by ``N``."""
-    out: dict[str, Counter] = defaultdict(Counter)
-    for e in tasks:
-        if e["outcome"]["verdict"] == "unknown":
-            text = (e["outcome"].get("explanation") or "").split("\n")[0]
-            out[e["pipeline"]][re.sub(r"\d+", "N", text)[:160] or "(no explanation)"] += 1
-    return {p: dict(c.most_common()) for p, c in sorted(out.items())}
+    return _by_reason(tasks, "unknown", _undecided_reason)
 
 
 def _rejections(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """pipeline -> reason -> number of ``invalid-program`` runs (programs a pipeline refused)."""
-    out: dict[str, Counter] = defaultdict(Counter)
-    for e in tasks:
-        if e["outcome"]["verdict"] == "invalid-program":
-            out[e["pipeline"]][rejection_reason(e["outcome"])] += 1
-    return {p: dict(c.most_common()) for p, c in sorted(out.items())}
+    return _by_reason(tasks, "invalid-program", rejection_reason)
 
 
 def _finding(corpus: Path, f: dict[str, Any]) -> dict[str, Any]:
@@ -83,14 +89,7 @@ def _finding(corpus: Path, f: dict[str, Any]) -> dict[str, Any]:
         return row
     # the minimized program and its inputs; the standalone repro.py beside it adds ~250
     # lines of harness per finding, which made reports of many findings heavy (477 KB for 33)
-    from aliasfuzz.fuzz.render import render_inputs, render_module
-
-    device = "cuda" if str(entry.meta.get("device", "cpu")).startswith("cuda") else "cpu"
-    row["repro"] = (
-        render_module(entry.program, inline_preludes=True).source
-        + "\n\n"
-        + render_inputs(entry.program, device=device)
-    )
+    row["repro"] = program_text(entry.program, entry.meta)
     row["explanation"] = entry.meta.get("explanation", "")
     row["diff"] = entry.meta.get("diff", "")
     row["statements"] = entry.meta.get("statements", {})
