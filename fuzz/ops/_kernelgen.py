@@ -357,20 +357,24 @@ def _grid_2d(draw: Draw, rows_expr: Any, cols_expr: Any, rows: int, cols: int, b
     return _tail(draw, [g0, g1])
 
 
+def _launch_2d(draw: Draw, m_expr: str, m: int, n_expr: str, n: int) -> dict:
+    """Grid, BLOCK and extents ``M``/``N`` of a 2-d launch over ``m`` x ``n`` elements
+    (each extent the whole dim's expression, or sometimes fewer: a partial write)."""
+    m_expr = _extent(draw, m_expr, m)
+    n_expr = _extent(draw, n_expr, n)
+    m = m if isinstance(m_expr, str) else m_expr
+    n = n if isinstance(n_expr, str) else n_expr
+    block = draw.choice(BLOCKS)
+    grid = _grid_2d(draw, m_expr, n_expr, m, n, block)
+    return {"grid": grid, "BLOCK": block, "M": m_expr, "N": n_expr}
+
+
 def gen_scale2d(draw: Draw, metas: Metas) -> dict:
     x = metas[0]
     # walking x transposed (its dims and strides swapped) writes the same elements
     d0, d1 = (1, 0) if draw.boolean(0.2) else (0, 1)
-    m_expr = _extent(draw, f"size(0,{d0})", x.shape[d0])
-    n_expr = _extent(draw, f"size(0,{d1})", x.shape[d1])
-    m = x.shape[d0] if isinstance(m_expr, str) else m_expr
-    n = x.shape[d1] if isinstance(n_expr, str) else n_expr
-    block = draw.choice(BLOCKS)
     return {
-        "grid": _grid_2d(draw, m_expr, n_expr, m, n, block),
-        "BLOCK": block,
-        "M": m_expr,
-        "N": n_expr,
+        **_launch_2d(draw, f"size(0,{d0})", x.shape[d0], f"size(0,{d1})", x.shape[d1]),
         "s0": f"stride(0,{d0})",
         "s1": f"stride(0,{d1})",
         "alpha": draw.choice(ALPHAS),
@@ -383,16 +387,8 @@ def gen_transpose_copy(draw: Draw, metas: Metas) -> dict:
     m_expr = "size(1,0)" if out.shape[0] <= x.shape[1] else "size(0,1)"
     n_expr = "size(1,1)" if out.shape[1] <= x.shape[0] else "size(0,0)"
     m, n = min(out.shape[0], x.shape[1]), min(out.shape[1], x.shape[0])
-    m_expr = _extent(draw, m_expr, m)
-    n_expr = _extent(draw, n_expr, n)
-    m = m if isinstance(m_expr, str) else m_expr
-    n = n if isinstance(n_expr, str) else n_expr
-    block = draw.choice(BLOCKS)
     return {
-        "grid": _grid_2d(draw, m_expr, n_expr, m, n, block),
-        "BLOCK": block,
-        "M": m_expr,
-        "N": n_expr,
+        **_launch_2d(draw, m_expr, m, n_expr, n),
         "xs0": "stride(0,0)",
         "xs1": "stride(0,1)",
         "os0": "stride(1,0)",
