@@ -23,7 +23,6 @@ Without an importable triton this family is empty.
 
 from __future__ import annotations
 
-from aliasfuzz.fuzz import preludes
 from aliasfuzz.fuzz.ops import kernels
 from aliasfuzz.fuzz.ops.core import OpDef
 
@@ -57,9 +56,8 @@ def fzp_scale_default(out_ptr, x_ptr, n, BLOCK: tl.constexpr, ALPHA: tl.constexp
 
 if kernels._HAVE_TRITON:
     for _name, _src in _KERNELS.items():
-        preludes.register(_name, _src)
         # the eager reference on plain CPU tensors runs interpreted, like the library's
-        kernels._route_cpu_launches(getattr(preludes, _name))
+        kernels.register_kernel(_name, _src)
 
 
 def _copy_if_writes(metas, v):

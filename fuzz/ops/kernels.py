@@ -65,7 +65,15 @@ from aliasfuzz.fuzz.ops import _kernelgen as kg
 from aliasfuzz.fuzz.ops._kernelsrc import SOURCES
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
 
-__all__ = ["OPS", "accesses", "eval_expr", "is_traced", "launch", "render_expr"]
+__all__ = [
+    "OPS",
+    "accesses",
+    "eval_expr",
+    "is_traced",
+    "launch",
+    "register_kernel",
+    "render_expr",
+]
 
 _HAVE_TRITON = importlib.util.find_spec("triton") is not None
 
@@ -115,10 +123,16 @@ def _route_cpu_launches(kernel) -> None:
     kernel.run = run
 
 
+def register_kernel(name: str, source: str) -> None:
+    """Register kernel module ``source`` as prelude ``name`` (written to a file: ``@triton.jit``
+    reads its source) and route its launches on plain CPU tensors to the interpreter."""
+    preludes.register(name, source)
+    _route_cpu_launches(getattr(preludes, name))
+
+
 if _HAVE_TRITON:
     for _name, _src in SOURCES.items():
-        preludes.register(_name, _src)
-        _route_cpu_launches(getattr(preludes, _name))
+        register_kernel(_name, _src)
 
 
 # -- layout expressions ----------------------------------------------------------------
