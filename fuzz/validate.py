@@ -23,12 +23,10 @@ from typing import Any
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program
 from aliasfuzz.fuzz.ops import lookup
-from aliasfuzz.fuzz.ops.core import OpDef, ValueMeta
+from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, OpDef, ValueMeta
 
 __all__ = ["Step", "Typed", "infer"]
 
-#: Above this many elements, overlap checks are skipped (generated programs stay far below).
-_ENUM_LIMIT = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -82,7 +80,7 @@ def _input_values(program: Program) -> dict[str, ValueMeta | None]:
 
 
 def _small(*metas: ValueMeta) -> bool:
-    return all(m.numel <= _ENUM_LIMIT for m in metas)
+    return all(m.numel <= ENUM_LIMIT for m in metas)
 
 
 def _check_writes(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> None:

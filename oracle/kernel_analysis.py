@@ -58,6 +58,7 @@ import torch
 from aliasfuzz.errors import one_line
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import OpDef, OpKind, ValueMeta
+from aliasfuzz.fuzz.ops.core import ENUM_LIMIT
 from aliasfuzz.oracle import confirm as _confirm
 from aliasfuzz.oracle.differential import Check
 from aliasfuzz.oracle.verdict import Verdict
@@ -91,7 +92,6 @@ _TRITON_KIND = "triton_kernel_wrapper_functional"
 _MODULE = "torch._higher_order_ops.triton_kernel_wrap"
 _FALLBACK_MESSAGE = re.compile(r"Encountered an exception in identify_\w+_tensors")
 _MAX_CONFIRMATIONS = 2
-_ENUM_LIMIT = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -338,7 +338,7 @@ def _written_bytes(d: OpDef, metas: Sequence[ValueMeta], params: dict) -> list[i
         if w.numel == 0:
             continue
         for i in idx:
-            if w.numel <= _ENUM_LIMIT and isinstance(per_arg[i], set):
+            if w.numel <= ENUM_LIMIT and isinstance(per_arg[i], set):
                 per_arg[i] |= w.byte_footprint()
             else:
                 per_arg[i] = w.numel * w.itemsize

@@ -24,12 +24,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
-from aliasfuzz.fuzz.ops.core import Draw, ValueMeta
+from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, Draw, ValueMeta
 
 Metas = Sequence[ValueMeta]
 
-#: Above this many elements (or program lanes) shadow checks are skipped.
-ENUM_LIMIT = 1 << 16
 #: BLOCK sizes drawn, shrink target first.
 BLOCKS = (16, 4, 8, 32, 64, 128)
 #: Scale factors drawn: never 1 (nor 0), so a scaled nonzero element always changes.

@@ -24,6 +24,7 @@ from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import DTYPES, contiguous_strides
 
 __all__ = [
+    "ENUM_LIMIT",
     "Draw",
     "OpDef",
     "OpKind",
@@ -32,6 +33,11 @@ __all__ = [
     "fresh",
     "norm_dim",
 ]
+
+
+#: Above this many elements (or program lanes), element-by-element checks and byte sets are
+#: skipped: generated programs stay far below it, so they are always checked exactly.
+ENUM_LIMIT = 1 << 16
 
 
 class OpKind(enum.Enum):

@@ -63,7 +63,7 @@ from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz import preludes
 from aliasfuzz.fuzz.ops import _kernelgen as kg
 from aliasfuzz.fuzz.ops._kernelsrc import SOURCES
-from aliasfuzz.fuzz.ops.core import OpDef, OpKind
+from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, OpDef, OpKind
 
 __all__ = [
     "OPS",
@@ -312,8 +312,6 @@ def _row(
     )
 
 
-# Above this many elements the dense-footprint check is skipped (programs are small).
-_ENUM_LIMIT = 1 << 16
 
 
 def _flat_bound(*idx):
@@ -328,7 +326,7 @@ def _flat_bound(*idx):
                 raise InvalidArgument(
                     f"flat kernel reads {n} elements of a {m.numel}-element tensor"
                 )
-            if m.numel <= _ENUM_LIMIT and not set(range(m.offset, m.offset + n)) <= m.elements():
+            if m.numel <= ENUM_LIMIT and not set(range(m.offset, m.offset + n)) <= m.elements():
                 raise InvalidArgument(
                     f"flat kernel argument {i} is not dense: flat offsets leave its footprint"
                 )
