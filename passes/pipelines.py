@@ -27,7 +27,7 @@ from aliasfuzz.passes.execution import Execution, Failure
 from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.spy import SpyLog, reinplace_spy
 from aliasfuzz.passes.torchscript import torchscript_adapter
-from aliasfuzz.passes.tracing import copy_graph_module, trace_functional, with_line_marks
+from aliasfuzz.passes.tracing import copy_graph_module, trace_functional
 
 __all__ = ["PIPELINES", "PipelineOptions", "run_function", "run_pipeline"]
 
@@ -40,12 +40,7 @@ class PipelineOptions:
     ``dynamic``). ``auto_functionalized_v2``: ``torch._inductor.config.
     enable_auto_functionalized_v2`` while tracing (custom ops are wrapped in v1 when
     False). ``inductor_config``: extra ``torch._inductor.config`` entries for the run.
-    ``reorder_for_locality``: ``inductor-reinplace`` only; run Inductor's
-    ``reorder_for_locality`` before the pass, as the full pipeline does for inference.
-    ``dynamo``: ``inductor-reinplace`` only; trace through Dynamo (``torch.compile`` with
-    an ``aot_autograd`` backend) instead of ``aot_function``: slower, but data-dependent
-    control flow becomes graph breaks (``run_pipeline`` turns it on for programs with
-    control-flow statements). ``torchscript``: options of the ``torchscript`` pipeline
+    ``torchscript``: options of the ``torchscript`` pipeline
     (:class:`aliasfuzz.passes.torchscript.TorchScriptOptions` fields, e.g.
     ``profiling_executor``, ``calls``). Unknown config names raise :class:`InvalidArgument`.
     """
@@ -53,8 +48,6 @@ class PipelineOptions:
     dynamic: bool = False
     auto_functionalized_v2: bool = True
     inductor_config: Mapping[str, Any] = field(default_factory=dict)
-    reorder_for_locality: bool = False
-    dynamo: bool = False
     torchscript: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -207,65 +200,44 @@ def _inductor_noreinplace(run: _Run, ex: Execution) -> None:
     ex.extra["pass_calls"] = len(log.captures)
 
 
-def _make_updater(updater_cls: Any, gm: torch.fx.GraphModule) -> Any:
-    """``FakeTensorUpdater`` for ``gm``: torch 2.13 takes the GraphModule, 2.11 its Graph."""
-    params = list(inspect.signature(updater_cls.__init__).parameters)
-    return updater_cls(gm.graph if params[1:2] == ["graph"] else gm)
+def _post_grad_only(run: _Run) -> Callable:
+    """An ``inner_compile`` for ``compile_fx`` that stops where Inductor's codegen starts.
 
+    ``compile_fx`` hands ``inner_compile`` the graph after its pre-grad passes,
+    AOTAutograd (functionalization, Inductor's decompositions) and, for inference, the
+    joint-graph passes; ``compile_fx_inner`` would then run ``_recursive_post_grad_passes``
+    (``reorder_for_locality`` for inference, ``remove_noop_ops``, the pattern passes, the
+    reinplace pass and the decompositions of ``auto_functionalized`` and the Triton
+    wrapper) and lower the graph. This one runs the same post-grad passes, in Inductor's
+    order and under Inductor's config, and returns the graph itself as the compiled
+    forward (boxed calling convention, as ``compile_fx_inner``'s result is called).
+    Mirrors ``torch/_inductor/compile_fx.py::fx_codegen_and_compile`` up to its
+    ``_recursive_post_grad_passes`` call (torch 2.13 and 2.11).
+    """
+    post_grad = resolve("torch._inductor.compile_fx", "_recursive_post_grad_passes")
+    make_boxed_func = resolve("torch._functorch.aot_autograd", "make_boxed_func")
 
-def _run_pass_standalone(gm: torch.fx.GraphModule, reorder: bool) -> None:
-    """Inductor's reinplace pass and the two decompositions, as ``post_grad_passes`` runs them."""
-    pg = resolve("torch._inductor.fx_passes", "post_grad")
-    detect_fake_mode = resolve("torch._guards", "detect_fake_mode")
-    fake_tensor_updater = resolve("torch._inductor.fx_utils", "FakeTensorUpdater")
-    virtualized = resolve("torch._inductor.virtualized", "V")
-    fake_mode = detect_fake_mode([n.meta["val"] for n in gm.graph.nodes if "val" in n.meta])
-    with virtualized.set_fake_mode(fake_mode):
-        if reorder:
-            pg.reorder_for_locality(gm.graph)
-        pg.reinplace_inplaceable_ops(_make_updater(fake_tensor_updater, gm), gm.graph)
-        pg.decompose_triton_kernel_wrapper_functional(gm.graph)
-        pg.decompose_auto_functionalized(gm.graph)
-    gm.recompile()
+    def inner(gm: torch.fx.GraphModule, example_inputs, **kwargs):
+        run.clock.switch("compile")
+        post_grad(gm, is_inference=bool(kwargs.get("is_inference", False)))
+        gm.recompile()
+        run.clock.switch("run")
+        return make_boxed_func(gm.forward)
+
+    return inner
 
 
 def _inductor_reinplace(run: _Run, ex: Execution) -> None:
-    aot_function = resolve("torch._functorch.aot_autograd", "aot_function")
-    select_decomp_table = resolve("torch._inductor.decomposition", "select_decomp_table")
-    preserve_node_meta = resolve("torch.fx.traceback", "preserve_node_meta")
+    compile_fx = resolve("torch._inductor.compile_fx", "compile_fx")
+    inner = _post_grad_only(run)
 
-    def fw(gm, _example_inputs):
-        run.clock.switch("compile")
-        _run_pass_standalone(gm, run.options.reorder_for_locality)
-        run.clock.switch("run")
-        return gm
+    def backend(gm, example_inputs):
+        run.clock.switch("trace")
+        return compile_fx(gm, example_inputs, inner_compile=inner)
 
     hygiene.reset_program()
-    # how the graph was traced: its outputs are the program's, in order, only without Dynamo
-    ex.extra["tracer"] = "dynamo" if run.options.dynamo else "aot_function"
-    if run.options.dynamo:
-        aot_autograd = resolve("torch._dynamo.backends.common", "aot_autograd")
-        aot_backend = aot_autograd(
-            fw_compiler=fw,
-            decompositions=select_decomp_table(),
-            keep_inference_input_mutations=True,
-        )
-
-        def backend(gm, example_inputs):
-            run.clock.switch("trace")
-            return aot_backend(gm, example_inputs)
-
-        compiled = torch.compile(run.fn, backend=backend, dynamic=run.options.dynamic)
-    else:
-        compiled = aot_function(
-            with_line_marks(run.fn),
-            fw_compiler=fw,
-            decompositions=select_decomp_table(),
-            keep_inference_input_mutations=True,
-            dynamic=run.options.dynamic,
-        )
-    with reinplace_spy() as log, _config(run), preserve_node_meta():
-        _call(run, ex, compiled)
+    with reinplace_spy() as log, _config(run):
+        _call(run, ex, torch.compile(run.fn, backend=backend, dynamic=run.options.dynamic))
     log.check()
     _record_captures(run, ex, log)
 
@@ -366,18 +338,11 @@ def run_pipeline(
     """Run a :class:`~aliasfuzz.fuzz.ir.Program` through pipeline ``name`` on ``inputs``.
 
     The program is rendered to a file and loaded fresh; decisions name the statement
-    index each candidate came from. Programs with control-flow statements trace through
-    Dynamo (``PipelineOptions.dynamo``). See :func:`run_function` for errors.
+    index each candidate came from. See :func:`run_function` for errors.
     """
-    import dataclasses
-
-    from aliasfuzz.fuzz.ops import OpKind, lookup
     from aliasfuzz.fuzz.render import load_function
 
     options = _check(name, device, options)
-    if any(lookup(op.op).kind is OpKind.CONTROL for op in program.body):
-        # aot_function cannot trace a data-dependent branch; Dynamo breaks the graph there.
-        options = dataclasses.replace(options, dynamo=True)
     fn, rendered = load_function(program)
     statement_at = rendered.statement_at
     return run_function(

@@ -21,7 +21,7 @@ from typing import Any
 from aliasfuzz.campaign import _debug
 from aliasfuzz.fuzz.ir import Program
 
-__all__ = ["evaluate", "generate", "judge_case", "pipeline_names"]
+__all__ = ["blame", "evaluate", "generate", "judge_case", "pipeline_names"]
 
 #: Claim verdicts: their signature names the kind of the deciding decision only.
 _CLAIMS = ("unsafe-reinplace", "missed-reinplace")
@@ -71,6 +71,7 @@ def _judged(program: Program, pipeline: str, device: str, options: dict | None) 
             "kind": c.decision.kind,
             "reinplaced": bool(c.decision.reinplaced),
             "truth": c.truth.status if c.truth is not None else "unknown",
+            "rule": c.truth.witness.rule if c.truth is not None and c.truth.witness else None,
             "claim": c.claim.value if c.claim is not None else None,
         }
         for c in j.claims
@@ -102,3 +103,38 @@ def judge_case(path: str, pipelines: list[str] | None = None) -> list[dict[str, 
     from aliasfuzz.oracle.cases import judge_case as _judge_case
 
     return list(_judge_case(path, pipelines))
+
+
+def blame(
+    program: Program, pipeline: str, device: str, options: dict[str, Any] | None,
+    outcome: dict[str, Any],
+) -> dict[str, Any]:
+    """Blame a finding on a stage of its pipeline (:mod:`aliasfuzz.oracle.blame`), JSON-able.
+
+    ``{"stage", "stages", "trail", "reason", "full", "seconds"}``: ``full`` says, for a
+    finding of the fast path ``inductor-reinplace``, whether full ``torch.compile``
+    (``inductor``) reproduces it (``reproduces``), does not (``hidden``), or cannot run
+    the program here (``unsupported``: e.g. user Triton kernels on a CPU); None for the
+    other pipelines. Debug pipelines are not cut (stage None).
+    """
+    from aliasfuzz.oracle.blame import Blame, blame_program
+
+    t0 = time.perf_counter()
+    if pipeline in _debug.DEBUG_PIPELINES:
+        b = Blame(None, reason=f"{pipeline} is a debug pipeline")
+    else:
+        b = blame_program(program, pipeline, outcome["verdict"], outcome.get("check"),
+                          device, options or None)
+    out = b.to_json()
+    out["full"] = None
+    if pipeline == "inductor-reinplace":
+        full = _judged(program, "inductor", device, options or None)
+        if full["verdict"] == "invalid-program":
+            out["full"] = "unsupported"
+        elif full["verdict"] == outcome["verdict"]:
+            out["full"] = "reproduces"
+        else:
+            out["full"] = "hidden"
+        out["full_outcome"] = {k: full[k] for k in ("verdict", "check", "explanation")}
+    out["seconds"] = time.perf_counter() - t0
+    return out

@@ -98,11 +98,21 @@ def _cmd_run(args) -> int:
         check_writable_dir(opts.report, "--report")
     opts.plugins = tuple(activate_plugins(opts.plugins))
     res = run_campaign(opts, resume=resume, show=not args.quiet)
-    for f in res.findings:
+    for f in sorted(res.findings, key=_finding_order):
+        stage = ",".join(f.get("stages") or []) or "unblamed"
+        status = "new" if f["new"] else "in corpus"
+        if f.get("known"):
+            status += f", known {f['known']}"
+        full = f" full:{f['full']}" if f.get("full") else ""
         print(
             f"finding {f['id']} {f['verdict']} {f['pipeline']} check={f['check']} "
-            f"{'new' if f['new'] else 'known'}"
+            f"stage={stage}{full} ({status})"
         )
+    if res.findings:
+        ids = {i for f in res.findings for i in (f.get("ids") or [f["id"]])}
+        n_known = len({f["id"] for f in res.findings if f.get("known")})
+        n_new = len({f["id"] for f in res.findings if f["new"] and not f.get("known")})
+        print(f"root causes: {len(ids)} ({n_new} new, {n_known} known upstream)")
     rate = res.programs / res.seconds if res.seconds else 0.0
     counts = ", ".join(f"{p}/{v}: {n}" for (p, v), n in sorted(res.verdicts.items()))
     print(
@@ -130,6 +140,11 @@ def _cmd_run(args) -> int:
     if res.status == "interrupted":
         return 130
     return 1 if res.failing else 0
+
+
+def _finding_order(f: dict) -> tuple:
+    """New root causes first, then known upstream bugs, then those already in the corpus."""
+    return (not f["new"] or bool(f.get("known")), not f["new"], bool(f.get("known")), f["id"])
 
 
 def _add_run(sub) -> None:

@@ -27,17 +27,25 @@ __all__ = [
     "clean_temp",
     "entry_id",
     "load_entry",
+    "add_hit",
     "list_entries",
+    "roots",
     "signature",
     "versions",
     "write_entry",
 ]
 
-META_VERSION = 1
+META_VERSION = 2
+
+#: Differential checks that see the same thing: memory contents read back through an
+#: output or through an input after the call are one kind of departure.
+_CHECK_CLASS = {"inputs": "values"}
 
 
 def signature(program: Program, outcome: dict[str, Any], pipeline: str) -> dict[str, Any]:
-    """The dedup key: pipeline, verdict, failed check, decision kinds, op kinds of ``program``."""
+    """The superficial key of a finding before it is shrunk and blamed: pipeline, verdict,
+    failed check, decision kinds, op kinds of ``program``. The driver shrinks one finding
+    per key and campaign (a cheap first filter); entries are keyed by :func:`roots`."""
     from aliasfuzz.fuzz.ops import lookup
 
     return {
@@ -49,10 +57,61 @@ def signature(program: Program, outcome: dict[str, Any], pipeline: str) -> dict[
     }
 
 
-def entry_id(sig: dict[str, Any]) -> str:
-    """A stable folder name for a signature: ``<verdict>-<pipeline>-<hash>``."""
-    digest = hashlib.sha256(json.dumps(sig, sort_keys=True).encode()).hexdigest()[:10]
-    return f"{sig['verdict']}-{sig['pipeline']}-{digest}"
+def _features(program: Program) -> list[str]:
+    from aliasfuzz.campaign.shrink import needed_features
+
+    return needed_features(program)
+
+
+def _decision_evidence(outcome: dict[str, Any], verdict: str) -> list[str]:
+    """The reinplace pass's decisions behind a finding blamed on it: the candidates it
+    reinplaced that the ground truth calls unsafe (``kind:rule N``), else every candidate
+    it reinplaced (``kind:reinplaced``); for a claim, the claimed decisions."""
+    ds = outcome.get("decisions") or []
+    if verdict in ("missed-reinplace", "unsafe-reinplace"):
+        claimed = [d for d in ds if d.get("claim") == verdict]
+        if verdict == "missed-reinplace" and claimed:
+            return sorted({f"{d['kind']}:missed" for d in claimed})
+        if claimed:
+            return sorted({f"{d['kind']}:rule {d.get('rule')}" for d in claimed})
+    unsafe = [d for d in ds if d.get("reinplaced") and d.get("truth") == "unsafe"]
+    if unsafe:
+        return sorted({f"{d['kind']}:rule {d.get('rule')}" for d in unsafe})
+    done = [d for d in ds if d.get("reinplaced")]
+    return sorted({f"{d['kind']}:reinplaced" for d in done}) or ["no-decision"]
+
+
+def roots(
+    program: Program, outcome: dict[str, Any], pipeline: str, blame: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """The root-cause keys of a shrunk, blamed finding: one per blamed stage.
+
+    A key is ``{"stage", "verdict", "check", "evidence"}``: the blamed stage
+    (:mod:`aliasfuzz.oracle.blame`; ``unblamed:<pipeline>`` when no cut reproduced the
+    finding), the verdict, the failed check (``inputs`` counts as ``values``), and the
+    evidence: for the reinplace pass, the decisions of the pass behind the difference
+    (kind and ground-truth rule); for every other stage, the features the shrunk program
+    still needs (:func:`aliasfuzz.campaign.shrink.needed_features`: its op kinds and input
+    features, each of which shrinking could not remove without losing the finding). The
+    pipeline is not part of the key: one bug seen through several pipelines is one entry.
+    """
+    verdict = outcome["verdict"]
+    check = _CHECK_CLASS.get(outcome.get("check"), outcome.get("check"))
+    stages = list((blame or {}).get("stages") or []) or [f"unblamed:{pipeline}"]
+    keys = []
+    for stage in stages:
+        evidence = (
+            _decision_evidence(outcome, verdict) if stage == "reinplace" else _features(program)
+        )
+        keys.append({"stage": stage, "verdict": verdict, "check": check, "evidence": evidence})
+    return keys
+
+
+def entry_id(root: dict[str, Any]) -> str:
+    """A stable folder name for a root-cause key: ``<verdict>-<stage>-<hash>``."""
+    digest = hashlib.sha256(json.dumps(root, sort_keys=True).encode()).hexdigest()[:10]
+    stage = root["stage"].replace(":", "-").replace("_", "-")
+    return f"{root['verdict']}-{stage}-{digest}"
 
 
 def versions() -> dict[str, str]:
@@ -99,14 +158,15 @@ def _fsync_dir(path: Path) -> None:
 def write_entry(corpus: Path, program: Program, meta: dict[str, Any]) -> tuple[Path, bool]:
     """Write an entry atomically; return ``(folder, created)``.
 
-    ``meta`` must hold ``signature``; the folder name is :func:`entry_id` of it. When an
-    entry with that id exists already, nothing is written and ``created`` is False.
+    ``meta`` must hold ``root`` (see :func:`roots`); the folder name is :func:`entry_id`
+    of it. When an entry with that id exists already, nothing is written and ``created``
+    is False (:func:`add_hit` records the new sighting there).
     """
     from aliasfuzz.campaign.repro import render_repro
 
     corpus = Path(corpus)
     corpus.mkdir(parents=True, exist_ok=True)
-    eid = entry_id(meta["signature"])
+    eid = entry_id(meta["root"])
     final = corpus / eid
     if final.exists():
         return final, False
@@ -126,6 +186,24 @@ def write_entry(corpus: Path, program: Program, meta: dict[str, Any]) -> tuple[P
         return final, False
     _fsync_dir(corpus)
     return final, True
+
+
+def add_hit(path: Path, hit: dict[str, Any]) -> bool:
+    """Record another sighting ``hit`` of the root cause of entry ``path`` in its
+    ``meta.json`` (``hits``: pipeline, campaign, program index, ...), atomically; return
+    False when that sighting (same pipeline, campaign and program index) is there already.
+    """
+    meta = _read_json(Path(path) / "meta.json")
+    hits = meta.setdefault("hits", [])
+    key = ("pipeline", "campaign", "program_index")
+    if any(all(h.get(k) == hit.get(k) for k in key) for h in hits):
+        return False
+    hits.append(hit)
+    tmp = Path(path) / f".meta.json.tmp-{os.getpid()}"
+    _fsync_write(tmp, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, Path(path) / "meta.json")
+    _fsync_dir(Path(path))
+    return True
 
 
 def _read_json(path: Path) -> Any:

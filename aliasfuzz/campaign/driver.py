@@ -25,9 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign import _judge
-from aliasfuzz.campaign.corpus import clean_temp, known_signatures, signature, versions, write_entry
+from aliasfuzz.campaign.corpus import (
+    add_hit,
+    clean_temp,
+    known_signatures,
+    roots,
+    signature,
+    versions,
+    write_entry,
+)
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import Journal
+from aliasfuzz.campaign.known import load_known, match
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
@@ -120,8 +129,12 @@ class CampaignResult:
 
     @property
     def failing(self) -> list[dict[str, Any]]:
-        """New findings whose verdict is in ``fail_on`` (these make ``run`` exit 1)."""
-        return [f for f in self.findings if f["new"] and f["verdict"] in self.options.fail_on]
+        """New findings whose verdict is in ``fail_on`` and whose root cause is not a known
+        upstream bug (``corpus/known.toml``): these make ``run`` exit 1."""
+        return [
+            f for f in self.findings
+            if f["new"] and not f.get("known") and f["verdict"] in self.options.fail_on
+        ]
 
 
 def _new_campaign(opts: CampaignOptions) -> tuple[str, Path, dict[str, Any]]:
@@ -217,6 +230,7 @@ class _Campaign:
         self.journal = Journal(self.dir / "journal.jsonl")
         self.history = History(Path(opts.state) / "history.sqlite")
         self.programs = _Programs(opts.seed, opts.max_statements)
+        self.bugs = load_known(opts.corpus)
         self.show = show
 
     def _replay(self, events: list[dict[str, Any]]) -> None:
@@ -244,7 +258,8 @@ class _Campaign:
     def _add_finding(self, e: dict[str, Any]) -> None:
         if all(f["id"] != e["id"] for f in self.res.findings):
             self.res.findings.append(
-                {k: e.get(k) for k in ("id", "pipeline", "verdict", "check", "new", "i")}
+                {k: e.get(k) for k in ("id", "ids", "pipeline", "verdict", "check", "new", "i",
+                                       "known", "stage", "stages", "full")}
             )
 
     def _log(self, event: dict[str, Any]) -> None:
@@ -352,8 +367,8 @@ class _Campaign:
             if is_finding(out["verdict"]):
                 return self._finding(pool, i, pipeline, program, out)
             return 0
-        original, small, spent = payload
-        self._write(i, pipeline, original, small, out, spent)
+        original, small, spent, blame = payload
+        self._write(i, pipeline, original, small, out, spent, blame)
         return 0
 
     def _internal(self, i: int | None, pipeline: str, text: str) -> None:
@@ -377,10 +392,7 @@ class _Campaign:
             self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None, "duplicate": True})
             return 0
         self.prekeys.add(key)
-        if not self.opts.shrink:
-            self._write(i, pipeline, program, program, out, 0)
-            return 0
-        pool.submit(0, ("shrink", i, pipeline, program, out))
+        pool.submit(0, ("shrink", i, pipeline, program, out))  # then blamed in the worker
         return 1
 
     def _write(
@@ -391,33 +403,70 @@ class _Campaign:
         small: Program,
         out: dict[str, Any],
         spent: int,
+        blame: dict[str, Any] | None = None,
     ) -> None:
-        sig = signature(small, out, pipeline)
-        meta = {
-            "signature": sig,
-            "expected": {
-                "pipeline": pipeline,
-                "verdict": out["verdict"],
-                "check": out.get("check"),
-            },
-            "explanation": out.get("explanation", ""),
-            "diff": out.get("diff", ""),
-            "versions": versions(),
+        """Write the finding under each of its root causes (:func:`roots`): a new entry, or
+        one more sighting (``hits``) of an entry already in the corpus."""
+        blame = blame or {"stage": None, "stages": [], "trail": [], "reason": "not cut"}
+        ops = sorted({op.op for op in small.body})
+        hit = {
+            "pipeline": pipeline,
+            "verdict": out["verdict"],
+            "check": out.get("check"),
+            "campaign": self.res.id,
             "seed": self.opts.seed,
             "program_index": i,
-            "campaign": self.res.id,
-            "device": self.opts.device,
-            "pipeline_options": self.opts.pipeline_options.get(pipeline, {}),
             "statements": {"original": len(original.body), "minimized": len(small.body)},
-            "shrink_executions": spent,
+            "stage": blame.get("stage"),
+            "full": blame.get("full"),
+            "program": small.to_json(),
         }
-        path, _ = write_entry(Path(self.opts.corpus), small, meta)
+        ids, new, known = [], False, None
+        for root in roots(small, out, pipeline, blame):
+            bug, related = match(self.bugs, root, set(ops), {pipeline})
+            meta = {
+                "root": root,
+                "stages": blame.get("stages") or [],
+                "trail": blame.get("trail") or [],
+                "blame_reason": blame.get("reason", ""),
+                "full": blame.get("full"),
+                "known": bug.to_json() if bug else None,
+                "related": [b.to_json() for b in related],
+                "ops": ops,
+                "expected": {
+                    "pipeline": pipeline,
+                    "verdict": out["verdict"],
+                    "check": out.get("check"),
+                },
+                "explanation": out.get("explanation", ""),
+                "diff": out.get("diff", ""),
+                "versions": versions(),
+                "seed": self.opts.seed,
+                "program_index": i,
+                "campaign": self.res.id,
+                "device": self.opts.device,
+                "pipeline_options": self.opts.pipeline_options.get(pipeline, {}),
+                "statements": {"original": len(original.body), "minimized": len(small.body)},
+                "shrink_executions": spent,
+                "hits": [hit],
+            }
+            path, created = write_entry(Path(self.opts.corpus), small, meta)
+            if not created:
+                add_hit(path, hit)
+            ids.append(path.name)
+            new = new or path.name not in self.known
+            known = known or (bug.issue if bug else None)
         event = {
             "t": "finding",
             "i": i,
             "pipeline": pipeline,
-            "id": path.name,
-            "new": path.name not in self.known,
+            "id": ids[0],
+            "ids": ids,
+            "new": new,
+            "known": known,
+            "stage": blame.get("stage"),
+            "stages": blame.get("stages") or [],
+            "full": blame.get("full"),
             "verdict": out["verdict"],
             "check": out.get("check"),
             "prekey": [json.loads(x) for x in self._prekey(original, out, pipeline)],

@@ -4,7 +4,8 @@ Jobs go in through :meth:`Pool.submit` (a priority queue: shrink jobs, priority 
 before new programs, priority 1); results come out of :attr:`Pool.results` as tuples
 ``(kind, program index, pipeline, payload, outcome)`` with kind ``task``, ``confirmed``
 (a crash or timeout re-run in a fresh child: payload ``(program, first outcome)``),
-``shrunk``, ``internal`` (a harness exception while shrinking: logged and counted by the
+``shrunk`` (payload ``(program, minimized program, executions, blame)``: the finding
+minimized, then cut stage by stage in the same worker), ``internal`` (a harness exception while shrinking: logged and counted by the
 driver, the shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
 re-raised by the driver).
 """
@@ -84,14 +85,16 @@ class Pool:
                 worker.close()  # a fresh child: nothing left from earlier tasks or signals
                 out = worker.run(self._task(program, pipeline))
                 self.results.put(("confirmed", i, pipeline, (program, outcome), out))
-            else:
+            else:  # "shrink" (budget 0 with --no-shrink): minimize, then blame
+                budget = self.opts.shrink_budget if self.opts.shrink else 0
                 small, sout, spent = shrink(
                     program,
                     outcome,
                     lambda p, pl=pipeline: self._shrink_step(worker, p, pl),
-                    self.opts.shrink_budget,
+                    budget,
                 )
-                self.results.put(("shrunk", i, pipeline, (program, small, spent), sout))
+                blame = self._blame(worker, small, pipeline, sout)
+                self.results.put(("shrunk", i, pipeline, (program, small, spent, blame), sout))
 
     def _shrink_step(self, worker: Worker, program: Program, pipeline: str) -> dict[str, Any]:
         out = worker.run(self._task(program, pipeline))
@@ -99,6 +102,23 @@ class Pool:
             self.results.put(("internal", None, pipeline, out["internal_error"], None))
             return {"verdict": "internal-error"}
         return out
+
+    def _blame(
+        self, worker: Worker, program: Program, pipeline: str, outcome: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Cut the finding's pipeline stage by stage (:func:`aliasfuzz.campaign._judge.blame`)
+        in the worker; a worker that dies or hangs doing so leaves the finding unblamed."""
+        task = {**self._task(program, pipeline), "blame": outcome}
+        out = worker.run(task)
+        if "blame" in out:
+            return out["blame"]
+        if "internal_error" in out:
+            self.results.put(("internal", None, pipeline, out["internal_error"], None))
+            return {"stage": None, "stages": [], "trail": [],
+                    "reason": "internal error while cutting the pipeline"}
+        return {"stage": None, "stages": [], "trail": [],
+                "reason": f"cutting the pipeline ended in {out.get('verdict')}: "
+                          f"{out.get('explanation', '')}"}
 
     def close(self) -> None:
         for _ in self.threads:

@@ -264,7 +264,11 @@ def _serve(proto) -> None:
         task = json.loads(line)
         try:
             program = Program.from_json(task["program"])
-            out = _judge.evaluate(program, task["pipeline"], task["device"], task.get("options"))
+            if "blame" in task:  # the finding's outcome: cut its pipeline stage by stage
+                out = {"blame": _judge.blame(program, task["pipeline"], task["device"],
+                                             task.get("options"), task["blame"])}
+            else:
+                out = _judge.evaluate(program, task["pipeline"], task["device"], task.get("options"))
         except Exception:  # an internal bug: reported to the driver, which shows it loudly
             out = {"internal_error": traceback.format_exc()}
         fault = device_fault(task.get("device", "cpu"))

@@ -1,0 +1,123 @@
+"""Known upstream bugs: root causes matched to PyTorch issues (``corpus/known.toml``).
+
+A campaign keeps finding bugs that PyTorch already tracks; an engineer triaging a run
+wants those counted apart from the new ones, with the issue to follow. ``known.toml``
+holds one ``[[bug]]`` table per tracked root cause::
+
+    [[bug]]
+    issue = "pytorch/pytorch#195422"
+    title = "F.dropout(training=False) is a clone under AOTAutograd"
+    stage = "decomposition"          # required: the blamed stage (aliasfuzz.oracle.blame)
+    verdict = "miscompile"           # optional
+    ops = ["dropout_eval"]           # optional: registry ops all present in the program
+    evidence = ["triton"]            # optional: each a prefix of some root evidence item
+    absent = ["aliased-inputs"]      # optional: no root evidence item starts with these
+    pipelines = ["fx-reinplace"]     # optional: the finding's pipeline is one of these
+    related = false                  # optional: true marks a bug of the same family only
+
+A finding matches a bug when every field given matches (:func:`match`). ``related``
+entries are shown with the finding but do not make it known. Loading parses TOML only
+(:mod:`tomllib`), never code; a malformed file is a one-line :class:`InvalidArgument`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aliasfuzz.errors import InvalidArgument
+
+__all__ = ["KnownBug", "load_known", "match"]
+
+FILENAME = "known.toml"
+
+_FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "pipelines", "related"}
+
+
+@dataclass(frozen=True)
+class KnownBug:
+    """One ``[[bug]]`` table of ``known.toml`` (see the module docstring)."""
+
+    issue: str
+    title: str
+    stage: str
+    verdict: str | None = None
+    ops: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+    pipelines: tuple[str, ...] = ()
+    related: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"issue": self.issue, "title": self.title, "related": self.related}
+
+
+def _strings(where: str, key: str, v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise InvalidArgument(f"{where}: {key} must be a list of strings")
+    return tuple(v)
+
+
+def _bug(where: str, t: Any) -> KnownBug:
+    if not isinstance(t, dict):
+        raise InvalidArgument(f"{where}: not a table")
+    unknown = sorted(set(t) - _FIELDS)
+    if unknown:
+        raise InvalidArgument(f"{where}: unknown key(s) {unknown}")
+    for key in ("issue", "title", "stage"):
+        if not isinstance(t.get(key), str) or not t[key]:
+            raise InvalidArgument(f"{where}: {key} must be a non-empty string")
+    if "verdict" in t and not isinstance(t["verdict"], str):
+        raise InvalidArgument(f"{where}: verdict must be a string")
+    if not isinstance(t.get("related", False), bool):
+        raise InvalidArgument(f"{where}: related must be true or false")
+    lists = {k: _strings(where, k, t[k]) for k in ("ops", "evidence", "absent", "pipelines") if k in t}
+    return KnownBug(t["issue"], t["title"], t["stage"], t.get("verdict"),
+                    related=t.get("related", False), **lists)
+
+
+def load_known(corpus: str | Path) -> list[KnownBug]:
+    """The bugs of ``<corpus>/known.toml`` (empty when the file does not exist).
+
+    Raises :class:`InvalidArgument` (one line naming the file) when it is not valid TOML
+    or a table is malformed.
+    """
+    path = Path(corpus) / FILENAME
+    if not path.is_file():
+        return []
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise InvalidArgument(f"{path}: not valid TOML ({e})") from None
+    bugs = data.get("bug", [])
+    if not isinstance(bugs, list):
+        raise InvalidArgument(f"{path}: 'bug' must be an array of tables ([[bug]])")
+    return [_bug(f"{path} bug {k + 1}", t) for k, t in enumerate(bugs)]
+
+
+def match(
+    bugs: list[KnownBug], root: dict[str, Any], ops: set[str], pipelines: set[str]
+) -> tuple[KnownBug | None, list[KnownBug]]:
+    """The known bug a root cause is (or None), and the related ones it resembles.
+
+    ``root`` is a key of :func:`aliasfuzz.campaign.corpus.roots`, ``ops`` the registry op
+    names of the entry's program, ``pipelines`` the pipelines that hit it.
+    """
+    evidence = list(root.get("evidence") or [])
+    hit, related = None, []
+    for b in bugs:
+        ok = (
+            b.stage == root.get("stage")
+            and (b.verdict is None or b.verdict == root.get("verdict"))
+            and set(b.ops) <= ops
+            and all(any(e.startswith(p) for e in evidence) for p in b.evidence)
+            and not any(e.startswith(p) for p in b.absent for e in evidence)
+            and (not b.pipelines or bool(set(b.pipelines) & pipelines))
+        )
+        if ok and b.related:
+            related.append(b)
+        elif ok and hit is None:
+            hit = b
+    return hit, related

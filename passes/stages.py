@@ -1,0 +1,482 @@
+"""Cutting a pipeline into its stages: the program run through each prefix of the pipeline.
+
+Blame (:mod:`aliasfuzz.oracle.blame`) needs, for a finding, the result of the program after
+each stage of the pipeline that found it, so that the first stage whose result departs
+from eager can be named. :func:`cut` runs those prefixes, each on fresh inputs, and
+returns one :class:`StageRun` per stage, in pipeline order. The stage vocabulary:
+
+=======================  ==========================================================================
+stage                    what runs (the prefix of the pipeline up to and including this stage)
+=======================  ==========================================================================
+``dynamo``               Dynamo's capture (graph breaks included); the captured graphs run eagerly
+                         (``backend="eager"``)
+``decomposition``        each captured graph traced to ATen with the pipeline's decomposition table
+                         and the Python dispatcher on (as AOTAutograd traces), *without*
+                         functionalization (``make_fx(tracing_mode="fake")``), then run
+``functionalization``    AOTAutograd: functionalization, the decompositions, input-mutation epilogues
+                         (``aot_autograd`` with ``boxed_nop``; ``torch.func.functionalize`` for
+                         ``fx-reinplace``)
+``aot``                  the graph ``compile_fx`` hands its inner compiler, before the joint-graph
+                         passes: AOTAutograd as Inductor calls it, plus Inductor's pre-grad passes
+``joint:<pass>``         after each of Inductor's joint-graph passes (``remove_noop_ops``, patterns)
+``post-grad:<pass>``     after each of Inductor's post-grad passes (``reorder_for_locality``,
+                         ``remove_noop_ops``, pattern passes, ...) before the reinplace pass
+``reinplace``            after Inductor's reinplace pass (``reinplace_inplaceable_ops``), with the
+                         ``auto_functionalized`` / Triton-wrapper decompositions that execute its
+                         decisions; for ``fx-reinplace``: ``torch.fx.passes.reinplace``
+``lowering``             full Inductor (lowering, scheduling, codegen) with fusion off
+                         (``max_fusion_size=1``)
+``scheduler``            full Inductor as configured (fusion on)
+``ts-frontend``          TorchScript without graph optimization (the ``simple`` executor)
+``ts-optimizer``         the profiling executor with the TensorExpr fuser off
+``ts-fuser``             the profiling executor with the TensorExpr fuser on (the pipeline)
+=======================  ==========================================================================
+
+The Inductor passes are observed through ``torch.fx.passes.graph_transform_observer.
+GraphTransformObserver``, which Inductor uses to apply every named joint-graph and post-grad
+pass (``torch/_inductor/fx_passes/post_grad.py::post_grad_passes``,
+``joint_graph.py::joint_graph_passes``, torch 2.13 and 2.11): a snapshot of the graph is
+kept after each pass. One ``torch.compile`` then serves every snapshot: its compiled forward
+runs the snapshot the current stage selects, behind AOTAutograd's own runtime wrappers, so
+each snapshot executes exactly as the pipeline would have executed that graph. Snapshots
+equal to the previous one (a pass that changed nothing) are not run again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.eager import EagerResult, alias_map
+from aliasfuzz.passes import hygiene
+from aliasfuzz.passes.hygiene import HookNotFound, resolve
+from aliasfuzz.passes.tracing import copy_graph_module
+
+__all__ = ["PIPELINE_STAGES", "StageRun", "cut"]
+
+#: The fixed stages of each pipeline, in order; ``<inductor>`` stands for the stages
+#: discovered from Inductor's named passes (``aot``, ``joint:*``, ``post-grad:*``,
+#: ``reinplace``).
+PIPELINE_STAGES: dict[str, tuple[str, ...]] = {
+    "aot_eager": ("dynamo", "decomposition", "functionalization"),
+    "inductor": ("dynamo", "decomposition", "functionalization", "<inductor>", "lowering", "scheduler"),
+    "inductor-noreinplace": (
+        "dynamo", "decomposition", "functionalization", "<inductor>", "lowering", "scheduler"
+    ),
+    "inductor-reinplace": ("dynamo", "decomposition", "functionalization", "<inductor>"),
+    "fx-reinplace": ("decomposition", "functionalization", "reinplace"),
+    "torchscript": ("ts-frontend", "ts-optimizer", "ts-fuser"),
+}
+
+#: Inductor passes after which a snapshot cannot run as is: the higher-order ops the
+#: reinplace pass decides on execute its decisions only once decomposed.
+_REINPLACE = "post-grad:reinplace_inplaceable_ops"
+_HOP_DECOMPOSITIONS = ("decompose_triton_kernel_wrapper_functional", "decompose_auto_functionalized")
+_AFTER_REINPLACE = (
+    "post-grad:fix_auto_functionalized_dtype_views",
+    *(f"post-grad:{p}" for p in _HOP_DECOMPOSITIONS),
+)
+
+
+@dataclass
+class StageRun:
+    """The program's result after one stage.
+
+    ``result`` holds outputs, inputs after the call, the alias map, or the exception;
+    ``graph`` is the stage's (first) graph as Python source, when there is one;
+    ``seconds`` is wall time of the stage (trace, compile and run).
+    """
+
+    stage: str
+    result: EagerResult
+    graph: str = ""
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _normalize(ret: Any) -> tuple[Any, ...]:
+    if ret is None:
+        return ()
+    return tuple(ret) if isinstance(ret, tuple | list) else (ret,)
+
+
+def _call(fn: Callable, inputs: tuple[Any, ...], names: Sequence[str]) -> EagerResult:
+    try:
+        outputs = _normalize(fn(*inputs))
+    except HookNotFound:
+        raise
+    except Exception as e:  # the system under test failing at this stage is data
+        return EagerResult(inputs_after=inputs, error=e)
+    return EagerResult(outputs, inputs, alias_map(outputs, inputs, names))
+
+
+def _inductor_config(options: Any, extra: dict[str, Any] | None = None):
+    import torch._inductor.config as cfg
+
+    patch = {"enable_auto_functionalized_v2": getattr(options, "auto_functionalized_v2", True)}
+    patch.update(getattr(options, "inductor_config", {}) or {})
+    patch.update(extra or {})
+    return cfg.patch(patch)
+
+
+def _decomposition_table(pipeline: str) -> dict:
+    if pipeline.startswith("inductor"):
+        return resolve("torch._inductor.decomposition", "select_decomp_table")()
+    return {}
+
+
+# -- the front-end stages -------------------------------------------------------------
+
+
+def _dynamo_backend(_pipeline: str) -> Callable:
+    def backend(gm, _example_inputs):
+        return gm.forward
+
+    return backend
+
+
+def _decomposition_backend(pipeline: str) -> Callable:
+    make_fx = resolve("torch.fx.experimental.proxy_tensor", "make_fx")
+    enable_python_dispatcher = resolve("torch._dispatch.python", "enable_python_dispatcher")
+    table = _decomposition_table(pipeline)
+
+    def backend(gm, example_inputs):
+        # AOTAutograd traces with the Python dispatcher on, so CompositeImplicitAutograd
+        # ops take their Python decompositions (torch/_decomp) there; so do we.
+        with enable_python_dispatcher():
+            traced = make_fx(gm, decomposition_table=table, tracing_mode="fake")(*example_inputs)
+        return traced
+
+    return backend
+
+
+def _functionalization_backend(pipeline: str) -> Callable:
+    aot_autograd = resolve("torch._dynamo.backends.common", "aot_autograd")
+    boxed_nop = resolve("torch._dynamo.backends.debugging", "boxed_nop")
+    kwargs: dict[str, Any] = {"fw_compiler": boxed_nop}
+    if pipeline.startswith("inductor"):
+        # what compile_fx asks of AOTAutograd for inference (compile_fx.py: aot_autograd(...))
+        kwargs.update(decompositions=_decomposition_table(pipeline),
+                      keep_inference_input_mutations=True)
+    return aot_autograd(**kwargs)
+
+
+def _compiled_stage(
+    pipeline: str, make_backend: Callable[[str], Callable], fn: Callable, make: Callable,
+    names: Sequence[str], options: Any,
+) -> EagerResult:
+    hygiene.reset_program()
+    with _inductor_config(options):
+        compiled = torch.compile(fn, backend=make_backend(pipeline),
+                                 dynamic=getattr(options, "dynamic", False))
+        return _call(compiled, make(), names)
+
+
+# -- Inductor's passes ------------------------------------------------------------------
+
+
+@dataclass
+class _Snapshots:
+    """The graphs of one compiled graph, after each named Inductor pass, in order."""
+
+    names: list[str] = field(default_factory=list)
+    graphs: list[torch.fx.GraphModule] = field(default_factory=list)
+    runnable: dict[str, Callable] = field(default_factory=dict)
+
+    def add(self, name: str, gm: torch.fx.GraphModule) -> None:
+        if self.names and self.names[-1] == name:
+            name = f"{name}#{sum(n.startswith(name) for n in self.names) + 1}"
+        self.names.append(name)
+        self.graphs.append(copy_graph_module(gm))
+
+
+class _Recorder:
+    """Patches GraphTransformObserver to keep a snapshot after every named pass."""
+
+    def __init__(self) -> None:
+        self.current: _Snapshots | None = None
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        gto = resolve("torch.fx.passes.graph_transform_observer", "GraphTransformObserver")
+        orig_graph, orig_gm = gto.apply_graph_pass, gto.apply_gm_pass
+        rec = self
+
+        def wrap(orig):
+            def apply(obs, pass_fn):
+                out = orig(obs, pass_fn)
+                sub = {"joint_graph_passes": "joint", "post_grad_passes": "post-grad"}.get(
+                    getattr(obs, "subsystem", None) or ""
+                )
+                if sub and rec.current is not None and isinstance(obs.gm, torch.fx.GraphModule):
+                    rec.current.add(f"{sub}:{obs.passname}", obs.gm)
+                return out
+
+            return apply
+
+        gto.apply_graph_pass, gto.apply_gm_pass = wrap(orig_graph), wrap(orig_gm)
+        try:
+            yield
+        finally:
+            gto.apply_graph_pass, gto.apply_gm_pass = orig_graph, orig_gm
+
+
+def _runnable(gm: torch.fx.GraphModule) -> Callable:
+    """``gm`` as a boxed callable; the higher-order ops the reinplace pass decides on are
+    decomposed first, so that its decisions (or, before it, the clones) are executed."""
+    pg = resolve("torch._inductor.fx_passes", "post_grad")
+    detect_fake_mode = resolve("torch._guards", "detect_fake_mode")
+    virtualized = resolve("torch._inductor.virtualized", "V")
+    make_boxed_func = resolve("torch._functorch.aot_autograd", "make_boxed_func")
+    gm = copy_graph_module(gm)
+    hops = {"auto_functionalized", "auto_functionalized_v2", "triton_kernel_wrapper_functional"}
+    if any(getattr(n.target, "__name__", "") in hops for n in gm.graph.nodes):
+        fake = detect_fake_mode([n.meta["val"] for n in gm.graph.nodes if "val" in n.meta])
+        with virtualized.set_fake_mode(fake):
+            for name in _HOP_DECOMPOSITIONS:
+                getattr(pg, name)(gm.graph)
+    gm.recompile()
+    return make_boxed_func(gm.forward)
+
+
+def _inductor_stages(
+    pipeline: str, fn: Callable, make: Callable, names: Sequence[str], options: Any
+) -> list[StageRun]:
+    """Compile once through ``compile_fx`` with snapshots, then run every distinct one."""
+    compile_fx = resolve("torch._inductor.compile_fx", "compile_fx")
+    compile_fx_mod = importlib.import_module("torch._inductor.compile_fx")
+    post_grad = resolve("torch._inductor.compile_fx", "_recursive_post_grad_passes")
+    joint = resolve("torch._inductor.compile_fx", "_recursive_joint_graph_passes")
+    make_boxed_func = resolve("torch._functorch.aot_autograd", "make_boxed_func")
+    rec = _Recorder()
+    graphs: list[_Snapshots] = []
+    selected: list[str] = [""]
+
+    def begin(gm) -> _Snapshots:
+        rec.current = _Snapshots()
+        rec.current.add("aot", gm)
+        graphs.append(rec.current)
+        return rec.current
+
+    def joint_with_snapshot(gm, *args, **kwargs):
+        begin(gm)  # inference: the joint-graph passes run on the forward graph itself
+        return joint(gm, *args, **kwargs)
+
+    def inner(gm, _example_inputs, **kwargs):
+        if kwargs.get("is_backward"):  # blame compares forward results only
+            post_grad(gm, is_inference=False)
+            gm.recompile()
+            return make_boxed_func(gm.forward)
+        inference = bool(kwargs.get("is_inference", False))
+        if rec.current is None or not inference:
+            # training: the joint passes saw the joint graph; the forward starts here
+            if rec.current is not None:
+                graphs.remove(rec.current)
+            begin(gm)
+        snaps = rec.current
+        post_grad(gm, is_inference=inference)
+        rec.current = None
+
+        def dispatch(args):
+            i = _index_for(snaps.names, selected[0])
+            run = snaps.runnable.get(snaps.names[i])
+            if run is None:
+                run = snaps.runnable[snaps.names[i]] = _runnable(snaps.graphs[i])
+            return run(args)
+
+        dispatch._boxed_call = True  # AOTAutograd passes the argument list itself
+        return dispatch
+
+    def backend(gm, example_inputs):
+        return compile_fx(gm, example_inputs, inner_compile=inner)
+
+    hygiene.reset_program()
+    t0 = time.perf_counter()
+    compile_fx_mod._recursive_joint_graph_passes = joint_with_snapshot
+    try:
+        with rec.installed(), _inductor_config(options):
+            compiled = torch.compile(fn, backend=backend, dynamic=getattr(options, "dynamic", False))
+            selected[0] = "aot"
+            first = _call(compiled, make(), names)
+            if first.error is not None or not graphs:
+                return [StageRun("aot", first, seconds=time.perf_counter() - t0)]
+            order = _stage_order(graphs[0].names)
+            runs = [StageRun("aot", first, _code(graphs[0], "aot"), time.perf_counter() - t0)]
+            for stage, snapshot in order[1:]:
+                if _same_as_previous(graphs, snapshot):
+                    continue
+                t = time.perf_counter()
+                selected[0] = snapshot
+                runs.append(StageRun(stage, _call(compiled, make(), names), _code(graphs[0], snapshot),
+                                     time.perf_counter() - t))
+            return runs
+    finally:
+        compile_fx_mod._recursive_joint_graph_passes = joint
+
+
+def _stage_order(names: list[str]) -> list[tuple[str, str]]:
+    """(stage name, snapshot name) pairs: every snapshot, with the reinplace pass and the
+    decompositions that execute its decisions reported as one stage, ``reinplace``."""
+    out = []
+    for n in names:
+        if n in _AFTER_REINPLACE:
+            continue
+        out.append(("reinplace" if n == _REINPLACE else n, n))
+    return out
+
+
+def _index_for(names: list[str], snapshot: str) -> int:
+    if snapshot in names:
+        return names.index(snapshot)
+    return len(names) - 1 if snapshot else 0
+
+
+def _code(snaps: _Snapshots, name: str) -> str:
+    return snaps.graphs[_index_for(snaps.names, name)].code
+
+
+def _same_as_previous(graphs: list[_Snapshots], snapshot: str) -> bool:
+    """Whether no compiled graph changed in the pass that produced ``snapshot``."""
+    for snaps in graphs:
+        i = _index_for(snaps.names, snapshot)
+        if i == 0 or snaps.graphs[i].code != snaps.graphs[i - 1].code:
+            return False
+    return True
+
+
+def _full_inductor(pipeline: str, fn, make, names, options, fusion: bool) -> EagerResult:
+    compile_fx = resolve("torch._inductor.compile_fx", "compile_fx")
+    extra = {} if fusion else {"max_fusion_size": 1}
+    if pipeline == "inductor-noreinplace":
+        extra["disabled_passes"] = "REINPLACE_INPLACEABLE_OPS"
+    hygiene.reset_program()
+    with _inductor_config(options, extra):
+        compiled = torch.compile(fn, backend=lambda gm, ex: compile_fx(gm, ex),
+                                 dynamic=getattr(options, "dynamic", False))
+        return _call(compiled, make(), names)
+
+
+# -- fx-reinplace and TorchScript ---------------------------------------------------------
+
+
+def _fx_stages(fn: Callable, make: Callable, names: Sequence[str]) -> list[StageRun]:
+    make_fx = resolve("torch.fx.experimental.proxy_tensor", "make_fx")
+    reinplace = resolve("torch.fx.passes.reinplace", "reinplace")
+    from aliasfuzz.passes.tracing import trace_functional
+
+    runs = []
+    t = time.perf_counter()
+    try:
+        gm = make_fx(fn, tracing_mode="fake")(*make())  # as make_fx(functionalize(fn)) traces
+        res = _call(gm, make(), names)
+        code = gm.code
+    except Exception as e:  # tracing is part of the stage
+        res, code = EagerResult(error=e), ""
+    runs.append(StageRun("decomposition", res, code, time.perf_counter() - t))
+    t = time.perf_counter()
+    try:
+        gm = trace_functional(fn, make())
+    except Exception as e:
+        runs.append(StageRun("functionalization", EagerResult(error=e), "", time.perf_counter() - t))
+        return runs
+    functional = copy_graph_module(gm)
+    runs.append(StageRun("functionalization", _call(functional, make(), names), functional.code,
+                         time.perf_counter() - t))
+    t = time.perf_counter()
+    inputs = make()
+    try:
+        reinplace(gm, *inputs)
+    except Exception as e:
+        runs.append(StageRun("reinplace", EagerResult(inputs_after=inputs, error=e), "",
+                             time.perf_counter() - t))
+        return runs
+    runs.append(StageRun("reinplace", _call(gm, make(), names), gm.code, time.perf_counter() - t))
+    return runs
+
+
+def _torchscript_stages(program: Any, device: str, options: Any) -> list[StageRun]:
+    """TorchScript's executors as stages. TorchScript compares every call with its eager
+    twin itself (state carries across calls), so each stage carries its own verdict from
+    :func:`aliasfuzz.oracle.ts_invariants.judge` in ``extra["verdict"]``."""
+    from aliasfuzz.oracle.ts_invariants import judge as judge_torchscript
+    from aliasfuzz.passes.torchscript import run_torchscript
+
+    ts = dict(getattr(options, "torchscript", {}) or {})
+    variants = (
+        ("ts-frontend", {"optimize": False}),
+        ("ts-optimizer", {"fuser": False}),
+        ("ts-fuser", {}),
+    )
+    runs = []
+    for stage, over in variants:
+        t = time.perf_counter()
+        ex = run_torchscript(program, None, device, {**ts, **over, "other_executors": False})
+        verdict, explanation = judge_torchscript(ex)
+        runs.append(StageRun(stage, _ts_result(ex), "", time.perf_counter() - t,
+                             {"verdict": verdict.value, "explanation": explanation}))
+    return runs
+
+
+def _ts_result(ex: Any) -> EagerResult:
+    if ex.failure is not None:
+        return EagerResult(inputs_after=ex.inputs_after,
+                           error=RuntimeError(f"{ex.failure.error_type}: {ex.failure.message}"))
+    return EagerResult(tuple(ex.outputs), tuple(ex.inputs_after), dict(ex.aliases))
+
+
+# -- the entry point --------------------------------------------------------------------
+
+
+def cut(
+    pipeline: str,
+    fn: Callable,
+    make_inputs: Callable[[], tuple[Any, ...]],
+    input_names: Sequence[str],
+    *,
+    options: Any = None,
+    program: Any = None,
+    device: str = "cpu",
+) -> list[StageRun]:
+    """Run ``fn`` through every prefix of ``pipeline`` (see the module docstring).
+
+    ``make_inputs()`` returns fresh inputs (called once per stage); ``input_names`` name
+    them in alias maps. ``program`` (the IR program) is needed for ``torchscript``.
+    Failures of torch at a stage are that stage's result (``StageRun.result.error``).
+    Raises :class:`InvalidArgument` for a pipeline without stages (``eager``).
+    """
+    if pipeline not in PIPELINE_STAGES:
+        raise InvalidArgument(f"pipeline {pipeline!r} has no stages to cut")
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    options = options or PipelineOptions()
+    hygiene.setup_process()
+    if pipeline == "torchscript":
+        if program is None:
+            raise InvalidArgument("cutting torchscript needs the program")
+        return _torchscript_stages(program, device, options)
+    if pipeline == "fx-reinplace":
+        return _fx_stages(fn, make_inputs, input_names)
+    runs: list[StageRun] = []
+    for stage in PIPELINE_STAGES[pipeline]:
+        t = time.perf_counter()
+        if stage == "<inductor>":
+            runs += _inductor_stages(pipeline, fn, make_inputs, input_names, options)
+            continue
+        if stage in ("lowering", "scheduler"):
+            res = _full_inductor(pipeline, fn, make_inputs, input_names, options, stage == "scheduler")
+        else:
+            backend = {
+                "dynamo": _dynamo_backend,
+                "decomposition": _decomposition_backend,
+                "functionalization": _functionalization_backend,
+            }[stage]
+            res = _compiled_stage(pipeline, backend, fn, make_inputs, input_names, options)
+        runs.append(StageRun(stage, res, seconds=time.perf_counter() - t))
+    return runs
