@@ -1,0 +1,179 @@
+"""Blame by stage differential: the rule (synthetic stage results) and real cuts of real
+pipelines on the plain-torch reductions of the audited root causes (shared/audit/README.md).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from aliasfuzz.fuzz.eager import EagerResult, alias_map
+from aliasfuzz.oracle.blame import AUDIT_STAGES, blame
+from aliasfuzz.passes.stages import PIPELINE_STAGES, StageRun, cut
+from tests.common.audit import rows as audit_rows
+
+
+def _res(*outputs: torch.Tensor) -> EagerResult:
+    return EagerResult(tuple(outputs), (), alias_map(outputs, (), ()))
+
+
+def _run(stage: str, res: EagerResult) -> StageRun:
+    return StageRun(stage, res)
+
+
+EAGER = _res(torch.tensor([1.0, 11.0, 2.0, 3.0]))
+
+
+# -- the rule ----------------------------------------------------------------------------
+
+
+def test_the_first_stage_of_the_final_departing_run_is_blamed():
+    runs = [
+        _run("dynamo", _res(torch.tensor([1.0, 11.0, 2.0, 3.0]))),
+        _run("functionalization", _res(torch.tensor([1.0, 2.0, 2.0, 3.0]))),
+        _run("reinplace", _res(torch.tensor([1.0, 2.0, 2.0, 3.0]))),
+    ]
+    b = blame("inductor-reinplace", "miscompile", "values", EAGER, runs, [])
+    assert b.stage == "functionalization"
+    assert b.stages == ("functionalization",)
+    assert [s for s, _ in b.trail] == ["dynamo", "functionalization", "reinplace"]
+
+
+def test_a_departure_that_a_later_stage_undoes_is_not_blamed():
+    runs = [
+        _run("decomposition", _res(torch.tensor([0.0, 0.0, 0.0, 0.0]))),
+        _run("functionalization", _res(torch.tensor([1.0, 11.0, 2.0, 3.0]))),
+        _run("reinplace", _res(torch.tensor([1.0, 11.0, 9.0, 3.0]))),
+    ]
+    assert blame("inductor", "miscompile", "values", EAGER, runs, []).stages == ("reinplace",)
+
+
+def test_a_later_stage_that_breaks_what_the_previous_got_right_is_blamed_too():
+    # audit 015634b84c: functionalization loses a write, then the reinplace pass erases
+    # the copy-back of the other argument: element 0 was right before the pass
+    runs = [
+        _run("dynamo", _res(torch.tensor([1.0, 11.0, 2.0, 3.0]))),
+        _run("functionalization", _res(torch.tensor([1.0, 2.0, 2.0, 3.0]))),
+        _run("reinplace", _res(torch.tensor([0.0, 10.0, 2.0, 3.0]))),
+    ]
+    b = blame("inductor-reinplace", "miscompile", "values", EAGER, runs, [])
+    assert b.stages == ("functionalization", "reinplace")
+
+
+def test_changing_already_wrong_elements_is_not_a_new_departure():
+    runs = [
+        _run("functionalization", _res(torch.tensor([1.0, 2.0, 2.0, 3.0]))),
+        _run("reinplace", _res(torch.tensor([1.0, 5.0, 2.0, 3.0]))),
+    ]
+    assert blame("inductor", "miscompile", "values", EAGER, runs, []).stages == (
+        "functionalization",
+    )
+
+
+def test_a_stage_that_raises_is_inconclusive_for_a_value_finding_and_decisive_for_a_crash():
+    runs = [
+        _run("dynamo", _res(torch.tensor([1.0, 11.0, 2.0, 3.0]))),
+        _run("decomposition", EagerResult(error=RuntimeError("our trace failed"))),
+        _run("functionalization", _res(torch.tensor([1.0, 2.0, 2.0, 3.0]))),
+    ]
+    b = blame("inductor", "miscompile", "values", EAGER, runs, [])
+    assert b.stage == "functionalization"
+    assert b.trail[1][1].startswith("inconclusive")
+    crash = blame("inductor", "crash", "exceptions", EAGER, runs[:2], [])
+    assert crash.stage == "decomposition"
+
+
+def test_no_departing_cut_leaves_the_finding_unblamed_with_a_reason():
+    runs = [_run("dynamo", _res(torch.tensor([1.0, 11.0, 2.0, 3.0])))]
+    b = blame("inductor", "miscompile", "values", EAGER, runs, [])
+    assert b.stage is None and "did not reproduce" in b.reason
+
+
+def test_a_claim_about_a_decision_of_the_pass_is_the_pass_s():
+    b = blame("inductor", "missed-reinplace", "candidates", EAGER, [], [])
+    assert b.stages == ("reinplace",)
+
+
+def test_aliasing_departures_count_as_departures():
+    t = torch.arange(4.0)
+    eager = EagerResult((t, t.clone()), (), alias_map((t, t.clone()), (), ()))
+    shared = EagerResult((t, t), (), alias_map((t, t), (), ()))
+    b = blame("inductor", "miscompile", "aliasing", eager, [_run("post-grad:x", shared)], [])
+    assert b.stage == "post-grad:x"
+
+
+def test_every_audit_stage_label_maps_to_stages_of_the_vocabulary():
+    fixed = {s for stages in PIPELINE_STAGES.values() for s in stages}
+    for row in audit_rows():
+        if row.label != "genuine":
+            continue
+        assert row.stage in AUDIT_STAGES, row
+        for s in AUDIT_STAGES[row.stage]:
+            assert s in fixed or s == "reinplace" or s.startswith(("joint:", "post-grad:")), s
+
+
+# -- real cuts: the audit's plain-torch reductions -------------------------------------------
+
+
+def _blame_fn(pipeline: str, fn, make, names=("x",)):
+    eager_in = make()
+    out = fn(*eager_in)
+    outs = () if out is None else (out if isinstance(out, tuple) else (out,))
+    eager = EagerResult(outs, eager_in, alias_map(outs, eager_in, names))
+    runs = cut(pipeline, fn, make, list(names))
+    return blame(pipeline, "miscompile", "values", eager, runs, list(names))
+
+
+def _noop_outputs(x):
+    a = x + 1
+    return a.clone(), a.clone()
+
+
+def _scatter_then_fill(x):
+    v = torch.slice_scatter(x, x)
+    x.fill_(0.5)
+    return v
+
+
+def _dropout_eval(x):
+    F.dropout(x, 0.5, training=False).mul_(0.5)
+
+
+def _addcmul_int(x):
+    x.addcmul_(x, x, value=2)
+
+
+def _two_inputs(a, b):
+    a.add_(1)
+    b.mul_(2)
+
+
+def test_remove_noop_ops_returning_one_storage_twice_is_blamed_on_that_pass():
+    b = _blame_fn("inductor", _noop_outputs, lambda: (torch.arange(4.0),))
+    assert b.stage in AUDIT_STAGES["remove_noop_ops"], b.trail
+
+
+def test_scatter_reinplaced_then_overwritten_is_blamed_on_the_reinplace_pass():
+    for pipeline in ("inductor", "inductor-reinplace"):
+        b = _blame_fn(pipeline, _scatter_then_fill, lambda: (torch.arange(4.0),))
+        assert b.stages == ("reinplace",), (pipeline, b.trail)
+
+
+def test_eval_dropout_clone_is_blamed_on_the_decomposition():
+    for pipeline in ("aot_eager", "inductor"):
+        b = _blame_fn(pipeline, _dropout_eval, lambda: (torch.arange(4.0),))
+        assert b.stages == ("decomposition",), (pipeline, b.trail)
+
+
+def test_int_addcmul_through_fma_is_blamed_on_lowering():
+    b = _blame_fn("inductor", _addcmul_int, lambda: (torch.tensor([3, 2**20 + 1]),))
+    assert b.stages == ("lowering",), b.trail
+
+
+def test_functionalize_of_overlapping_inputs_is_blamed_on_functionalization():
+    def make():
+        x = torch.arange(4.0)
+        return (x, x)
+
+    b = _blame_fn("fx-reinplace", _two_inputs, make, names=("a", "b"))
+    assert b.stages == ("functionalization",), b.trail
