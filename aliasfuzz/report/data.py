@@ -77,9 +77,12 @@ def undecided(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 def refusal_reason(outcome: dict[str, Any]) -> str:
     """The rule of an ``unsupported`` outcome (explanation ``<rule>: <why> (<detail>)``,
-    :data:`aliasfuzz.oracle.refusals.REFUSALS`): ``<rule>: <why>``."""
+    :data:`aliasfuzz.oracle.refusals.REFUSALS`): ``<rule>: <why>``, and ``[<op>]`` when the
+    detail names the refused statement's op (``statement 3: view_dtype (view) ...``)."""
     text = outcome.get("explanation") or ""
-    return text.split(" (")[0][:160] or "(no explanation)"
+    head = text.split(" (")[0][:160] or "(no explanation)"
+    op = re.search(r"statement \d+: (\S+) \(", text)
+    return f"{head} [{op.group(1)}]" if op else head
 
 
 def _refusals(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:

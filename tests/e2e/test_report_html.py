@@ -142,7 +142,8 @@ def test_summary_json_and_self_contained_html(report):
     assert s["rejections"] == {}
     assert s["unsupported"] == {
         "aot_eager": {
-            "torchscript-unscriptable-op: the program uses an op TorchScript does not support": 1
+            "torchscript-unscriptable-op: the program uses an op TorchScript does not support "
+            "[tk.scale_]": 1
         }
     }
     (f,) = s["findings"]
