@@ -131,7 +131,7 @@ def _call(run: _Run, ex: Execution, compiled: Callable) -> None:
     except Exception as e:  # a failure of the system under test is data
         stage = run.clock.stage if run.clock.stage in ("trace", "compile", "run") else "run"
         run.clock.switch("done")
-        ex.failure = Failure(stage, type(e).__name__, str(e)[:4000])
+        ex.failure = Failure.of(stage, e)
     ex.inputs_after = run.inputs
     if ex.failure is None:
         ex.aliases = alias_map(ex.outputs, run.inputs, run.input_names)
@@ -278,7 +278,7 @@ def _fx_reinplace(run: _Run, ex: Execution) -> None:
             gm = trace_functional(run.fn, run.inputs)
     except Exception as e:  # e.g. mutable custom ops: torch's refusal is data
         run.clock.switch("done")
-        ex.failure = Failure("trace", type(e).__name__, str(e)[:4000])
+        ex.failure = Failure.of("trace", e)
         ex.inputs_after = run.inputs
         return
     run.clock.switch("compile")
@@ -288,7 +288,7 @@ def _fx_reinplace(run: _Run, ex: Execution) -> None:
         reinplace(gm, *run.inputs)
     except Exception as e:
         run.clock.switch("done")
-        ex.failure = Failure("compile", type(e).__name__, str(e)[:4000])
+        ex.failure = Failure.of("compile", e)
         ex.inputs_after = run.inputs
         return
     ex.decisions = fx_reinplace_decisions(capture, run.find)
@@ -375,6 +375,14 @@ def run_pipeline(
     from aliasfuzz.fuzz.render import load_function
 
     options = _check(name, device, options)
+    if name == "torchscript":
+        from aliasfuzz.passes.torchscript import rejected, unscriptable_reason
+
+        # a registry row marked scriptable=False (view(dtype): undefined behaviour in
+        # TorchScript, torch/_tensor_docs.py; Triton launches) is refused, never run
+        reason = unscriptable_reason(program)
+        if reason is not None:
+            return rejected(device, tuple(inputs), reason)
     if any(lookup(op.op).kind is OpKind.CONTROL for op in program.body):
         # aot_function cannot trace a data-dependent branch; Dynamo breaks the graph there.
         options = dataclasses.replace(options, dynamo=True)
