@@ -9,7 +9,9 @@ and rejects what PyTorch would reject or what has no single eager meaning:
   single memory location");
 * one op writing a layout that partially overlaps another argument it reads: the result
   would depend on iteration order (PyTorch raises for dense tensors and is undefined for
-  the rest), so no compiled result could be judged against eager.
+  the rest), so no compiled result could be judged against eager;
+* ``layout-readout`` (:mod:`aliasfuzz.fuzz.layout_contract`): an op that reads layout as
+  data (``observes_layout``) on a tensor whose layout no PyTorch contract promises.
 
 Footprints are compared exactly by enumeration here (programs are small); the oracle's
 Z3 model handles symbolic layouts.
@@ -22,6 +24,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program
+from aliasfuzz.fuzz.layout_contract import LayoutReads
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, OpDef, ValueMeta
 
@@ -146,8 +149,14 @@ def infer(program: Program) -> Typed:
         raise InvalidArgument(f"expected a Program, got {type(program).__name__}")
     values = _input_values(program)
     steps = []
+    layout = LayoutReads({t.name for t in program.inputs})  # the layout-readout rule
     for i, op in enumerate(program.body):
         step = _step(i, op, values)
+        try:
+            layout.check(step)
+        except InvalidArgument as e:
+            raise InvalidArgument(f"statement {i}: {e}") from None
+        layout.record(step)
         values.update(zip(op.out, step.outs, strict=True))
         steps.append(step)
     for o in program.outputs:

@@ -20,7 +20,11 @@ integers and bools exactly (except integers that are the bits of normal floats, 
 ``view(dtype)`` of float data: those compare as the floats they are); NaNs equal NaNs.
 A floating mismatch is confirmed against an fp64 shadow run first, as
 ``torch._dynamo.utils.same(fp64_ref=...)`` does: the compiled value must be further from
-the fp64 reference than twice eager's error plus atol/10.
+the fp64 reference than twice eager's error plus atol/10. The shadow runs the same program
+eagerly on :func:`shadow_inputs`: every floating input keeps its size, strides and storage
+offset over an fp64 copy of its whole storage, and inputs sharing a storage share the copy,
+so it computes eager's semantics at higher precision (a shadow on ``.to(torch.float64)``
+copies made strided inputs contiguous and reproduced layout miscompiles, PyTorch #133512).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from aliasfuzz.errors import one_line
 from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.verdict import Verdict
 
-__all__ = ["CHECKS", "TOLERANCES", "Check", "differential", "tolerance"]
+__all__ = ["CHECKS", "TOLERANCES", "Check", "differential", "shadow_inputs", "tolerance"]
 
 CHECKS = ("values", "inputs", "aliasing", "requires_grad", "exceptions")
 
@@ -67,6 +71,49 @@ class Check:
     @property
     def passed(self) -> bool:
         return self.verdict is Verdict.OK
+
+
+def shadow_inputs(inputs: Sequence[Any]) -> tuple[Any, ...] | None:
+    """fp64 copies of ``inputs`` for the shadow run, layouts and aliasing kept.
+
+    Each storage holding floating inputs is copied whole and upcast to float64 once; every
+    floating input becomes a tensor on that copy with its own sizes, strides and storage
+    offset (``Tensor.set_``), so inputs sharing a storage share the upcast storage. Other
+    inputs (integers, bools, non-tensors) are passed through; ``requires_grad`` leaves stay
+    leaves. Returns None when a storage is viewed by inputs of several dtypes, or by a
+    floating and a non-floating input (no upcast keeps both views).
+    """
+    by_storage: dict[Any, list[torch.Tensor]] = {}
+    for t in inputs:
+        if isinstance(t, torch.Tensor):
+            by_storage.setdefault(_storage_key(t), []).append(t)
+    upcast: dict[Any, torch.Tensor] = {}
+    for key, views in by_storage.items():
+        dtypes = {v.dtype for v in views}
+        floating = [v.is_floating_point() for v in views]
+        if any(floating) and (len(dtypes) > 1 or not all(floating)):
+            return None
+        if all(floating):
+            v = views[0]
+            n = v.untyped_storage().nbytes() // v.element_size()
+            flat = torch.empty(0, dtype=v.dtype, device=v.device)
+            flat.set_(v.untyped_storage(), 0, (n,), (1,))
+            upcast[key] = flat.detach().to(torch.float64, copy=True)
+    out = []
+    for t in inputs:
+        base = upcast.get(_storage_key(t)) if isinstance(t, torch.Tensor) else None
+        if base is None:
+            out.append(t)
+            continue
+        c = torch.empty(0, dtype=torch.float64, device=t.device)
+        c.set_(base.untyped_storage(), t.storage_offset(), t.size(), t.stride())
+        out.append(c.requires_grad_() if t.requires_grad else c)
+    return tuple(out)
+
+
+def _storage_key(t: torch.Tensor) -> Any:
+    st = t.untyped_storage()
+    return (st.data_ptr(), str(t.device)) if st.nbytes() else id(st)
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -21,8 +21,11 @@ Programs with Triton launches get one more named check, ``kernel-analysis``
 (:mod:`.kernel_analysis`): Inductor's mutation analysis of each launch against its true
 footprint, under the pipelines that functionalize kernels.
 
-Pipelines that cannot take a program by design say so through :data:`UNSUPPORTED`
-(the run is ``invalid-program``, check ``unsupported``: counted, never a finding), and
+A pipeline failure that is a documented refusal (the rule table
+:data:`aliasfuzz.oracle.refusals.REFUSALS`: Dynamo's ``Unsupported``, a "not supported"
+``NotImplementedError``, TorchScript frontend rejections, by-design limits of a pipeline)
+makes the run ``unsupported`` (check ``unsupported``: counted per rule, never a finding);
+any other failure where eager runs is a ``crash``. And
 differential checks a pipeline waives by design are listed in :data:`WAIVED` (noted in
 ``filtered``). The ``torchscript`` pipeline compares every call and checks graph
 invariants itself: its verdict comes from :func:`aliasfuzz.oracle.ts_invariants.judge`.
@@ -35,10 +38,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.eager import EagerResult
+from aliasfuzz.fuzz.eager import EagerResult, clone_inputs
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle import confirm as _confirm
 from aliasfuzz.oracle.candidates import (
@@ -50,7 +51,7 @@ from aliasfuzz.oracle.candidates import (
     candidates,
     ground_truth,
 )
-from aliasfuzz.oracle.differential import Check, differential
+from aliasfuzz.oracle.differential import Check, differential, shadow_inputs
 from aliasfuzz.oracle.verdict import Verdict
 
 __all__ = ["FILTERS", "Claim", "Judgement", "judge"]
@@ -125,7 +126,7 @@ def _subject(subject, inputs, device) -> tuple[Callable, Callable[[], tuple], li
         raise InvalidArgument(f"judge needs a Program or a function, got {type(subject).__name__}")
     if inputs is None:
         raise InvalidArgument("judge of a function needs inputs= (a function returning fresh inputs)")
-    make = inputs if callable(inputs) else (lambda: _confirm._clone(inputs))
+    make = inputs if callable(inputs) else (lambda: clone_inputs(inputs))
     return subject, make, list(inspect.signature(subject).parameters)
 
 
@@ -139,15 +140,16 @@ def _options(options):
     raise InvalidArgument(f"options must be a PipelineOptions or a dict, got {type(options).__name__}")
 
 
-def _shadow(fn: Callable, names: Sequence[str], make: Callable[[], tuple]) -> Callable[[], EagerResult]:
-    def run() -> EagerResult:
-        ins = tuple(
-            t.detach().to(torch.float64).requires_grad_(t.requires_grad)
-            if isinstance(t, torch.Tensor) and t.is_floating_point()
-            else t
-            for t in make()
-        )
-        return _confirm.run_callable_named(fn, names, ins)
+def _shadow(
+    fn: Callable, names: Sequence[str], make: Callable[[], tuple]
+) -> Callable[[], EagerResult | None]:
+    """The fp64 shadow run of ``fn``: eager on :func:`~.differential.shadow_inputs` of fresh
+    inputs (same sizes, strides, offsets and storage sharing over upcast storages); None
+    when the inputs cannot be upcast that way (one storage viewed with several dtypes)."""
+
+    def run() -> EagerResult | None:
+        ins = shadow_inputs(make())
+        return None if ins is None else _confirm.run_callable_named(fn, names, ins)
 
     return run
 
@@ -200,7 +202,7 @@ def judge(
         return j
     unsupported = _unsupported(name, ex)
     if unsupported is not None:
-        j.verdict, j.check, j.explanation = Verdict.INVALID_PROGRAM, "unsupported", unsupported
+        j.verdict, j.check, j.explanation = Verdict.UNSUPPORTED, "unsupported", unsupported
         return j
     if name == "torchscript":
         from aliasfuzz.oracle.ts_invariants import judge as judge_torchscript
@@ -353,21 +355,6 @@ FILTERS: dict[str, Callable[[Claim, list[Claim]], bool]] = {
 }
 
 
-#: pipeline -> (failure predicate, reason): programs the pipeline rejects by design.
-UNSUPPORTED: dict[str, tuple[Callable[[Any], bool], str]] = {
-    # make_fx(functionalize(f)) refuses mutable custom ops (pytorch-seams.md section 2)
-    "fx-reinplace": (
-        lambda f: f.stage == "trace" and "custom (non-ATen) operator" in f.message,
-        "functionalize does not support custom ops with mutable (aliasing) arguments",
-    ),
-    # Inductor compiles a user Triton kernel for the device; on CPU Triton has no backend
-    # (pytorch-seams.md section 4): every CPU program with a launch fails here by design
-    "inductor": (
-        lambda f: f.stage == "compile" and "0 compatible backends for target (cpu)" in f.message,
-        "Inductor's codegen of user Triton kernels needs a GPU",
-    ),
-}
-
 #: pipeline -> {differential check name: why that check does not apply}.
 WAIVED: dict[str, dict[str, str]] = {
     "fx-reinplace": {
@@ -378,12 +365,16 @@ WAIVED: dict[str, dict[str, str]] = {
 
 
 def _unsupported(pipeline: str, ex: Any) -> str | None:
-    """The reason ``pipeline`` cannot take this program by design, or None."""
-    rule = UNSUPPORTED.get(pipeline)
+    """``"<rule>: <why> (<error type>)"`` when the pipeline's failure is a documented
+    refusal (:data:`aliasfuzz.oracle.refusals.REFUSALS`), else None."""
+    from aliasfuzz.oracle.refusals import classify
+
     failure = getattr(ex, "failure", None)
-    if rule is None or failure is None or not rule[0](failure):
+    refusal = classify(pipeline, failure)
+    if refusal is None:
         return None
-    return f"{pipeline}: {rule[1]} ({failure.error_type})"
+    what = failure.message.splitlines()[0][:160] if failure.message else ""
+    return f"{refusal.rule}: {refusal.why} ({failure.error_type}: {what})"
 
 
 def _selector(c: Claim) -> Callable[[int, Candidate], bool]:

@@ -35,7 +35,6 @@ import torch
 from aliasfuzz.oracle.verdict import Verdict
 from aliasfuzz.passes.execution import Execution
 from aliasfuzz.passes.torchscript import (
-    UNSCRIPTABLE,
     TorchScriptOptions,
     jit_knobs,
     script_function,
@@ -224,17 +223,26 @@ def _judge_records(records: list[CallRecord], label: str, invariants: bool) -> t
 def judge(execution: Execution) -> tuple[Verdict, str]:
     """The verdict of a ``torchscript`` run, with a one-line explanation.
 
-    Unscriptable programs are ``invalid-program`` (explanation ``unscriptable: <reason>``,
-    counted, not a finding), and so are programs on which eager raises where TorchScript
-    does not (``eager raised on call k: ...``). Then, most severe first over the selected
+    A program TorchScript refuses before running it (scripting or tracing failed) is
+    ``unsupported`` when the refusal is documented (:data:`aliasfuzz.oracle.refusals.REFUSALS`:
+    an op marked unscriptable, a frontend or tracer rejection; explanation
+    ``<rule>: <why> (<message>)``,
+    counted, not a finding) and a ``crash`` otherwise (an internal assert of the frontend).
+    Programs on which eager raises where TorchScript does not are ``invalid-program``
+    (``eager raised on call k: ...``). Then, most severe first over the selected
     executor and the legacy/simple ones: ``crash`` (a call raised where eager did not),
     ``miscompile`` (a call differed from eager), ``invariant`` (a check failed on an
     optimized graph of the profiling executor), else ``ok``. A finding's explanation ends
     with every executor's verdict (``| profiling: miscompile, legacy: ok, simple: ok``).
     """
     f = execution.failure
-    if f is not None and f.error_type == UNSCRIPTABLE:
-        return Verdict.INVALID_PROGRAM, f"unscriptable: {f.message}"
+    if f is not None and f.stage == "trace":
+        from aliasfuzz.oracle.refusals import classify
+
+        refusal = classify("torchscript", f)
+        if refusal is None:
+            return Verdict.CRASH, f"scripting failed: {f.error_type}: {f.message}"
+        return Verdict.UNSUPPORTED, f"{refusal.rule}: {refusal.why} ({f.message})"
     executor = TorchScriptOptions.from_dict(execution.extra.get("options")).executor
     results = [_judge_records(execution.extra.get("calls", []), executor, executor == "profiling")]
     for name, recs in execution.extra.get("executors", {}).items():

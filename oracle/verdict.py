@@ -1,4 +1,13 @@
-"""Verdicts: one ordered enum, worst first among findings; ``unknown`` is neither pass nor bug."""
+"""Verdicts: one ordered enum, worst first among findings; ``unknown``, ``unsupported`` and
+``invalid-program`` are neither pass nor bug.
+
+``unsupported`` is a pipeline's clean, documented refusal of a valid program (Dynamo's
+``Unsupported``, a "not supported" ``NotImplementedError``, a TorchScript frontend error, a
+by-design limit of a pipeline: the rule table :data:`aliasfuzz.oracle.refusals.REFUSALS`);
+``invalid-program`` a program without one eager meaning (eager raises, or a validation rule
+rejects it). Both are counted per reason in reports, never findings (oracle/README.md says
+why they are two members).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +27,7 @@ class Verdict(enum.Enum):
     CRASH = "crash"
     TIMEOUT = "timeout"
     UNKNOWN = "unknown"
+    UNSUPPORTED = "unsupported"
     INVALID_PROGRAM = "invalid-program"
 
     @property
@@ -26,8 +36,14 @@ class Verdict(enum.Enum):
 
     @property
     def severity(self) -> tuple[int, int]:
-        """Sort key, most severe first: findings by rank, then unknown, invalid-program, ok."""
-        tier = {Verdict.UNKNOWN: 1, Verdict.INVALID_PROGRAM: 2, Verdict.OK: 3}.get(self, 0)
+        """Sort key, most severe first: findings by rank, then unknown, then unsupported and
+        invalid-program (one tier: neither pass nor bug, not judged), then ok."""
+        tier = {
+            Verdict.UNKNOWN: 1,
+            Verdict.UNSUPPORTED: 2,
+            Verdict.INVALID_PROGRAM: 2,
+            Verdict.OK: 3,
+        }.get(self, 0)
         return (tier, self.rank)
 
     @property

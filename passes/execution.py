@@ -51,10 +51,26 @@ class Failure:
     stage: str
     error_type: str
     message: str
+    #: qualified class names along the exception's MRO and its ``__cause__`` chain (what
+    #: :mod:`aliasfuzz.oracle.refusals` matches exception types against); empty when unknown
+    kinds: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:
             raise ValueError(f"unknown stage {self.stage!r}")
+
+    @classmethod
+    def of(cls, stage: str, e: BaseException, limit: int = 4000) -> Failure:
+        """The failure ``e`` raised at ``stage``: its type name, its message (the first
+        ``limit`` characters) and ``kinds``. Raises ValueError for an unknown stage."""
+        kinds: list[str] = []
+        seen: set[int] = set()
+        cur: BaseException | None = e
+        while cur is not None and id(cur) not in seen:  # explicit wrapping only (raise from)
+            seen.add(id(cur))
+            kinds += [f"{k.__module__}.{k.__qualname__}" for k in type(cur).__mro__]
+            cur = cur.__cause__
+        return cls(stage, type(e).__name__, str(e)[:limit], tuple(dict.fromkeys(kinds)))
 
 
 @dataclass

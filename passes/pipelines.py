@@ -10,7 +10,6 @@ PyTorch code it hooks is written in ``passes/README.md``.
 
 from __future__ import annotations
 
-import inspect
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -124,7 +123,7 @@ def _call(run: _Run, ex: Execution, compiled: Callable) -> None:
     except Exception as e:  # a failure of the system under test is data
         stage = run.clock.stage if run.clock.stage in ("trace", "compile", "run") else "run"
         run.clock.switch("done")
-        ex.failure = Failure(stage, type(e).__name__, str(e)[:4000])
+        ex.failure = Failure.of(stage, e)
     ex.inputs_after = run.inputs
     if ex.failure is None:
         ex.aliases = alias_map(ex.outputs, run.inputs, run.input_names)
@@ -250,7 +249,7 @@ def _fx_reinplace(run: _Run, ex: Execution) -> None:
             gm = trace_functional(run.fn, run.inputs)
     except Exception as e:  # e.g. mutable custom ops: torch's refusal is data
         run.clock.switch("done")
-        ex.failure = Failure("trace", type(e).__name__, str(e)[:4000])
+        ex.failure = Failure.of("trace", e)
         ex.inputs_after = run.inputs
         return
     run.clock.switch("compile")
@@ -260,7 +259,7 @@ def _fx_reinplace(run: _Run, ex: Execution) -> None:
         reinplace(gm, *run.inputs)
     except Exception as e:
         run.clock.switch("done")
-        ex.failure = Failure("compile", type(e).__name__, str(e)[:4000])
+        ex.failure = Failure.of("compile", e)
         ex.inputs_after = run.inputs
         return
     ex.decisions = fx_reinplace_decisions(capture, run.find)
@@ -343,6 +342,14 @@ def run_pipeline(
     from aliasfuzz.fuzz.render import load_function
 
     options = _check(name, device, options)
+    if name == "torchscript":
+        from aliasfuzz.passes.torchscript import rejected, unscriptable_reason
+
+        # a registry row marked scriptable=False (view(dtype): undefined behaviour in
+        # TorchScript, torch/_tensor_docs.py; Triton launches) is refused, never run
+        reason = unscriptable_reason(program)
+        if reason is not None:
+            return rejected(device, tuple(inputs), reason)
     fn, rendered = load_function(program)
     statement_at = rendered.statement_at
     return run_function(

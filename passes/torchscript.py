@@ -45,6 +45,7 @@ __all__ = [
     "EXECUTORS",
     "TorchScriptOptions",
     "jit_knobs",
+    "rejected",
     "run_torchscript",
     "torchscript_adapter",
     "script_function",
@@ -294,6 +295,14 @@ def _reject(ex: Execution, reason: str) -> Execution:
     ex.extra["rejected"] = reason
     ex.failure = Failure("trace", UNSCRIPTABLE, reason)
     return ex
+
+
+def rejected(device: str, inputs: tuple[Any, ...], reason: str) -> Execution:
+    """The ``torchscript`` execution of a program refused before scripting (``reason``, e.g.
+    :func:`unscriptable_reason`): ``failure`` is ``trace``/``Unscriptable``, inputs untouched."""
+    ex = Execution(pipeline="torchscript", device=device, extra={"options": {}})
+    ex.inputs_after = inputs
+    return _reject(ex, reason)
 
 
 def _execute(subject: _Subject, device: str, opts: TorchScriptOptions) -> Execution:

@@ -49,6 +49,7 @@ def render_html(summary: dict) -> str:
         finding_names=finding_names,
         confusion=summary["confusion"],
         rejections=summary["rejections"],
+        refusals=summary.get("unsupported", {}),
         unknown=summary.get("unknown", {}),
         findings=summary["findings"],
         new=sum(1 for f in summary["findings"] if f.get("new")),

@@ -34,9 +34,17 @@ torch {{ c.versions.torch }} · triton {{ c.versions.triton }} · Python {{ c.ve
 {% for v in verdict_names %}<td class="{{ 'bad' if counts.get(v) and v in finding_names else '' }}">{{ counts.get(v, 0) }}</td>{% endfor %}</tr>
 {% endfor %}</table>
 
+<h2>Documented refusals</h2>
+<p>Runs judged <code>unsupported</code> (not findings): the pipeline refused a valid program in a
+documented way (Dynamo's <code>Unsupported</code>, a "not supported" <code>NotImplementedError</code>,
+a TorchScript frontend rejection, a by-design limit), by rule (oracle/README.md).</p>
+{% for p, reasons in refusals.items() %}<table class="refusals"><tr><th class="l">{{ p }}: rule</th><th>runs</th></tr>
+{% for r, n in reasons.items() %}<tr><td class="l">{{ r }}</td><td>{{ n }}</td></tr>{% endfor %}
+</table>{% else %}<p class="muted">none</p>{% endfor %}
+
 <h2>Programs a pipeline rejected</h2>
-<p>Runs judged <code>invalid-program</code> (not findings): the pipeline cannot take the program
-by design (e.g. unscriptable, unsupported custom ops), or eager itself raised.</p>
+<p>Runs judged <code>invalid-program</code> (not findings): the program has no single eager
+meaning (eager itself raised, or a validation rule rejects it).</p>
 {% for p, reasons in rejections.items() %}<table class="rejections"><tr><th class="l">{{ p }}: reason</th><th>runs</th></tr>
 {% for r, n in reasons.items() %}<tr><td class="l">{{ r }}</td><td>{{ n }}</td></tr>{% endfor %}
 </table>{% else %}<p class="muted">none</p>{% endfor %}

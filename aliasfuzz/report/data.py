@@ -75,6 +75,21 @@ def undecided(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return _by_reason(tasks, "unknown", _undecided_reason)
 
 
+def refusal_reason(outcome: dict[str, Any]) -> str:
+    """The rule of an ``unsupported`` outcome (explanation ``<rule>: <why> (<detail>)``,
+    :data:`aliasfuzz.oracle.refusals.REFUSALS`): ``<rule>: <why>``, and ``[<op>]`` when the
+    detail names the refused statement's op (``statement 3: view_dtype (view) ...``)."""
+    text = outcome.get("explanation") or ""
+    head = text.split(" (")[0][:160] or "(no explanation)"
+    op = re.search(r"statement \d+: (\S+) \(", text)
+    return f"{head} [{op.group(1)}]" if op else head
+
+
+def _refusals(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """pipeline -> rule -> number of ``unsupported`` runs (documented refusals)."""
+    return _by_reason(tasks, "unsupported", refusal_reason)
+
+
 def _rejections(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """pipeline -> reason -> number of ``invalid-program`` runs (programs a pipeline refused)."""
     return _by_reason(tasks, "invalid-program", rejection_reason)
@@ -142,6 +157,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         "seconds_per_task": {p: sorted(s) for p, s in sorted(seconds.items())},
         "confusion": _confusion(tasks),
         "rejections": _rejections(tasks),
+        "unsupported": _refusals(tasks),
         "unknown": undecided(tasks),
         "coverage": {
             "programs_with_kind": dict(sorted(kinds.items())),

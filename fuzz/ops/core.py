@@ -194,8 +194,10 @@ class OpDef:
         ``maybe_alias`` (a functional row that returns an argument itself in some layouts:
         ``contiguous``); ``maybe_copy`` (a view row that returns fresh memory in some layouts:
         ``reshape``); ``data_dependent`` (what it writes depends on tensor contents: the
-        footprint is an upper bound); ``observes_layout``. ``infer``'s result ``storage``
-        always says which case holds.
+        footprint is an upper bound); ``observes_layout`` (returns its argument's layout as
+        data: the ``layout-readout`` validation rule of :mod:`aliasfuzz.fuzz.layout_contract`
+        restricts its arguments). For ``maybe_alias`` / ``maybe_copy`` rows, ``infer``'s
+        result ``storage`` always says which case holds.
       count_out: for ``n_out=None`` ops, ``(arg metas, params) -> int``: how many names a
         statement with these arguments and parameters must bind (``split``, ``unbind``).
     """

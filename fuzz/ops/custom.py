@@ -9,8 +9,10 @@ whose clones are what Inductor's reinplace pass decides on
 Generic rows (with ``gen``/``accepts``, usable by the generator): ``fz.add_one_``,
 ``fz.halve_`` (mutate their argument), ``fz.copy_into`` (writes an output argument from an
 input), ``fz.bump_pair`` (mutates two arguments), ``fz.storage_layout`` and
-``fz.strides_of`` (read storage metadata: offset and storage length, strides),
-``fz.scaled`` (returns a fresh tensor). Case-specific rows (no ``gen``):
+``fz.strides_of`` (read layout as data: storage offset and storage length, significant
+strides; tagged ``needs_exact_strides`` and ``observes_layout``, generated only where a
+contract promises that layout: the ``layout-readout`` rule of
+:mod:`aliasfuzz.fuzz.layout_contract`), ``fz.scaled`` (returns a fresh tensor). Case-specific rows (no ``gen``):
 ``fz.rotate_left_into`` (b01: its result depends on whether ``src`` aliases ``dst``),
 ``fz.sum_into`` (b09), ``fz.pack_flat_`` (b10, defined with ``torch.library.Library`` and a
 ``Tensor[]`` argument). Ops that only mutate return ``None``: their rows bind no name
@@ -88,7 +90,9 @@ def fz_rotate_left_into(src: torch.Tensor, dst: torch.Tensor) -> None:
 preludes.register(
     "fz_storage_layout",
     """
-@torch.library.custom_op("aliasfuzz::storage_layout", mutates_args=())
+@torch.library.custom_op(
+    "aliasfuzz::storage_layout", mutates_args=(), tags=(torch.Tag.needs_exact_strides,)
+)
 def fz_storage_layout(t: torch.Tensor) -> torch.Tensor:
     # what the op observes: its argument's storage offset and storage length (elements)
     return torch.tensor(
@@ -105,10 +109,16 @@ def _(t):
 preludes.register(
     "fz_strides_of",
     """
-@torch.library.custom_op("aliasfuzz::strides_of", mutates_args=())
+@torch.library.custom_op(
+    "aliasfuzz::strides_of", mutates_args=(), tags=(torch.Tag.needs_exact_strides,)
+)
 def fz_strides_of(t: torch.Tensor) -> torch.Tensor:
-    # what the op observes: its argument's strides (elements), one per dim
-    return torch.tensor(t.stride(), dtype=torch.int64, device=t.device)
+    # what the op observes: its argument's significant strides (elements), one per dim;
+    # a dim of size <= 1 (or an empty tensor) reports 0: that stride is never promised
+    # (torch._prims_common.check_significant_strides, Inductor's significant_strides_equal)
+    empty = t.numel() == 0
+    strides = [0 if empty or n <= 1 else s for n, s in zip(t.shape, t.stride())]
+    return torch.tensor(strides, dtype=torch.int64, device=t.device)
 
 
 @fz_strides_of.register_fake
@@ -301,12 +311,12 @@ OPS = [
          mutates=(0, 1), accepts=_accepts_not_bool),
     _row("storage_layout", 1, _layout_infer,
          "aliasfuzz::storage_layout(Tensor t) -> Tensor: int64 [storage_offset, storage "
-         "numel] of t (case b05); observes layout, which compiled code may legally change "
-         "for views of intermediates", tags=_LAYOUT),
+         "numel] of t (case b05); observes layout: valid only on an unwritten program input "
+         "or clone result (the layout-readout rule)", tags=_LAYOUT),
     _row("strides_of", 1, _strides_infer,
-         "aliasfuzz::strides_of(Tensor t) -> Tensor: int64 strides of t, one per dim; "
-         "observes layout (custom ops get fixed stride order by default, so compiled code "
-         "must pass eager's strides)", tags=_LAYOUT),
+         "aliasfuzz::strides_of(Tensor t) -> Tensor: int64 significant strides of t, one "
+         "per dim (0 for a dim of size <= 1); tagged needs_exact_strides, so Inductor owes "
+         "it eager's strides; valid only where the layout-readout rule allows", tags=_LAYOUT),
     _row("scaled", 1, _scaled_infer,
          "aliasfuzz::scaled(Tensor x) -> Tensor: a fresh contiguous x * 2",
          accepts=_accepts_not_bool),

@@ -52,9 +52,11 @@ def _campaign(tmp_path, cid: str, started: float, with_finding: bool) -> None:
                     "h": "h",
                     "statements": 1,
                     "outcome": {
-                        "verdict": "miscompile" if bad else "invalid-program" if rejected else "ok",
+                        "verdict": "miscompile" if bad else "unsupported" if rejected else "ok",
                         "check": "unsupported" if rejected else None,
-                        "explanation": "unscriptable: statement 3: tk.scale_ (triton) is not scriptable"
+                        "explanation": "torchscript-unscriptable-op: the program uses an op "
+                        "TorchScript does not support (statement 3: tk.scale_ (triton) is not "
+                        "scriptable)"
                         if rejected
                         else "",
                         "seconds": 0.1 * (i + 1),
@@ -137,8 +139,12 @@ def test_summary_json_and_self_contained_html(report):
     assert s["confusion"]["aot_eager"]["safe"] == {"reinplaced": 0, "copied": 3}
     assert s["coverage"]["programs_with_kind"] == {"inplace": 3, "view": 3}
     assert [h["id"] for h in s["history"]] == ["c1", "c2"]
-    assert s["rejections"] == {
-        "aot_eager": {"unsupported: unscriptable: tk.scale_ (triton) is not scriptable": 1}
+    assert s["rejections"] == {}
+    assert s["unsupported"] == {
+        "aot_eager": {
+            "torchscript-unscriptable-op: the program uses an op TorchScript does not support "
+            "[tk.scale_]": 1
+        }
     }
     (f,) = s["findings"]
     assert f["verdict"] == "miscompile" and "def program" in f["repro"]
@@ -149,6 +155,7 @@ def test_summary_json_and_self_contained_html(report):
     for section in (
         "Summary",
         "Verdicts per pipeline",
+        "Documented refusals",
         "Programs a pipeline rejected",
         "Decisions against ground truth",
         "Findings",

@@ -162,18 +162,18 @@ def test_triton_launches_are_rejected_not_findings():
     assert ex.failure is not None
     assert (ex.failure.stage, ex.failure.error_type) == ("trace", "Unscriptable")
     verdict, why = judge(ex)
-    assert verdict is Verdict.INVALID_PROGRAM and not verdict.is_finding
-    assert why.startswith("unscriptable: statement 0: tk.scale_")
+    assert verdict is Verdict.UNSUPPORTED and not verdict.is_finding
+    assert why.startswith("torchscript-unscriptable-op: ")
+    assert "statement 0: tk.scale_" in why
 
 
 def test_trace_mode_runs_and_rejects_none_inputs():
     ex = run_torchscript(_mutates_input(), options={"mode": "trace"})
     assert judge(ex)[0] is Verdict.OK and len(ex.extra["calls"]) == 3
     ex = run_torchscript(_views_and_inplace(optional=True), options={"mode": "trace"})
-    assert judge(ex) == (
-        Verdict.INVALID_PROGRAM,
-        "unscriptable: trace mode: a None input cannot be traced",
-    )
+    verdict, why = judge(ex)
+    assert verdict is Verdict.UNSUPPORTED and why.startswith("torchscript-trace: ")
+    assert why.endswith("(trace mode: a None input cannot be traced)")
 
 
 def _fresh(k):
@@ -307,7 +307,8 @@ def test_adapter_rejects_triton_launches_at_the_frontend():
     ex = Execution(pipeline="torchscript", device="cpu")
     torchscript_adapter(_adapter_run(p), ex)
     verdict, why = judge(ex)
-    assert verdict is Verdict.INVALID_PROGRAM and why.startswith("unscriptable: frontend:")
+    assert verdict is Verdict.UNSUPPORTED and why.startswith("torchscript-frontend: ")
+    assert "(frontend: " in why
 
 
 def test_foreach_on_a_list_literal_is_a_miscompile():

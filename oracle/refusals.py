@@ -1,0 +1,135 @@
+"""Documented refusals: which pipeline failures are ``unsupported`` rather than ``crash``.
+
+A pipeline that raises where eager does not is a ``crash`` (a finding) unless the failure is
+a clean, documented refusal of a program the pipeline does not take: then the run is
+``unsupported`` (counted per rule, never a finding). :data:`REFUSALS` is the rule table;
+each row names the exception types and/or message pattern it matches, the pipelines and
+stages it applies to, and the PyTorch source that documents the refusal. Anything else
+(internal asserts, ``AssertionError``, a wrong exception type such as a ``TypeError`` out
+of a lowering, signals, CUDA errors) stays a ``crash``.
+
+Matching (:func:`classify`): a row matches a :class:`~aliasfuzz.passes.execution.Failure`
+when the pipeline and stage fit, one of ``types`` is among ``failure.kinds`` (qualified
+class names along the exception's MRO and ``__cause__`` chain: subclasses match), or the row
+has no types, and ``pattern`` (when set) is found in ``"<error_type>: <message>"``. The
+first matching row wins. The table is documented in oracle/README.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["REFUSALS", "Refusal", "classify"]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One row: a documented refusal ``rule`` (the reason the report counts)."""
+
+    rule: str
+    types: tuple[str, ...]  # qualified class names; empty: any type
+    pattern: str | None  # regex searched in "<error_type>: <message>"; None: any message
+    pipelines: frozenset[str] | None  # None: every pipeline
+    stages: frozenset[str] | None  # None: every stage
+    why: str  # one line, shown in the explanation
+    source: str  # where PyTorch documents the refusal
+
+    def matches(self, pipeline: str, failure: Any) -> bool:
+        if self.pipelines is not None and pipeline not in self.pipelines:
+            return False
+        if self.stages is not None and failure.stage not in self.stages:
+            return False
+        kinds = set(getattr(failure, "kinds", ()) or ())
+        if self.types and not kinds & set(self.types):
+            return False
+        text = f"{failure.error_type}: {failure.message}"
+        return self.pattern is None or re.search(self.pattern, text) is not None
+
+
+_TS = frozenset({"torchscript"})
+_NOT_SUPPORTED = r"(?:not (?:yet )?supported|does not support|is unsupported)"
+
+#: The rule table, first match wins (oracle/README.md "Crashes and documented refusals").
+REFUSALS: tuple[Refusal, ...] = (
+    Refusal(
+        "dynamo-unsupported",
+        ("torch._dynamo.exc.Unsupported",),
+        None,
+        None,
+        None,
+        "Dynamo does not support a construct of the program",
+        "torch/_dynamo/exc.py Unsupported (graph breaks: torch.compile programming model, "
+        "'Working with Graph Breaks'); raised to the caller under fullgraph",
+    ),
+    Refusal(
+        "not-implemented",
+        (),
+        r"(?:^|\n|: )NotImplementedError: [^\n]*" + _NOT_SUPPORTED,
+        None,
+        None,
+        "a NotImplementedError saying the construct is not supported",
+        "NotImplementedError is Python's documented 'not implemented here' signal; e.g. "
+        "torch/_inductor/lowering.py assert_nyi ('inductor does not support ...')",
+    ),
+    Refusal(
+        "functionalize-mutable-custom-op",
+        (),
+        r"custom \(non-ATen\) operator",
+        frozenset({"fx-reinplace"}),
+        frozenset({"trace"}),
+        "functionalize does not support custom ops with mutable (aliasing) arguments",
+        "torch/_subclasses/functional_tensor.py (FunctionalTensorMode: 'Found a custom "
+        "(non-ATen) operator whose output has alias annotations'); pytorch-seams.md section 2",
+    ),
+    Refusal(
+        "inductor-cpu-user-triton",
+        (),
+        r"0 compatible backends for target \(cpu\)",
+        frozenset({"inductor"}),
+        frozenset({"compile"}),
+        "Inductor's codegen of user Triton kernels needs a GPU",
+        "triton.compiler: no backend for target cpu; pytorch-seams.md section 4",
+    ),
+    Refusal(
+        "torchscript-unscriptable-op",
+        (),
+        r"^Unscriptable: .*is not scriptable$",
+        _TS,
+        frozenset({"trace"}),
+        "the program uses an op TorchScript does not support (registry row scriptable=False)",
+        "torch/_tensor_docs.py Tensor.view(dtype): 'This overload is not supported by "
+        "TorchScript, and using it in a Torchscript program will cause undefined behavior'; "
+        "user Triton kernels: TorchScript compiles only TorchScript-typed functions "
+        "(docs: TorchScript Language Reference)",
+    ),
+    Refusal(
+        "torchscript-frontend",
+        (),
+        r"^Unscriptable: frontend: (?!.*INTERNAL ASSERT)",
+        _TS,
+        frozenset({"trace"}),
+        "the TorchScript frontend rejects a construct outside its language subset",
+        "torch/jit/frontend.py NotSupportedError / UnsupportedNodeError; TorchScript "
+        "Language Reference (supported subset of Python)",
+    ),
+    Refusal(
+        "torchscript-trace",
+        (),
+        r"^Unscriptable: trace(?: mode)?: (?!.*INTERNAL ASSERT)",
+        _TS,
+        frozenset({"trace"}),
+        "torch.jit.trace cannot trace the program (None inputs, untraceable outputs)",
+        "torch/jit/_trace.py trace docstring (inputs and outputs must be tensors or nested "
+        "tuples of tensors)",
+    ),
+)
+
+
+def classify(pipeline: str, failure: Any) -> Refusal | None:
+    """The first row of :data:`REFUSALS` matching ``failure`` under ``pipeline``, or None
+    (``failure`` is a :class:`~aliasfuzz.passes.execution.Failure`; None gives None)."""
+    if failure is None:
+        return None
+    return next((r for r in REFUSALS if r.matches(pipeline, failure)), None)

@@ -1,0 +1,145 @@
+"""The ``layout-readout`` rule (fuzz/layout_contract.py) and the PyTorch contracts it rests on.
+
+Layout read as data by ``fz.storage_layout`` / ``fz.strides_of`` is valid only on program
+inputs and clone results whose storage nothing wrote before (functionalization replaces a
+written tensor); strides of size-1 dims never count. The audit's ``layout-readout`` false
+positives are rejected by name; the genuine ``addcmul-int-through-fma`` entry, which reads
+an unwritten input, and case b05's twin (a clone) stay valid.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+import torch
+
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz import preludes
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from aliasfuzz.fuzz.layout_contract import LAYOUT_READOUT
+
+ROOT = Path(__file__).resolve().parents[2]
+NOT_FINDINGS = ROOT / "tests" / "data" / "not_findings"
+LABELS = ROOT.parent / "shared" / "audit" / "labels.tsv"
+#: the audit's layout-readout rows whose programs we hold (the others were never in corpus/)
+LAYOUT_FALSE_POSITIVES = ["miscompile-fx-reinplace-47f5c75915", "miscompile-inductor-reinplace-3494a7ca5f"]
+
+
+def _load(folder: Path) -> Program:
+    return Program.loads((folder / "program.json").read_text())
+
+
+def _prog(body, outputs, inputs=None):
+    inputs = inputs or (TensorSpec("x", "s0", (2, 3), (3, 1)), TensorSpec("y", "s0", (3,), (1,), 6))
+    return Program((StorageSpec("s0", 12),), tuple(inputs), tuple(body), tuple(outputs))
+
+
+def _rejected(p: Program) -> str:
+    with pytest.raises(InvalidArgument) as e:
+        p.validate()
+    return str(e.value)
+
+
+# -- the PyTorch side of the contract --------------------------------------------------
+def test_strides_of_reports_only_significant_strides():
+    t = torch.empty(3, 1, 4).as_strided((3, 1, 4), (4, 99, 1))
+    assert preludes.fz_strides_of(t).tolist() == [4, 0, 1]
+    assert preludes.fz_strides_of(torch.empty(0, 5)).tolist() == [0, 0]
+    # the same comparison PyTorch's own reference checks make (dims of length > 1 only)
+    from torch._prims_common import check_significant_strides
+
+    a, b = torch.empty(3, 1, 4), torch.empty(3, 1, 4).as_strided((3, 1, 4), (4, 99, 1))
+    assert check_significant_strides(a, b, only_cuda=False)[0]
+    assert preludes.fz_strides_of(a).tolist() == preludes.fz_strides_of(b).tolist()
+
+
+@pytest.mark.parametrize("op", ["storage_layout", "strides_of"])
+def test_layout_ops_are_tagged_needs_exact_strides_which_inductor_honours(op):
+    from torch._inductor.lowering import constrain_to_fake_tensors, tag_to_layout_constraint
+    from torch._library.utils import get_layout_constraint_tag
+
+    overload = getattr(torch.ops.aliasfuzz, op).default
+    assert get_layout_constraint_tag(overload) is torch.Tag.needs_exact_strides
+    # Inductor's lowering maps the tag to "the strides of the traced (eager) values"
+    assert tag_to_layout_constraint(torch.Tag.needs_exact_strides) is constrain_to_fake_tensors
+    # and it is the default for untagged custom ops (the b05 case's own op relies on it)
+    import torch._functorch.config as fconfig
+
+    assert fconfig.custom_op_default_layout_constraint == "needs_exact_strides"
+
+
+# -- the rule ----------------------------------------------------------------------------
+@pytest.mark.parametrize("entry", LAYOUT_FALSE_POSITIVES)
+def test_layout_readout_rejects_the_audited_false_positive(entry):
+    why = _rejected(_load(NOT_FINDINGS / entry))
+    assert why.startswith(f"statement 1: {LAYOUT_READOUT}: fz.storage_layout reads the layout of 'x0'")
+    assert "after its storage was written" in why
+
+
+def test_layout_readout_keeps_the_genuine_addcmul_finding_valid():
+    # addcmul-int-through-fma reads an unwritten input only to produce int64 values
+    _load(ROOT / "corpus" / "miscompile-inductor-546ef8cf3a").validate()
+
+
+def test_layout_readout_keeps_a_clone_result_valid():
+    # case b05 (PyTorch #197489): Inductor must not drop a clone whose offset differs
+    Program.loads(
+        (ROOT / "corpus" / "seeds" / "b05_noop_clone_changes_storage_offset.json").read_text()
+    ).validate()
+
+
+@pytest.mark.parametrize("op", ["fz.storage_layout", "fz.strides_of"])
+def test_layout_readout_accepts_unwritten_inputs_even_when_written_later(op):
+    _prog([Op(op, ("x",), {}, ("l",)), Op("add_.Scalar", ("y",), {"other": 1.0}, ("y1",))],
+          ["l"]).validate()
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        # an input written through an aliased input before the read (synthetic base)
+        ([Op("add_.Scalar", ("y",), {"other": 1.0}, ("y1",)),
+          Op("fz.storage_layout", ("x",), {}, ("l",))], "after its storage was written"),
+        # a view of an input: compiled code may rebuild it (a regenerated alias)
+        ([Op("transpose", ("x",), {"dim0": 0, "dim1": 1}, ("t",)),
+          Op("fz.strides_of", ("t",), {}, ("l",))], "neither a program input nor a clone"),
+        # an intermediate of a functional op: its layout is the compiler's choice
+        ([Op("sin", ("x",), {}, ("s",)), Op("fz.strides_of", ("s",), {}, ("l",))],
+         "neither a program input nor a clone"),
+        # a clone mutated before the read: functionalization replaces it
+        ([Op("clone", ("x",), {}, ("c",)), Op("add_.Scalar", ("c",), {"other": 1.0}, ("c1",)),
+          Op("fz.storage_layout", ("c",), {}, ("l",))], "after its storage was written"),
+    ],
+    ids=["aliased-input-written", "view-of-input", "intermediate", "written-clone"],
+)
+def test_layout_readout_rejects_layouts_no_contract_promises(body, needle):
+    why = _rejected(_prog(body, ["l"]))
+    assert f"{LAYOUT_READOUT}: " in why and needle in why
+
+
+def test_generated_programs_read_layout_only_under_the_contract():
+    from aliasfuzz.fuzz.sample import generate
+
+    programs = generate(300, 0)
+    reads = [(p, op) for p in programs for op in p.body if op.op in ("fz.storage_layout", "fz.strides_of")]
+    assert reads, "the generator no longer produces layout reads at all"
+    inputs_or_clones = 0
+    for p, op in reads:
+        p.validate()  # every generated program passes the rule
+        clones = {o for s in p.body if s.op == "clone" for o in s.out}
+        inputs_or_clones += op.args[0] in {t.name for t in p.inputs} | clones
+    assert inputs_or_clones == len(reads)
+
+
+@pytest.mark.skipif(not LABELS.is_file(), reason="the audit table is not checked out")
+def test_every_audited_layout_readout_row_is_no_finding():
+    with LABELS.open() as f:
+        rows = [r for r in csv.DictReader(f, delimiter="\t") if r["root"] == "layout-readout"]
+    assert len(rows) == 5
+    for r in rows:
+        assert not (ROOT / "corpus" / r["entry"]).exists(), f"{r['entry']} is still in corpus/"
+        held = NOT_FINDINGS / r["entry"]
+        if held.is_dir():  # the programs we hold are rejected by this rule
+            assert f"{LAYOUT_READOUT}: " in _rejected(_load(held))

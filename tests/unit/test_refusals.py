@@ -1,0 +1,147 @@
+"""``crash`` vs ``unsupported``: the refusal table (oracle/refusals.py) and its verdict.
+
+A documented refusal (Dynamo's ``Unsupported``, a "not supported" ``NotImplementedError``,
+a TorchScript frontend rejection, an op TorchScript documents as unsupported, a by-design
+limit of a pipeline) is ``unsupported``: counted per rule, never a finding. Internal
+asserts and wrong exception types stay ``crash``. The two TorchScript ``view(dtype)``
+corpus entries are refusals of rule ``torchscript-unscriptable-op``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.oracle.judge import judge
+from aliasfuzz.oracle.refusals import REFUSALS, classify
+from aliasfuzz.oracle.verdict import FINDINGS, Verdict
+from aliasfuzz.passes.execution import Execution, Failure
+
+NOT_FINDINGS = Path(__file__).resolve().parents[1] / "data" / "not_findings"
+VIEW_DTYPE_ENTRIES = ["crash-torchscript-6d6a4a6b4c", "crash-torchscript-f6ca5ce610"]
+
+
+def _failure_of(e: BaseException, stage: str = "compile") -> Failure:
+    return Failure.of(stage, e)
+
+
+def _rule(pipeline: str, failure: Failure) -> str | None:
+    r = classify(pipeline, failure)
+    return None if r is None else r.rule
+
+
+def test_unsupported_is_one_more_member_of_the_one_ordered_enum():
+    assert Verdict.parse("unsupported") is Verdict.UNSUPPORTED
+    assert Verdict.UNSUPPORTED not in FINDINGS and not Verdict.UNSUPPORTED.is_finding
+    # neither pass nor bug: the invalid-program tier, below findings and unknown, above ok
+    assert Verdict.UNSUPPORTED.severity[0] == Verdict.INVALID_PROGRAM.severity[0]
+    assert Verdict.UNKNOWN.severity < Verdict.UNSUPPORTED.severity < Verdict.OK.severity
+    assert Verdict.CRASH.severity < Verdict.UNSUPPORTED.severity
+
+
+def test_every_rule_names_its_pytorch_source():
+    rules = [r.rule for r in REFUSALS]
+    assert len(rules) == len(set(rules))
+    for r in REFUSALS:
+        assert r.why and r.source and (r.types or r.pattern), r.rule
+
+
+def test_dynamo_unsupported_and_its_subclasses_are_refusals():
+    from torch._dynamo.exc import Unsupported
+
+    class Narrower(Unsupported):  # the rule matches along the MRO
+        pass
+
+    for exc in (Unsupported("generator not supported"), Narrower("x")):
+        assert _rule("inductor", _failure_of(exc, "trace")) == "dynamo-unsupported"
+    # wrapped explicitly (raise ... from): the cause's types count
+    try:
+        try:
+            raise Unsupported("call_method not supported")
+        except Unsupported as inner:
+            raise RuntimeError("backend raised") from inner
+    except RuntimeError as outer:
+        assert _rule("aot_eager", _failure_of(outer, "trace")) == "dynamo-unsupported"
+
+
+@pytest.mark.parametrize(
+    ("error_type", "message", "rule"),
+    [
+        ("NotImplementedError", "bitcast torch.float16 to torch.uint8 is not supported yet",
+         "not-implemented"),
+        ("InductorError", "LoweringException: NotImplementedError: inductor does not support "
+         "layout=torch.sparse_coo", "not-implemented"),
+        # a NotImplementedError that does not say "not supported" is no documented refusal
+        ("NotImplementedError", "", None),
+        # a wrong exception type out of a lowering is a crash
+        ("InductorError", "LoweringException: TypeError: torch.bool is not supported by "
+         "torch.iinfo", None),
+        # ATen's internal-overlap error where eager ran: the compiler made the overlap
+        ("RuntimeError", "unsupported operation: more than one element of the written-to "
+         "tensor refers to a single memory location.", None),
+        ("AssertionError", "incorrect out shape after application of ViewMeta sequence", None),
+    ],
+)
+def test_not_supported_needs_a_not_implemented_error_saying_so(error_type, message, rule):
+    assert _rule("inductor", Failure("compile", error_type, message)) == rule
+
+
+def test_by_design_limits_are_refusals_of_their_pipeline_only():
+    fx = Failure("trace", "RuntimeError", "Found a custom (non-ATen) operator whose output has "
+                 "alias annotations: aliasfuzz::add_one_")
+    assert _rule("fx-reinplace", fx) == "functionalize-mutable-custom-op"
+    assert _rule("aot_eager", fx) is None
+    cpu = Failure("compile", "InductorError", "RuntimeError: 0 compatible backends for target (cpu)")
+    assert _rule("inductor", cpu) == "inductor-cpu-user-triton"
+    assert _rule("inductor-reinplace", cpu) is None
+
+
+def test_torchscript_frontend_rejections_are_refusals_but_internal_asserts_crash():
+    from aliasfuzz.oracle.ts_invariants import judge as judge_ts
+
+    def ts(message: str) -> tuple[Verdict, str]:
+        ex = Execution(pipeline="torchscript", device="cpu", extra={"options": {}})
+        ex.failure = Failure("trace", "Unscriptable", message)
+        return judge_ts(ex)
+
+    v, why = ts("frontend: undefined value fz_flat_add:")
+    assert v is Verdict.UNSUPPORTED and why.startswith("torchscript-frontend: ")
+    v, why = ts("statement 2: view_dtype (view) is not scriptable")
+    assert v is Verdict.UNSUPPORTED and why.startswith("torchscript-unscriptable-op: ")
+    v, why = ts("frontend: r INTERNAL ASSERT FAILED at torch/csrc/jit/frontend/ir_emitter.cpp")
+    assert v is Verdict.CRASH and "INTERNAL ASSERT" in why
+
+
+@pytest.mark.parametrize("entry", VIEW_DTYPE_ENTRIES)
+def test_view_dtype_under_torchscript_is_refused_by_rule_torchscript_unscriptable_op(entry):
+    # Tensor.view(dtype) "is not supported by TorchScript, and using it in a Torchscript
+    # program will cause undefined behavior" (torch/_tensor_docs.py): TorchScript reads the
+    # dtype as an int size, so the run may raise or silently reshape; never a finding
+    p = Program.loads((NOT_FINDINGS / entry / "program.json").read_text())
+    j = judge(p, "torchscript")
+    assert (j.verdict, j.check) == (Verdict.UNSUPPORTED, "unsupported"), j.explanation
+    assert j.explanation.startswith("torchscript-unscriptable-op: ")
+    assert "view_dtype" in j.explanation
+    # the other pipelines still judge the program (view(dtype) is fine there)
+    assert judge(p, "aot_eager").verdict is Verdict.OK
+
+
+@torch.library.custom_op("aliasfuzz_test_refusals::picky", mutates_args=())
+def picky(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@picky.register_fake
+def _(x):
+    raise NotImplementedError("picky: tracing is not supported")
+
+
+def test_a_pipeline_raising_a_not_supported_error_is_unsupported_end_to_end():
+    # aot_function (no Dynamo to graph-break on it) traces the fake kernel and raises
+    j = judge(lambda x: picky(x) + 1, "inductor-reinplace", inputs=lambda: (torch.arange(3.0),))
+    assert (j.verdict, j.check) == (Verdict.UNSUPPORTED, "unsupported"), j.explanation
+    assert j.explanation.startswith("not-implemented: ")
+    assert not j.verdict.is_finding
