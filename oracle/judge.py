@@ -234,15 +234,24 @@ def _graphs(ex: Any) -> list[Any]:
 
 
 def _fresh_outputs(ex: Any, eager: EagerResult, names) -> frozenset | None:
-    """Positions of graph outputs that eager returns as fresh memory, where they are known:
-    the ``inductor-reinplace`` AOT graph (one graph, ``aot_function``, input mutations kept
-    in the graph) returns the program's outputs first, in order."""
-    if ex.extra.get("tracer") != "aot_function" or len(_graphs(ex)) != 1:
+    """Positions of graph outputs that eager returns as fresh memory, where they are known.
+
+    Known when one graph holds the whole program and every output eager returns is fresh
+    and distinct (no input or other output on its storage): Dynamo then returns each of
+    them from the graph, in order, and AOTAutograd (input mutations kept in the graph)
+    adds no output of its own before them. Anywhere else the graph's outputs cannot be
+    matched to the program's and rule 5 is not applied (``None``)."""
+    graphs = _graphs(ex)
+    if len(graphs) != 1 or not eager.outputs:
         return None
-    inputs = set(names)
-    return frozenset(
-        int(k[3:]) for k, shared in eager.aliases.items() if not inputs & set(shared)
-    )
+    if any(shared for shared in eager.aliases.values()):
+        return None
+    gm = graphs[0]
+    graph = gm.graph if hasattr(gm, "graph") else gm
+    out = next(n for n in reversed(graph.nodes) if n.op == "output")
+    if len(out.args[0]) != len(eager.outputs):
+        return None
+    return frozenset(range(len(eager.outputs)))
 
 
 def _claims(ex: Any, fresh_outputs: frozenset | None = None) -> list[Claim]:
