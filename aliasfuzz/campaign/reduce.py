@@ -301,11 +301,25 @@ def needed_features(program: Program) -> dict[str, Any]:
     """What ``program`` keeps that the shrinker's moves could remove, as sorted lists.
 
     ``op_kinds``: the :class:`~aliasfuzz.fuzz.ops.core.OpKind` values of its statements
-    (drop and bypass remove statements). ``input_features``: ``aliased-inputs`` when two
-    inputs (not ``None``) share a storage (undone by un-aliasing), ``strided-inputs`` when
-    an input has a non-contiguous layout or a non-zero offset (undone by densifying),
-    ``requires-grad`` when an input requires grad (undone by dropping it). Dtypes are not
-    features: no move changes one, so they would be incidental. Raises
+    (drop and bypass remove statements). ``input_features``:
+
+    * ``aliased-inputs`` when two inputs (not ``None``) share a storage: un-aliasing
+      removes it, and aliased inputs are what functionalization and the reinplace pass
+      must get right (synthetic bases, mutated-input copy-back);
+    * ``strided-inputs`` when an input is non-contiguous or at a non-zero offset:
+      densifying removes it, and layouts decide what a view or an ``out=`` write touches;
+    * ``requires-grad`` when an input requires grad: dropping it removes it, and it moves
+      AOTAutograd from the inference graph to the joint one.
+
+    Dtypes are not features: no move changes one, so a dtype left in a minimized program
+    is as likely incidental as needed (``corpus/miscompile-aot_eager-e60bdbfb27`` keeps an
+    unused bool input), and the one dtype-bound root cause audited (int64 ``addcmul_``) is
+    told apart by its stage. On a program :func:`~.shrink.shrink` minimized, each feature
+    is needed in the greedy sense: the single moves that would remove it were tried and
+    lost the failure. It is not where the budget ran out, where the finding did not
+    reproduce (left unshrunk), where densifying was not offered (values that a ``values``
+    storage cannot hold), or for a kind whose only statements cannot be bypassed and feed
+    ones that stay (a view of another shape). Raises
     :class:`~aliasfuzz.errors.InvalidArgument` on an op the registry does not know.
     """
     from aliasfuzz.fuzz.ops import lookup
