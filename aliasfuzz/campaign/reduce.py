@@ -264,7 +264,9 @@ def reduce_inputs(
         raise ValueError(f"unknown input action in {sorted(set(layouts.values()))}")
     if dense is None and DENSE in layouts.values():
         dense = dense_storages(program)
-    taken = _names(program)
+    taken = _names(program) | {
+        dense[n].name for n, a in layouts.items() if a == DENSE and n in dense
+    }
     added: dict[str, list[StorageSpec]] = {}
     inputs = []
     for t in program.inputs:
