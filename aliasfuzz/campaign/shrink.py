@@ -1,15 +1,27 @@
 """Minimizing a finding with Hypothesis's shrinker, every candidate re-executed in a worker.
 
-A reduction of a program is a choice, per output and per statement, to keep it (True) or
-drop it (False, the simpler choice Hypothesis shrinks toward); a dropped statement takes
-every later statement and output that uses it along (:func:`without_statement`).
-:func:`reductions` is the Hypothesis strategy of those reduced programs (an invalid one is
-rejected). The outputs are drawn first and the statements last to first, because
-Hypothesis tries its simplifications roughly in draw order: an output or a late statement
-is dropped alone (nothing uses it), an early one takes its dependents with it and more
-often loses the failure. On the findings of a default campaign this order needed 23 %
-fewer executions than statements first to last, for smaller programs
-(``bench/shrink.py``).
+A reduction of a program is one choice per *node* (:class:`_Plan`), each among options
+ordered simplest first, the last being the original (the moves are those of :mod:`.reduce`):
+per input, its layout (dense < own storage < as is, where a move applies) and whether it
+still requires grad; per output, drop < keep; per statement, drop < bypass < keep (drop <
+keep where bypassing is dropping or impossible). A dropped statement takes every later
+statement and output that uses it along (:func:`without_statement`); a bypassed one leaves
+its users reading the argument it stood for. :func:`reductions` is the Hypothesis strategy
+of those reduced programs (an invalid one is rejected): a node of two options is a boolean,
+one of three an integer, so Hypothesis, shrinking toward False and 0, tries the simplest
+first.
+
+The draw order is the inputs, then the outputs, then the statements last to first,
+because Hypothesis tries its simplifications roughly in draw order: an output or a late
+statement is dropped alone (nothing uses it), an early one takes its dependents with it
+and more often loses the failure (with drops only, this order needed 23 % fewer
+executions than statements first to last).
+An input move changes every candidate drawn after it, so when it succeeds late the body's
+candidates run again on the new inputs; drawn first, it succeeds (it nearly always does)
+before them. On the findings of two default campaigns (``bench/shrink.py``,
+``bench/runs/shrink-2026-11-30.txt``) inputs first needed 2 % fewer executions than inputs
+last, and booleans for two-way nodes 11 % fewer than integers everywhere (Hypothesis's
+integer passes try more candidates), for the same program sizes.
 
 :func:`shrink` starts Hypothesis from the finding itself: the choice sequence "keep
 everything" is saved in an :class:`~hypothesis.database.InMemoryExampleDatabase` under the
@@ -36,14 +48,27 @@ generation phase, the same finding and outcomes give the same minimized program.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from aliasfuzz.campaign.reduce import (
+    Targets,
+    bypass_targets,
+    dense_storages,
+    input_options,
+    needed_features,
+    reduce_inputs,
+    reduce_program,
+    statement_options,
+)
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.fuzz.ir import Program, StorageSpec
 
 __all__ = [
     "is_valid",
+    "keep_everything",
+    "needed_features",
     "reduce_program",
     "reductions",
     "same_failure",
@@ -71,29 +96,6 @@ def without_statement(program: Program, index: int) -> Program:
     return reduce_program(program, keep, [True] * len(program.outputs))
 
 
-def reduce_program(program: Program, keep: Sequence[bool], keep_outputs: Sequence[bool]) -> Program:
-    """``program`` with the statements and outputs whose flag is False removed.
-
-    ``keep`` has one flag per statement, ``keep_outputs`` one per output. A statement that
-    uses a value defined by a removed statement is removed too (transitively), and so is
-    an output naming such a value. Raises :class:`ValueError` when a flag list has the
-    wrong length. The result is not validated (see :meth:`Program.validate`).
-    """
-    if len(keep) != len(program.body) or len(keep_outputs) != len(program.outputs):
-        raise ValueError("one keep flag per statement and per output")
-    gone: set[str] = set()
-    body = []
-    for op, k in zip(program.body, keep, strict=True):
-        if not k or gone & set(op.args):
-            gone |= set(op.out)
-        else:
-            body.append(op)
-    outputs = tuple(
-        o for o, k in zip(program.outputs, keep_outputs, strict=True) if k and o not in gone
-    )
-    return program.with_body(tuple(body), outputs)
-
-
 def is_valid(p: Program) -> bool:
     """Whether ``p`` validates (:meth:`Program.validate` raises nothing)."""
     try:
@@ -103,29 +105,93 @@ def is_valid(p: Program) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What :func:`reductions` draws for one program: per node, in draw order, its name
+    (``("output", j)``, ``("statement", i)``, ``("layout", input)``, ``("grad", input)``)
+    and its options simplest first, the last being the original."""
+
+    nodes: tuple[tuple[tuple[str, Any], tuple[Any, ...]], ...]
+    targets: Targets
+    dense: dict[str, StorageSpec]
+
+    def keep_everything(self) -> list[bool | int]:
+        """The choice sequence that draws the program itself (each node's last option)."""
+        return [True if len(options) == 2 else len(options) - 1 for _, options in self.nodes]
+
+
+def _plan(program: Program, body_first: bool = False) -> _Plan:
+    """The nodes of ``program``: its inputs' first (unless ``body_first``), then its outputs
+    and its statements from the last to the first."""
+    try:
+        targets = bypass_targets(program)
+        dense = dense_storages(program)
+    except InvalidArgument:  # every candidate is rejected anyway (the original included)
+        targets, dense = (None,) * len(program.body), {}
+    inputs = [(("layout", name), o) for name, o in input_options(program, dense).items()]
+    inputs += [
+        (("grad", t.name), (False, True)) for t in program.inputs if t.requires_grad and not t.none
+    ]
+    body = [(("output", j), (False, True)) for j in range(len(program.outputs))]
+    body += [(("statement", i), o) for i, o in enumerate(statement_options(targets))][::-1]
+    return _Plan(tuple(body + inputs if body_first else inputs + body), targets, dense)
+
+
+def _apply(program: Program, plan: _Plan, picks: dict[tuple[str, Any], Any]) -> Program:
+    """The candidate ``picks`` (node name -> option) describes."""
+    n = len(program.body)
+    reduced = reduce_program(
+        program,
+        [picks[("statement", i)] for i in range(n)],
+        [picks[("output", j)] for j in range(len(program.outputs))],
+        plan.targets,
+    )
+    layouts = {name: o for (kind, name), o in picks.items() if kind == "layout"}
+    drop_grad = [name for (kind, name), o in picks.items() if kind == "grad" and not o]
+    return reduce_inputs(reduced, layouts, drop_grad, plan.dense)
+
+
 def reductions(program: Program):
     """The Hypothesis strategy of valid reductions of ``program`` (see the module docstring).
 
-    Draws ``len(program.outputs)`` booleans (keep output ``j``), then
-    ``len(program.body)`` booleans (keep statement ``i``, from the last statement to the
-    first); all True gives ``program`` itself. Draws that make an invalid program are
-    rejected (``hypothesis.reject``).
+    Draws, in this order: per input that a layout move changes, its layout
+    (:func:`~.reduce.input_options`: dense, own storage, keep) and per input that requires
+    grad whether it still does; per output keep or not; per statement from the last to the
+    first its action (:func:`~.reduce.statement_options`: drop, bypass where it differs from
+    drop, keep). A choice of two is a boolean (True: the original), of three an integer
+    (2: the original); :func:`keep_everything` is the sequence that gives ``program``
+    itself. Draws that make an invalid program are rejected (``hypothesis.reject``).
     """
+    return _strategy(program, _plan(program))
+
+
+def _strategy(program: Program, plan: _Plan):
     from hypothesis import reject
     from hypothesis import strategies as st
 
-    n = len(program.body)
-
-    @st.composite
-    def _reduced(draw) -> Program:
-        keep_outputs = [draw(st.booleans()) for _ in program.outputs]
-        keep = [draw(st.booleans()) for _ in range(n)][::-1]
-        candidate = reduce_program(program, keep, keep_outputs)
+    def check(candidate: Program) -> Program:
         if not is_valid(candidate):
             reject()
         return candidate
 
-    return _reduced()
+    def choose(draw, options: tuple[Any, ...]) -> Any:
+        if len(options) == 2:
+            return options[draw(st.booleans())]
+        return options[draw(st.integers(0, len(options) - 1))]
+
+    @st.composite
+    def _reduced(draw) -> Program:
+        picks = {name: choose(draw, options) for name, options in plan.nodes}
+        return check(_apply(program, plan, picks))
+
+    # A composite that draws nothing is deprecated: the empty plan's only value is the program.
+    return _reduced() if plan.nodes else st.builds(check, st.just(program))
+
+
+def keep_everything(program: Program) -> list[bool | int]:
+    """The choice sequence for which :func:`reductions` draws ``program`` itself (what
+    :func:`shrink` saves for the reuse phase; ``tests/unit/test_shrink.py`` pins it)."""
+    return _plan(program).keep_everything()
 
 
 def _lift_time_limit() -> None:
@@ -147,6 +213,23 @@ def shrink(
     reproduce or ``budget`` is 0. An exception raised by ``evaluate`` (a harness bug) ends
     the search and is re-raised.
     """
+    plan = _plan(program)
+    return _minimize(
+        program, outcome, evaluate, budget, _strategy(program, plan), plan.keep_everything()
+    )
+
+
+def _minimize(
+    program: Program,
+    outcome: dict[str, Any],
+    evaluate: Evaluate,
+    budget: int,
+    strategy,
+    original: list[Any],
+) -> tuple[Program, dict[str, Any], int]:
+    """:func:`shrink` with any strategy of reductions of ``program``; ``original`` is the
+    choice sequence for which ``strategy`` draws ``program`` itself (``bench/shrink.py``
+    runs former strategies through this)."""
     from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
 
     seen: dict[str, dict[str, Any]] = {}
@@ -168,9 +251,8 @@ def shrink(
         return same_failure(outcome, seen[key])
 
     db = InMemoryExampleDatabase()
-    everything = [True] * (len(program.body) + len(program.outputs))
-    db.save(_KEY + b".secondary", choices_to_bytes(everything))
-    small = _find(reductions(program), interesting, db)
+    db.save(_KEY + b".secondary", choices_to_bytes(original))
+    small = _find(strategy, interesting, db)
     if errors:
         raise errors[0]
     if small is None:

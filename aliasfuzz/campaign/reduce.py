@@ -1,0 +1,338 @@
+"""Reductions of a program: the moves the shrinker draws, and what a shrunk finding still needs.
+
+Each move makes a program simpler in one way; :mod:`.shrink` draws one choice per statement,
+output and input and keeps the candidates that still fail. Body moves, per statement
+(simplest first, :data:`DROP` < :data:`BYPASS` < :data:`KEEP`):
+
+* drop: the statement goes, and with it every later statement and output that uses a name
+  it binds (transitively);
+* bypass: the statement goes, but the names it binds are rebound to one of its arguments,
+  so its users survive (:func:`bypass_targets`): an op that writes an argument (in-place,
+  ``out=``) binds the argument it wrote, so the write disappears; a view, functional,
+  scatter or factory op with one result binds its first argument of the result's shape and
+  dtype (none: not bypassable). A statement that binds nothing (setitem, mutating custom
+  ops, Triton launches) has nothing to rebind: its bypass is its drop.
+
+Input moves, per input (simplest first, :data:`DENSE` < :data:`OWN_STORAGE` < keep):
+
+* own storage (un-alias): an input sharing its storage with another input is moved to a copy
+  of that storage (same spec and init under a fresh name, so the same values);
+* dense: an input with a non-contiguous layout or a non-zero offset becomes a contiguous
+  tensor of its shape over a storage of its own holding exactly the values the view had
+  (init ``values``, computed with :func:`aliasfuzz.fuzz.eager.make_inputs`); it is offered
+  only where those values survive the ``values`` round trip bit for bit;
+* and, for an input that requires grad, dropping ``requires_grad``.
+
+:func:`needed_features` names what a program keeps that these moves could have removed: on
+a program the shrinker has minimized, each feature is one whose removal lost the failure
+(unless the shrink budget ran out first). This module imports neither Hypothesis nor the
+worker machinery (torch only through the op registry, as validation does).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from aliasfuzz.fuzz.ir import Program, StorageSpec, TensorSpec, contiguous_strides
+
+__all__ = [
+    "BYPASS",
+    "DENSE",
+    "DROP",
+    "KEEP",
+    "OWN_STORAGE",
+    "bypass_targets",
+    "dense_storages",
+    "input_options",
+    "needed_features",
+    "reduce_inputs",
+    "reduce_program",
+    "statement_options",
+]
+
+DROP, BYPASS, KEEP = "drop", "bypass", "keep"
+DENSE, OWN_STORAGE = "dense", "own-storage"
+
+#: Per statement: index tuples into its arguments, one per bound name (``()``: it binds
+#: nothing, so bypassing it is dropping it), or None (not bypassable).
+Targets = tuple[tuple[int, ...] | None, ...]
+
+
+# -- body moves ------------------------------------------------------------------------
+def bypass_targets(program: Program) -> Targets:
+    """Per statement of ``program``, the argument each of its bound names is rebound to.
+
+    From the op registry's row (:class:`~aliasfuzz.fuzz.ops.core.OpDef`) and the validated
+    layouts: an op with mutated arguments (``mutates``) that binds one name per mutated
+    argument returns those arguments (``add_``, ``mul.out``): its names map to them in order;
+    an op that mutates nothing and binds one name maps it to its first argument whose
+    shape and dtype equal the result's; every mapping must keep shape and dtype (renaming
+    must not change what later statements see). ``()`` for a statement binding no name,
+    None where no argument fits. Raises :class:`~aliasfuzz.errors.InvalidArgument` when
+    ``program`` does not validate.
+    """
+    from aliasfuzz.fuzz.validate import infer
+
+    return tuple(_targets(step) for step in infer(program).steps)
+
+
+def _targets(step) -> tuple[int, ...] | None:
+    outs = step.outs
+    if not outs:
+        return ()
+    mutated = step.opdef.mutated_indices(len(step.args))
+    if mutated:
+        picks = tuple(mutated) if len(mutated) == len(outs) else None
+    elif len(outs) == 1:
+        picks = next(((j,) for j, a in enumerate(step.args) if _same_type(a, outs[0])), None)
+    else:
+        picks = None
+    if picks is None or not all(
+        _same_type(step.args[j], o) for j, o in zip(picks, outs, strict=True)
+    ):
+        return None
+    return picks
+
+
+def _same_type(a, b) -> bool:
+    return a is not None and b is not None and (a.shape, a.dtype) == (b.shape, b.dtype)
+
+
+def statement_options(targets: Targets) -> tuple[tuple[str, ...], ...]:
+    """Per statement, its actions simplest first: drop, bypass (where it differs), keep."""
+    return tuple((DROP, BYPASS, KEEP) if t else (DROP, KEEP) for t in targets)
+
+
+def reduce_program(
+    program: Program,
+    actions: Sequence[str | bool],
+    keep_outputs: Sequence[bool],
+    targets: Targets | None = None,
+) -> Program:
+    """``program`` with each statement dropped, bypassed or kept, and outputs removed.
+
+    ``actions`` has one entry per statement: :data:`DROP`, :data:`BYPASS` or :data:`KEEP`
+    (``False``/``True`` mean drop/keep); ``keep_outputs`` one flag per output. A statement
+    using a name bound by a dropped statement is dropped too (transitively), and so is an
+    output naming one; names bound by a bypassed statement are replaced, in later
+    statements and outputs, by the arguments ``targets`` (default
+    :func:`bypass_targets`) gives; an output renamed to one already returned is returned
+    once. Raises :class:`ValueError` on a list of the wrong length, an unknown action or
+    the bypass of a statement that has none. The result is not validated.
+    """
+    if len(actions) != len(program.body) or len(keep_outputs) != len(program.outputs):
+        raise ValueError("one action per statement and one flag per output")
+    acts = [{True: KEEP, False: DROP}.get(a, a) if isinstance(a, bool) else a for a in actions]
+    if not set(acts) <= {DROP, BYPASS, KEEP}:
+        raise ValueError(f"unknown statement action in {sorted(set(map(str, acts)))}")
+    if targets is None:
+        targets = bypass_targets(program) if BYPASS in acts else (None,) * len(acts)
+    rename: dict[str, str] = {}
+    gone: set[str] = set()
+    body = []
+    for i, (op, act, tgt) in enumerate(zip(program.body, acts, targets, strict=True)):
+        args = tuple(rename.get(a, a) for a in op.args)
+        if act == BYPASS and tgt is None:
+            raise ValueError(f"statement {i} ({op.op}) cannot be bypassed")
+        if gone & set(args) or act == DROP or (act == BYPASS and not tgt):
+            gone |= set(op.out)
+        elif act == BYPASS:
+            rename.update((o, args[j]) for o, j in zip(op.out, tgt, strict=True))
+        else:
+            body.append(op if args == op.args else replace(op, args=args))
+    outputs: list[str] = []
+    for o, k in zip(program.outputs, keep_outputs, strict=True):
+        name = rename.get(o, o)
+        if k and name not in gone and name not in outputs:
+            outputs.append(name)
+    return program.with_body(tuple(body), tuple(outputs))
+
+
+# -- input moves -----------------------------------------------------------------------
+def _live(program: Program) -> list[TensorSpec]:
+    return [t for t in program.inputs if not t.none]
+
+
+def _shared_storages(program: Program) -> set[str]:
+    counts = Counter(t.storage for t in _live(program))
+    return {s for s, n in counts.items() if n > 1}
+
+
+def _strided(t: TensorSpec) -> bool:
+    """Whether an input is not a plain contiguous tensor: an offset, or a non-row-major
+    stride on a dimension of size > 1 (``torch.Tensor.is_contiguous``'s rule)."""
+    row_major = contiguous_strides(t.shape)
+    return t.offset != 0 or any(
+        n > 1 and s != c for n, s, c in zip(t.shape, t.stride, row_major, strict=True)
+    )
+
+
+def dense_storages(program: Program) -> dict[str, StorageSpec]:
+    """Per strided input of ``program`` (:func:`_strided`), the ``values`` storage of a
+    contiguous tensor holding the elements the input has at the call, in row-major order.
+
+    The storage is named ``<storage>_<input>`` (made unique); dtype as the input's
+    storage. Values come from :func:`~aliasfuzz.fuzz.eager.make_inputs` (so exactly the
+    eager inputs); an input whose values do not come back bit for bit through a ``values``
+    storage (integers beyond 2**53, non-finite floats) gets none. Imports torch.
+    """
+    import torch
+
+    from aliasfuzz.fuzz.eager import make_inputs
+
+    strided = [(i, t) for i, t in enumerate(program.inputs) if not t.none and _strided(t)]
+    if not strided:
+        return {}
+    tensors = make_inputs(program)
+    taken = _names(program)
+    out = {}
+    for i, t in strided:
+        view = tensors[i].detach()
+        flat = torch.empty(t.numel, dtype=view.dtype).copy_(view.reshape(-1))  # stride 1
+        data = [int(v) if isinstance(v, bool) else v for v in flat.tolist()]
+        if not all(isinstance(v, int) or math.isfinite(v) for v in data):
+            continue
+        st = program.storage_by_name[t.storage]
+        spec = StorageSpec(
+            _fresh(f"{t.storage}_{t.name}", taken), t.numel, st.dtype, "values", {"data": data}
+        )
+        rebuilt = make_inputs(
+            Program((spec,), (TensorSpec("x", spec.name, (t.numel,), (1,)),), ())
+        )[0]
+        if rebuilt.dtype == flat.dtype and torch.equal(
+            rebuilt.view(torch.uint8), flat.view(torch.uint8)
+        ):
+            taken.add(spec.name)
+            out[t.name] = spec
+    return out
+
+
+def _names(program: Program) -> set[str]:
+    return (
+        {s.name for s in program.storages}
+        | {t.name for t in program.inputs}
+        | {o for op in program.body for o in op.out}
+    )
+
+
+def _fresh(base: str, taken: Collection[str]) -> str:
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    return name
+
+
+def input_options(program: Program, dense: Mapping[str, StorageSpec]) -> dict[str, tuple[str, ...]]:
+    """Per input that a layout move changes, its actions simplest first, ending with keep:
+    :data:`DENSE` where ``dense`` (:func:`dense_storages`) has a storage for it, then
+    :data:`OWN_STORAGE` where it shares its storage with another input."""
+    shared = _shared_storages(program)
+    out = {}
+    for t in _live(program):
+        opts = ((DENSE,) if t.name in dense else ()) + (
+            (OWN_STORAGE,) if t.storage in shared else ()
+        )
+        if opts:
+            out[t.name] = (*opts, KEEP)
+    return out
+
+
+def reduce_inputs(
+    program: Program,
+    layouts: Mapping[str, str],
+    drop_grad: Collection[str] = (),
+    dense: Mapping[str, StorageSpec] | None = None,
+) -> Program:
+    """``program`` with its inputs moved as ``layouts`` says (input name -> :data:`DENSE`,
+    :data:`OWN_STORAGE` or :data:`KEEP`) and ``requires_grad`` dropped on ``drop_grad``.
+
+    :data:`OWN_STORAGE` moves the input to a copy of its storage named
+    ``<storage>_<input>`` (made unique); :data:`DENSE` to ``dense[name]`` (default
+    :func:`dense_storages`) with a contiguous layout at offset 0. A storage that no input
+    uses any more is removed; a new storage follows the one it came from. Raises
+    :class:`ValueError` on an unknown input or action, or a dense move without a dense
+    storage. The result is not validated.
+    """
+    names = {t.name for t in program.inputs}
+    if not set(layouts) | set(drop_grad) <= names:
+        raise ValueError(f"unknown inputs {sorted(set(layouts) | set(drop_grad) - names)}")
+    if not set(layouts.values()) <= {DENSE, OWN_STORAGE, KEEP}:
+        raise ValueError(f"unknown input action in {sorted(set(layouts.values()))}")
+    if dense is None and DENSE in layouts.values():
+        dense = dense_storages(program)
+    taken = _names(program) | {
+        dense[n].name for n, a in layouts.items() if a == DENSE and n in dense
+    }
+    added: dict[str, list[StorageSpec]] = {}
+    inputs = []
+    for t in program.inputs:
+        act = layouts.get(t.name, KEEP)
+        st = program.storage_by_name[t.storage]
+        if act == DENSE:
+            if not dense or t.name not in dense:
+                raise ValueError(f"input {t.name} has no dense storage")
+            new = dense[t.name]
+            t = replace(t, storage=new.name, stride=contiguous_strides(t.shape), offset=0)
+        elif act == OWN_STORAGE:
+            new = replace(
+                st, name=_fresh(f"{t.storage}_{t.name}", taken), init_args=dict(st.init_args)
+            )
+            t = replace(t, storage=new.name)
+        if act != KEEP:
+            taken.add(new.name)
+            added.setdefault(st.name, []).append(new)
+        inputs.append(replace(t, requires_grad=False) if t.name in drop_grad else t)
+    used = {t.storage for t in inputs}
+    before = {t.storage for t in program.inputs}
+    storages = []
+    for s in program.storages:
+        if s.name in used or s.name not in before:
+            storages.append(s)
+        storages += added.get(s.name, [])
+    return Program(
+        tuple(storages), tuple(inputs), program.body, program.outputs, dict(program.meta)
+    )
+
+
+# -- features --------------------------------------------------------------------------
+def needed_features(program: Program) -> dict[str, Any]:
+    """What ``program`` keeps that the shrinker's moves could remove, as sorted lists.
+
+    ``op_kinds``: the :class:`~aliasfuzz.fuzz.ops.core.OpKind` values of its statements
+    (drop and bypass remove statements). ``input_features``:
+
+    * ``aliased-inputs`` when two inputs (not ``None``) share a storage: un-aliasing
+      removes it, and aliased inputs are what functionalization and the reinplace pass
+      must get right (synthetic bases, mutated-input copy-back);
+    * ``strided-inputs`` when an input is non-contiguous or at a non-zero offset:
+      densifying removes it, and layouts decide what a view or an ``out=`` write touches;
+    * ``requires-grad`` when an input requires grad: dropping it removes it, and it moves
+      AOTAutograd from the inference graph to the joint one.
+
+    Dtypes are not features: no move changes one, so a dtype left in a minimized program
+    is as likely incidental as needed (``corpus/miscompile-aot_eager-e60bdbfb27`` keeps an
+    unused bool input), and the one dtype-bound root cause audited (int64 ``addcmul_``) is
+    told apart by its stage. On a program :func:`~.shrink.shrink` minimized, each feature
+    is needed in the greedy sense: the single moves that would remove it were tried and
+    lost the failure. It is not where the budget ran out, where the finding did not
+    reproduce (left unshrunk), where densifying was not offered (values that a ``values``
+    storage cannot hold), or for a kind whose only statements cannot be bypassed and feed
+    ones that stay (a view of another shape). Raises
+    :class:`~aliasfuzz.errors.InvalidArgument` on an op the registry does not know.
+    """
+    from aliasfuzz.fuzz.ops import lookup
+
+    live = _live(program)
+    rules = {
+        "aliased-inputs": bool(_shared_storages(program)),
+        "strided-inputs": any(_strided(t) for t in live),
+        "requires-grad": any(t.requires_grad for t in live),
+    }
+    return {
+        "op_kinds": sorted({lookup(op.op).kind.value for op in program.body}),
+        "input_features": sorted(f for f, present in rules.items() if present),
+    }
