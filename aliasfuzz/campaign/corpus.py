@@ -58,9 +58,10 @@ def signature(program: Program, outcome: dict[str, Any], pipeline: str) -> dict[
 
 
 def _features(program: Program) -> list[str]:
-    from aliasfuzz.campaign.shrink import needed_features
+    from aliasfuzz.campaign.reduce import needed_features
 
-    return needed_features(program)
+    f = needed_features(program)
+    return sorted(f["op_kinds"]) + sorted(f["input_features"])
 
 
 def _decision_evidence(outcome: dict[str, Any], verdict: str) -> list[str]:
@@ -91,7 +92,7 @@ def roots(
     finding), the verdict, the failed check (``inputs`` counts as ``values``), and the
     evidence: for the reinplace pass, the decisions of the pass behind the difference
     (kind and ground-truth rule); for every other stage, the features the shrunk program
-    still needs (:func:`aliasfuzz.campaign.shrink.needed_features`: its op kinds and input
+    still needs (:func:`aliasfuzz.campaign.reduce.needed_features`: its op kinds and input
     features, each of which shrinking could not remove without losing the finding). The
     pipeline is not part of the key: one bug seen through several pipelines is one entry.
     """

@@ -301,13 +301,3 @@ def _find(strategy, condition: Callable[[Any], bool], db) -> Any:
         return last[0]
     return None
 
-
-def needed_features(program: Program) -> list[str]:
-    """PROVISIONAL (replaced by the shrink-bypass branch): op kinds and input features."""
-    from aliasfuzz.fuzz.ops import lookup
-
-    kinds = {lookup(op.op).kind.value for op in program.body}
-    storages = [t.storage for t in program.inputs if not t.none]
-    if len(storages) != len(set(storages)):
-        kinds.add("aliased-inputs")
-    return sorted(kinds)
