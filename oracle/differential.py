@@ -43,6 +43,18 @@ __all__ = ["CHECKS", "TOLERANCES", "Check", "differential", "shadow_inputs", "to
 
 CHECKS = ("values", "inputs", "aliasing", "requires_grad", "exceptions")
 
+#: Checks that see one thing: memory contents, read back through an output or through an
+#: input after the call (a program that returns the input it mutates fails ``values``;
+#: the same program returning nothing fails ``inputs``).
+_CLASS = {"inputs": "values"}
+
+
+def check_class(check: str | None) -> str | None:
+    """The kind of departure a failed check names: ``inputs`` is ``values``, every other
+    check (or None) is itself. Findings of one class are one failure for shrinking and one
+    root cause for the corpus."""
+    return _CLASS.get(check, check) if check is not None else None
+
 #: dtype -> (rtol, atol) for floating dtypes; everything else compares exactly.
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float32: (1e-4, 1e-5),

@@ -37,11 +37,6 @@ __all__ = [
 
 META_VERSION = 2
 
-#: Differential checks that see the same thing: memory contents read back through an
-#: output or through an input after the call are one kind of departure.
-_CHECK_CLASS = {"inputs": "values"}
-
-
 def signature(program: Program, outcome: dict[str, Any], pipeline: str) -> dict[str, Any]:
     """The superficial key of a finding before it is shrunk and blamed: pipeline, verdict,
     failed check, decision kinds, op kinds of ``program``. The driver shrinks one finding
@@ -96,8 +91,10 @@ def roots(
     features, each of which shrinking could not remove without losing the finding). The
     pipeline is not part of the key: one bug seen through several pipelines is one entry.
     """
+    from aliasfuzz.oracle.differential import check_class
+
     verdict = outcome["verdict"]
-    check = _CHECK_CLASS.get(outcome.get("check"), outcome.get("check"))
+    check = check_class(outcome.get("check"))
     stages = list((blame or {}).get("stages") or []) or [f"unblamed:{pipeline}"]
     keys = []
     for stage in stages:

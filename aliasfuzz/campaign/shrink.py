@@ -86,8 +86,14 @@ _NO_TIME_LIMIT = 7 * 24 * 3600
 
 
 def same_failure(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether outcome ``b`` is the same failure as ``a`` (verdict and failed check)."""
-    return a.get("verdict") == b.get("verdict") and a.get("check") == b.get("check")
+    """Whether outcome ``b`` is the same failure as ``a``: the same verdict, and a failed
+    check of the same class (:func:`aliasfuzz.oracle.differential.check_class`: a wrong
+    value seen through an output or through the input it aliases is one failure)."""
+    from aliasfuzz.oracle.differential import check_class
+
+    return a.get("verdict") == b.get("verdict") and check_class(a.get("check")) == check_class(
+        b.get("check")
+    )
 
 
 def without_statement(program: Program, index: int) -> Program:
