@@ -26,6 +26,7 @@ from aliasfuzz.fuzz.ir import DTYPES, contiguous_strides
 __all__ = [
     "ENUM_LIMIT",
     "Draw",
+    "NoEagerMeaning",
     "OpDef",
     "OpKind",
     "ValueMeta",
@@ -38,6 +39,23 @@ __all__ = [
 #: Above this many elements (or program lanes), element-by-element checks and byte sets are
 #: skipped: generated programs stay far below it, so they are always checked exactly.
 ENUM_LIMIT = 1 << 16
+
+
+class NoEagerMeaning(InvalidArgument):
+    """A well-formed statement whose eager result PyTorch leaves undefined (or refuses).
+
+    ``rule`` is the stable name of the rule that rejects it (``overlapping-writes``,
+    ``partial-read-write-overlap``, ...: the table :data:`aliasfuzz.fuzz.validate.RULES`);
+    campaigns and reports count rejections by it. The message says where and why.
+    """
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(message)
+        self.rule = rule
+
+    def at(self, where: str) -> NoEagerMeaning:
+        """The same rejection with ``where`` (``"statement 3 (add_)"``) put before the message."""
+        return NoEagerMeaning(self.rule, f"{where}: {self}")
 
 
 class OpKind(enum.Enum):
