@@ -232,7 +232,7 @@ def check_rules(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> None:
             continue
         why = rule.check(access)
         if why is not None:
-            raise NoEagerMeaning(rule.name, f"{rule.summary}; {op.op}: {why}")
+            raise NoEagerMeaning(rule.name, rule.summary, f"{op.op}: {why}")
 
 
 def _step(index: int, op: Op, values: dict[str, ValueMeta | None]) -> Step:

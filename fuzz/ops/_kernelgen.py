@@ -160,8 +160,8 @@ def check_launch(name: str, shadow: Shadow, metas: Metas, v: dict) -> None:
         if wrote and len(keys) > 1:
             raise NoEagerMeaning(
                 "racing-lanes",
-                f"a program lane writes an element another lane touches (a race); {name}: element "
-                f"{e} of {storage}",
+                "a program lane writes an element another lane touches (a race)",
+                f"{name}: element {e} of {storage}",
             )
 
 

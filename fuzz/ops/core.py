@@ -45,17 +45,19 @@ class NoEagerMeaning(InvalidArgument):
     """A well-formed statement whose eager result PyTorch leaves undefined (or refuses).
 
     ``rule`` is the stable name of the rule that rejects it (``overlapping-writes``,
-    ``partial-read-write-overlap``, ...: the table :data:`aliasfuzz.fuzz.validate.RULES`);
-    campaigns and reports count rejections by it. The message says where and why.
+    ``partial-read-write-overlap``, ...: :data:`aliasfuzz.fuzz.validate.RULE_NAMES`),
+    ``summary`` the rule's fixed one-line reason, ``detail`` where and why; the message is
+    ``"summary; detail"``, so that a report counting reasons by their first clause counts
+    rules.
     """
 
-    def __init__(self, rule: str, message: str):
-        super().__init__(message)
-        self.rule = rule
+    def __init__(self, rule: str, summary: str, detail: str = ""):
+        super().__init__(f"{summary}; {detail}" if detail else summary)
+        self.rule, self.summary, self.detail = rule, summary, detail
 
     def at(self, where: str) -> NoEagerMeaning:
-        """The same rejection with ``where`` (``"statement 3 (add_)"``) put before the message."""
-        return NoEagerMeaning(self.rule, f"{where}: {self}")
+        """The same rejection with ``where`` (``"statement 3 (add_)"``) before the detail."""
+        return NoEagerMeaning(self.rule, self.summary, f"{where}: {self.detail}" if self.detail else where)
 
 
 class OpKind(enum.Enum):

@@ -138,7 +138,7 @@ def _index_put_infer(metas, p, outs):
         raise InvalidArgument(f"shape mismatch: values of shape {values.shape} cannot be broadcast to {target}")
     if not p.get("accumulate", False) and len(set(rows)) != len(rows):
         raise NoEagerMeaning("duplicate-index-writes", "one element is written twice by one op "
-                             "(order undefined); index_put_ with repeated indices and accumulate=False")
+                             "(order undefined)", "index_put_ with repeated indices and accumulate=False")
     _no_internal_overlap(self, "index_put_")
     if _overlaps(self, values):
         raise InvalidArgument("index_put_: values overlap the written-to tensor")
@@ -209,7 +209,7 @@ def _scatter_infer(metas, p, outs):
         raise InvalidArgument(f"scatter(): expected self.dtype {self.dtype} to equal src.dtype {src.dtype}")
     if len(set(targets)) != len(targets):
         raise NoEagerMeaning("duplicate-index-writes", "one element is written twice by one op "
-                             "(order undefined); scatter_ with repeated targets")
+                             "(order undefined)", "scatter_ with repeated targets")
     if _overlaps(self, src):
         raise InvalidArgument("scatter_: src overlaps the written-to tensor")
     return (self,)

@@ -55,6 +55,24 @@ def _out_row(name: str, fn) -> OpDef:
     )
 
 
+def _aminmax_infer(metas, p, outs):
+    from aliasfuzz.fuzz.ops.core import norm_dim
+
+    x, lo, hi = metas
+    if x.ndim == 0 or x.dtype == "bool":
+        raise InvalidArgument("aminmax.out is modelled for non-bool tensors with a dim")
+    d = norm_dim(p["dim"], x.ndim)
+    if x.shape[d] == 0:
+        raise InvalidArgument("aminmax: cannot reduce over a zero-size dimension")
+    shape = x.shape[:d] + x.shape[d + 1 :]
+    for name, o in (("min", lo), ("max", hi)):
+        if o.shape != shape or o.dtype != x.dtype:
+            raise InvalidArgument(
+                f"aminmax.out: {name} must have shape {shape} and dtype {x.dtype} (no resizing here)"
+            )
+    return (lo, hi)
+
+
 def _preserved(self: ValueMeta, out: str) -> ValueMeta:
     """The layout of ``clone_preserve_strides(self)`` bound to ``out``."""
     if not is_non_overlapping_and_dense(self.shape, self.stride) and any(
@@ -157,6 +175,16 @@ def _diagonal_part(m, p):
 OPS = [
     _out_row("add", torch.add),
     _out_row("mul", torch.mul),
+    # two out= tensors (hand-written only): which value lands where they overlap is the order
+    # the kernel writes them in (validation's overlapping-writes rule rejects that)
+    OpDef(
+        name="aminmax.out", kind=OpKind.OUT, arity=3, infer=_aminmax_infer,
+        apply=lambda t, p: torch.aminmax(t[0], dim=p["dim"], out=(t[1], t[2])),
+        render=lambda e, p: f"torch.aminmax({e[0]}, dim={p['dim']}, out=({e[1]}, {e[2]}))",
+        mutates=(1, 2), reads=(0,), n_out=2, scriptable=False,
+        doc="torch.aminmax(x, dim=d, out=(lo, hi)): min and max over dim d into two out= "
+        "tensors of exactly the reduced shape; returns (lo, hi)",
+    ),
     _scatter_row(
         "slice_scatter", _slice_part, _slice_candidates,
         lambda t, p: torch.slice_scatter(t[0], t[1], p.get("dim", 0), p.get("start"), p.get("end"), p.get("step", 1)),

@@ -103,6 +103,7 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     # out=
     "add.out": ("aten::add.out", None),
     "mul.out": ("aten::mul.out", None),
+    "aminmax.out": ("aten::aminmax.out", None),
     # functional scatters
     "slice_scatter": ("aten::slice_scatter", None),
     "select_scatter": ("aten::select_scatter", None),
