@@ -144,7 +144,7 @@ def moved(inputs: Sequence[Any], device: str) -> tuple[Any, ...]:
         key = (st.data_ptr(), str(t.device)) if st.nbytes() else id(st)
         if key not in copies:
             raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(st)
-            copies[key] = raw.detach().to(device).untyped_storage()
+            copies[key] = raw.detach().to(device, copy=True).untyped_storage()
         c = torch.empty(0, dtype=t.dtype, device=device)
         c.set_(copies[key], t.storage_offset(), t.size(), t.stride())
         out.append(c.requires_grad_() if t.requires_grad else c)
