@@ -92,13 +92,16 @@ class Access:
 
     ``written``: (argument index, layouts written through it) per written operand, the
     operands from the op's schema (:func:`~aliasfuzz.fuzz.ops.schema.written_operands`), the
-    layouts narrowed by the row's ``writes`` where it has one. ``read``: (argument index,
-    layout) per read operand (the row's ``reads``).
+    layouts narrowed by the row's ``writes`` where it has one and each narrowed layout can be
+    told to one operand (else the whole operand: conservative). ``parts``: every layout the
+    statement writes (narrowed where the row narrows). ``read``: (argument index, layout) per
+    read operand (the row's ``reads``).
     """
 
     op: Op
     opdef: OpDef
     written: tuple[tuple[int, tuple[ValueMeta, ...]], ...]
+    parts: tuple[ValueMeta, ...]
     read: tuple[tuple[int, ValueMeta], ...]
 
 
@@ -124,20 +127,21 @@ def _undecided(what: str, *metas: ValueMeta) -> str:
 
 
 def _self_overlapping_write(a: Access) -> str | None:
-    for i, parts in a.written:
-        for w in parts:
-            ans = self_overlap(w)
-            if ans.overlaps is None:
-                return _undecided(f"argument {i}'s written layout overlaps itself", w)
-            if ans.overlaps:
-                return (f"argument {i} is written through a self-overlapping view "
-                        f"(shape {w.shape}, stride {w.stride}): two indices reach byte {ans.byte}")
+    for w in a.parts:
+        ans = self_overlap(w)
+        if ans.overlaps is None:
+            return _undecided("a written layout overlaps itself", w)
+        if ans.overlaps:
+            return (f"a written layout (shape {w.shape}, stride {w.stride}, offset {w.offset}) "
+                    f"reaches byte {ans.byte} of {w.storage} through two indices")
     return None
 
 
 def _overlapping_writes(a: Access) -> str | None:
     for x, (i, wi) in enumerate(a.written):
         for j, wj in a.written[x + 1:]:
+            if a.op.args[i] == a.op.args[j]:  # one tensor twice: even empty, its metadata
+                return f"arguments {i} and {j} are the same tensor {a.op.args[i]}, written twice"
             for p in wi:
                 for q in wj:
                     ans = overlap(p, q)
@@ -150,18 +154,16 @@ def _overlapping_writes(a: Access) -> str | None:
 
 
 def _partial_read_write(a: Access) -> str | None:
-    for i, parts in a.written:
-        for w in parts:
-            for j, r in a.read:
-                if same_layout(w, r):
-                    continue  # an operand read and written whole: defined (x.add_(x))
-                ans = overlap(w, r)
-                if ans.overlaps is None:
-                    return _undecided(f"argument {j} (read) partially overlaps argument {i} "
-                                      "(written)", w, r)
-                if ans.overlaps:
-                    return (f"argument {j} is read while argument {i} writes a partially "
-                            f"overlapping layout (byte {ans.byte} of {w.storage})")
+    for w in a.parts:
+        for j, r in a.read:
+            if same_layout(w, r):
+                continue  # an operand read and written whole: defined (x.add_(x))
+            ans = overlap(w, r)
+            if ans.overlaps is None:
+                return _undecided(f"argument {j} (read) partially overlaps a written layout", w, r)
+            if ans.overlaps:
+                return (f"argument {j} is read while the op writes a partially overlapping "
+                        f"layout (byte {ans.byte} of {w.storage})")
     return None
 
 
@@ -206,19 +208,20 @@ RULE_NAMES: tuple[str, ...] = (*(r.name for r in RULES), "racing-lanes", "duplic
 
 def _access(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> Access:
     idx = [i for i in written_operands(d, len(args)) if args[i] is not None]
+    whole = tuple((i, (args[i],)) for i in idx)
     if d.writes is None or not idx:
-        written = tuple((i, (args[i],)) for i in idx)
+        written, parts = whole, tuple(args[i] for i in idx)
     else:
-        parts = d.writes(args, op.params)
+        parts = tuple(d.writes(args, op.params))
         storages = [args[i].storage for i in idx]
         if len(idx) == 1:
-            written = ((idx[0], tuple(parts)),)
+            written = ((idx[0], parts),)
         elif len(set(storages)) == len(storages):  # each part on one written operand's storage
             written = tuple((i, tuple(p for p in parts if p.storage == args[i].storage)) for i in idx)
         else:  # written operands share a storage: whole operands (conservative)
-            written = tuple((i, (args[i],)) for i in idx)
+            written = whole
     read = tuple((j, args[j]) for j in d.read_indices(len(args)) if args[j] is not None)
-    return Access(op, d, written, read)
+    return Access(op, d, written, parts, read)
 
 
 def check_rules(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> None:

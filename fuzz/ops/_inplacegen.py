@@ -273,11 +273,15 @@ def ok_foreach(metas: Metas) -> bool:
 
 
 def disjoint(metas: Metas) -> bool:
-    """Whether no two of ``metas`` share a byte (an undecided pair counts as sharing)."""
-    from aliasfuzz.fuzz.ops.overlap import overlap
+    """Whether no two of ``metas`` share a byte and none is another's very layout (possibly
+    the same tensor: validation refuses one tensor written twice even when empty); an
+    undecided pair counts as sharing."""
+    from aliasfuzz.fuzz.ops.overlap import overlap, same_layout
 
     return all(
-        overlap(a, b).overlaps is False for k, a in enumerate(metas) for b in metas[k + 1 :]
+        not same_layout(a, b) and overlap(a, b).overlaps is False
+        for k, a in enumerate(metas)
+        for b in metas[k + 1 :]
     )
 
 

@@ -120,8 +120,14 @@ class ValueMeta:
         return frozenset(b for e in self.elements() for b in range(e * k, e * k + k))
 
     def has_internal_overlap(self) -> bool:
-        """Whether two index tuples map to one element (PyTorch refuses writes there)."""
-        return len(self.elements()) != self.numel
+        """Whether two index tuples map to one element (PyTorch refuses writes there).
+
+        Exact: decided by stride arithmetic when it can be (:func:`.overlap.self_overlap`),
+        else by enumerating every element."""
+        from aliasfuzz.fuzz.ops.overlap import self_overlap
+
+        ans = self_overlap(self).overlaps
+        return ans if ans is not None else len(self.elements()) != self.numel
 
     def is_contiguous(self) -> bool:
         return all(

@@ -73,6 +73,30 @@ def _aminmax_infer(metas, p, outs):
     return (lo, hi)
 
 
+def _aminmax_dims(metas) -> list[int]:
+    """Dims ``d`` of ``x`` whose reduction gives ``lo``'s and ``hi``'s shape."""
+    x, lo, hi = metas
+    if x.ndim == 0 or x.dtype == "bool" or not x.dtype == lo.dtype == hi.dtype:
+        return []
+    return [d for d in range(x.ndim)
+            if x.shape[d] > 0 and x.shape[:d] + x.shape[d + 1 :] == lo.shape == hi.shape]
+
+
+def _aminmax_ok(metas) -> bool:
+    from aliasfuzz.fuzz.ops._inplacegen import disjoint
+
+    _, lo, hi = metas
+    return bool(_aminmax_dims(metas)) and not lo.has_internal_overlap() and (
+        not hi.has_internal_overlap()) and disjoint((lo, hi))
+
+
+def _aminmax_gen(draw, metas):
+    dims = _aminmax_dims(metas)
+    if not dims:
+        raise GenerationFailure("no dim of x reduces to the out= shapes")
+    return {"dim": draw.choice(dims)}
+
+
 def _preserved(self: ValueMeta, out: str) -> ValueMeta:
     """The layout of ``clone_preserve_strides(self)`` bound to ``out``."""
     if not is_non_overlapping_and_dense(self.shape, self.stride) and any(
@@ -175,15 +199,17 @@ def _diagonal_part(m, p):
 OPS = [
     _out_row("add", torch.add),
     _out_row("mul", torch.mul),
-    # two out= tensors (hand-written only): which value lands where they overlap is the order
-    # the kernel writes them in (validation's overlapping-writes rule rejects that)
+    # two out= tensors: which value lands where they overlap is the order the kernel writes
+    # them in (validation's overlapping-writes rule rejects that; the generator keeps them
+    # disjoint)
     OpDef(
         name="aminmax.out", kind=OpKind.OUT, arity=3, infer=_aminmax_infer,
         apply=lambda t, p: torch.aminmax(t[0], dim=p["dim"], out=(t[1], t[2])),
         render=lambda e, p: f"torch.aminmax({e[0]}, dim={p['dim']}, out=({e[1]}, {e[2]}))",
         mutates=(1, 2), reads=(0,), n_out=2, scriptable=False,
-        doc="torch.aminmax(x, dim=d, out=(lo, hi)): min and max over dim d into two out= "
-        "tensors of exactly the reduced shape; returns (lo, hi)",
+        doc="torch.aminmax(x, dim=d, out=(lo, hi)): min and max over dim d into two disjoint "
+        "out= tensors of exactly the reduced shape; returns (lo, hi)",
+        gen=_aminmax_gen, accepts=_aminmax_ok,
     ),
     _scatter_row(
         "slice_scatter", _slice_part, _slice_candidates,

@@ -87,6 +87,16 @@ def test_foreach_on_one_tensor_twice_is_overlapping_writes():
     infer(_program([Op("_foreach_add_.Scalar", ("lo", "hi"), {"other": 0.5}, ())], _HALVES))
 
 
+def test_one_empty_tensor_written_twice_is_overlapping_writes():
+    # no byte is shared, but both writes (and out='s resizes) go to one tensor
+    ins = (TensorSpec("x", "s", (0, 3), (3, 1)), TensorSpec("e", "t", (0,), (1,)))
+    st = (StorageSpec("s", 0), StorageSpec("t", 0))
+    p = _program([Op("aminmax.out", ("x", "e", "e"), {"dim": 1}, ("m", "n"))], ins, st)
+    assert _rule(p) == "overlapping-writes"
+    e = ValueMeta((0,), (1,), 0, "float32", "t", 0)
+    assert not ok_foreach((e, e))
+
+
 def test_two_out_tensors_overlapping_is_overlapping_writes():
     ins = (TensorSpec("x", "s", (2, 3), (3, 1)), TensorSpec("a", "t", (3,), (1,)),
            TensorSpec("b", "t", (3,), (1,), 3), TensorSpec("c", "t", (3,), (1,), 1))
