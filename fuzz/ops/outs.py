@@ -55,6 +55,10 @@ def _out_row(name: str, fn) -> OpDef:
     )
 
 
+def _reduced(x: ValueMeta, d: int, keepdim: bool) -> tuple[int, ...]:
+    return x.shape[:d] + ((1,) if keepdim else ()) + x.shape[d + 1 :]
+
+
 def _aminmax_infer(metas, p, outs):
     from aliasfuzz.fuzz.ops.core import norm_dim
 
@@ -64,7 +68,7 @@ def _aminmax_infer(metas, p, outs):
     d = norm_dim(p["dim"], x.ndim)
     if x.shape[d] == 0:
         raise InvalidArgument("aminmax: cannot reduce over a zero-size dimension")
-    shape = x.shape[:d] + x.shape[d + 1 :]
+    shape = _reduced(x, d, bool(p.get("keepdim", False)))
     for name, o in (("min", lo), ("max", hi)):
         if o.shape != shape or o.dtype != x.dtype:
             raise InvalidArgument(
@@ -73,13 +77,13 @@ def _aminmax_infer(metas, p, outs):
     return (lo, hi)
 
 
-def _aminmax_dims(metas) -> list[int]:
-    """Dims ``d`` of ``x`` whose reduction gives ``lo``'s and ``hi``'s shape."""
+def _aminmax_dims(metas) -> list[dict]:
+    """``{"dim", "keepdim"}`` choices whose reduction of ``x`` gives ``lo``'s and ``hi``'s shape."""
     x, lo, hi = metas
     if x.ndim == 0 or x.dtype == "bool" or not x.dtype == lo.dtype == hi.dtype:
         return []
-    return [d for d in range(x.ndim)
-            if x.shape[d] > 0 and x.shape[:d] + x.shape[d + 1 :] == lo.shape == hi.shape]
+    return [{"dim": d, "keepdim": k} for d in range(x.ndim) for k in (False, True)
+            if x.shape[d] > 0 and _reduced(x, d, k) == lo.shape == hi.shape]
 
 
 def _aminmax_ok(metas) -> bool:
@@ -91,10 +95,10 @@ def _aminmax_ok(metas) -> bool:
 
 
 def _aminmax_gen(draw, metas):
-    dims = _aminmax_dims(metas)
-    if not dims:
+    choices = _aminmax_dims(metas)
+    if not choices:
         raise GenerationFailure("no dim of x reduces to the out= shapes")
-    return {"dim": draw.choice(dims)}
+    return dict(draw.choice(choices))
 
 
 def _preserved(self: ValueMeta, out: str) -> ValueMeta:
@@ -204,11 +208,14 @@ OPS = [
     # disjoint)
     OpDef(
         name="aminmax.out", kind=OpKind.OUT, arity=3, infer=_aminmax_infer,
-        apply=lambda t, p: torch.aminmax(t[0], dim=p["dim"], out=(t[1], t[2])),
-        render=lambda e, p: f"torch.aminmax({e[0]}, dim={p['dim']}, out=({e[1]}, {e[2]}))",
+        apply=lambda t, p: torch.aminmax(
+            t[0], dim=p["dim"], keepdim=bool(p.get("keepdim", False)), out=(t[1], t[2])
+        ),
+        render=lambda e, p: f"torch.aminmax({e[0]}, dim={p['dim']}, "
+        f"keepdim={bool(p.get('keepdim', False))}, out=({e[1]}, {e[2]}))",
         mutates=(1, 2), reads=(0,), n_out=2, scriptable=False,
-        doc="torch.aminmax(x, dim=d, out=(lo, hi)): min and max over dim d into two disjoint "
-        "out= tensors of exactly the reduced shape; returns (lo, hi)",
+        doc="torch.aminmax(x, dim=d, keepdim=k, out=(lo, hi)): min and max over dim d into two "
+        "disjoint out= tensors of exactly the reduced shape; returns (lo, hi)",
         gen=_aminmax_gen, accepts=_aminmax_ok,
     ),
     _scatter_row(
