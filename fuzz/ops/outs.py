@@ -55,52 +55,6 @@ def _out_row(name: str, fn) -> OpDef:
     )
 
 
-def _reduced(x: ValueMeta, d: int, keepdim: bool) -> tuple[int, ...]:
-    return x.shape[:d] + ((1,) if keepdim else ()) + x.shape[d + 1 :]
-
-
-def _aminmax_infer(metas, p, outs):
-    from aliasfuzz.fuzz.ops.core import norm_dim
-
-    x, lo, hi = metas
-    if x.ndim == 0 or x.dtype == "bool":
-        raise InvalidArgument("aminmax.out is modelled for non-bool tensors with a dim")
-    d = norm_dim(p["dim"], x.ndim)
-    if x.shape[d] == 0:
-        raise InvalidArgument("aminmax: cannot reduce over a zero-size dimension")
-    shape = _reduced(x, d, bool(p.get("keepdim", False)))
-    for name, o in (("min", lo), ("max", hi)):
-        if o.shape != shape or o.dtype != x.dtype:
-            raise InvalidArgument(
-                f"aminmax.out: {name} must have shape {shape} and dtype {x.dtype} (no resizing here)"
-            )
-    return (lo, hi)
-
-
-def _aminmax_dims(metas) -> list[dict]:
-    """``{"dim", "keepdim"}`` choices whose reduction of ``x`` gives ``lo``'s and ``hi``'s shape."""
-    x, lo, hi = metas
-    if x.ndim == 0 or x.dtype == "bool" or not x.dtype == lo.dtype == hi.dtype:
-        return []
-    return [{"dim": d, "keepdim": k} for d in range(x.ndim) for k in (False, True)
-            if x.shape[d] > 0 and _reduced(x, d, k) == lo.shape == hi.shape]
-
-
-def _aminmax_ok(metas) -> bool:
-    from aliasfuzz.fuzz.ops._inplacegen import disjoint
-
-    _, lo, hi = metas
-    return bool(_aminmax_dims(metas)) and not lo.has_internal_overlap() and (
-        not hi.has_internal_overlap()) and disjoint((lo, hi))
-
-
-def _aminmax_gen(draw, metas):
-    choices = _aminmax_dims(metas)
-    if not choices:
-        raise GenerationFailure("no dim of x reduces to the out= shapes")
-    return dict(draw.choice(choices))
-
-
 def _preserved(self: ValueMeta, out: str) -> ValueMeta:
     """The layout of ``clone_preserve_strides(self)`` bound to ``out``."""
     if not is_non_overlapping_and_dense(self.shape, self.stride) and any(
@@ -203,21 +157,6 @@ def _diagonal_part(m, p):
 OPS = [
     _out_row("add", torch.add),
     _out_row("mul", torch.mul),
-    # two out= tensors: which value lands where they overlap is the order the kernel writes
-    # them in (validation's overlapping-writes rule rejects that; the generator keeps them
-    # disjoint)
-    OpDef(
-        name="aminmax.out", kind=OpKind.OUT, arity=3, infer=_aminmax_infer,
-        apply=lambda t, p: torch.aminmax(
-            t[0], dim=p["dim"], keepdim=bool(p.get("keepdim", False)), out=(t[1], t[2])
-        ),
-        render=lambda e, p: f"torch.aminmax({e[0]}, dim={p['dim']}, "
-        f"keepdim={bool(p.get('keepdim', False))}, out=({e[1]}, {e[2]}))",
-        mutates=(1, 2), reads=(0,), n_out=2, scriptable=False,
-        doc="torch.aminmax(x, dim=d, keepdim=k, out=(lo, hi)): min and max over dim d into two "
-        "disjoint out= tensors of exactly the reduced shape; returns (lo, hi)",
-        gen=_aminmax_gen, accepts=_aminmax_ok,
-    ),
     _scatter_row(
         "slice_scatter", _slice_part, _slice_candidates,
         lambda t, p: torch.slice_scatter(t[0], t[1], p.get("dim", 0), p.get("start"), p.get("end"), p.get("step", 1)),
