@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
     programs = generate(args.n, args.seed)
     other = opinions.other_device(args.device)
-    with opinions.deterministic_one_thread():  # one-time imports of the first switch (~4 s)
+    with opinions.deterministic_one_thread():  # the first switch imports torch._inductor.config
         pass
     t_eager, t_op, t_val = [], [], []
     status: Counter = Counter()
