@@ -26,7 +26,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program
-from aliasfuzz.fuzz.layout_contract import LayoutReads
+from aliasfuzz.fuzz.layout_contract import LAYOUT_READOUT, LayoutReads
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.ops.core import NoEagerMeaning, OpDef, OpKind, ValueMeta
 from aliasfuzz.fuzz.ops.overlap import overlap, same_layout, self_overlap
@@ -202,8 +202,12 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-#: Every rule name a rejection may carry: :data:`RULES` and the two rules rows decide.
-RULE_NAMES: tuple[str, ...] = (*(r.name for r in RULES), "racing-lanes", "duplicate-index-writes")
+#: Every rule name a rejection may carry: :data:`RULES`, the two rules rows decide, and
+#: ``layout-readout`` (what PyTorch promises about layout read as data:
+#: :mod:`aliasfuzz.fuzz.layout_contract`).
+RULE_NAMES: tuple[str, ...] = (
+    *(r.name for r in RULES), "racing-lanes", "duplicate-index-writes", LAYOUT_READOUT
+)
 
 
 def _access(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> Access:
@@ -286,8 +290,8 @@ def infer(program: Program) -> Typed:
         step = _step(i, op, values)
         try:
             layout.check(step)
-        except InvalidArgument as e:
-            raise InvalidArgument(f"statement {i}: {e}") from None
+        except InvalidArgument as e:  # the message already starts with the rule's name
+            raise NoEagerMeaning(LAYOUT_READOUT, f"statement {i}: {e}") from None
         layout.record(step)
         values.update(zip(op.out, step.outs, strict=True))
         steps.append(step)

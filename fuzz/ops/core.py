@@ -42,7 +42,8 @@ ENUM_LIMIT = 1 << 16
 
 
 class NoEagerMeaning(InvalidArgument):
-    """A well-formed statement whose eager result PyTorch leaves undefined (or refuses).
+    """A well-formed statement whose eager result PyTorch leaves undefined (or refuses), or
+    whose observed result no PyTorch contract promises (``layout-readout``).
 
     ``rule`` is the stable name of the rule that rejects it (``overlapping-writes``,
     ``partial-read-write-overlap``, ...: :data:`aliasfuzz.fuzz.validate.RULE_NAMES`),
