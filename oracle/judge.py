@@ -27,11 +27,13 @@ A pipeline failure that is a documented refusal (the rule table
 makes the run ``unsupported`` (check ``unsupported``: counted per rule, never a finding);
 any other failure where eager runs is a ``crash``. And
 differential checks a pipeline waives by design are listed in :data:`WAIVED` (noted in
-``filtered``). One eager meaning (:mod:`.opinions`, a separate hook): a Program that
-breaks a validation rule is ``invalid-program`` with the rule's name before anything runs,
-and a finding whose eager reference a second eager opinion (deterministic single-thread,
-the other device) contradicts becomes ``invalid-program`` / ``undefined-eager``. The ``torchscript`` pipeline compares every call and checks graph
+``filtered``). The ``torchscript`` pipeline compares every call and checks graph
 invariants itself: its verdict comes from :func:`aliasfuzz.oracle.ts_invariants.judge`.
+
+One eager meaning (:mod:`.opinions`, a separate hook): a Program that breaks a validation
+rule is ``invalid-program`` with the rule's name before anything runs, and a finding whose
+eager reference a second eager opinion (deterministic single-thread, the other device)
+contradicts becomes ``invalid-program`` / ``undefined-eager``.
 """
 
 from __future__ import annotations
