@@ -4,7 +4,9 @@ Generates N programs (default 10,000) with a fixed seed through the deterministi
 (:func:`aliasfuzz.fuzz.sample.generate`), runs each eagerly on fresh inputs and prints:
 the invalid rate (eager raised; goal < 1 %), programs generated per second (generation
 and type-checking only), eager runs per second, statements per program, per-kind and
-per-op statement counts, generator rejections per op, and the most common eager errors.
+per-op statement counts, generator rejections per op and per one-eager-meaning rule
+(statement tries that validation refused and the generator redrew), and the most common
+eager errors.
 
     python bench/validity.py [-n 10000] [--seed 0] [--max-statements 8] [--show 3]
 
@@ -76,6 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     never = sorted({op for (op, _) in stats.rejected} - set(stats.accepted))
     if never:
         print("never accepted      " + ", ".join(never))
+    from aliasfuzz.fuzz.validate import RULE_NAMES
+
+    by_rule = Counter()
+    for (_, why), c in stats.rejected.items():
+        if why in RULE_NAMES:
+            by_rule[why] += c
+    print("rule-rejected tries " + (", ".join(f"{r} {by_rule[r]}" for r in RULE_NAMES) or "none")
+          + "  (statements validation refused for no single eager meaning; redrawn)")
     top_rej = stats.rejected.most_common(8)
     if top_rej:
         print("rejected tries      " + ", ".join(f"{o}/{why} {c}" for (o, why), c in top_rej))

@@ -218,8 +218,9 @@ def make_config(
 class GenStats:
     """Counters filled by :func:`build_program`: accepted statements and rejected tries.
 
-    ``rejected`` is keyed by ``(op, reason)`` where reason is the exception class name
-    (``GenerationFailure``, ``InvalidArgument``) or ``no-arguments``.
+    ``rejected`` is keyed by ``(op, reason)`` where reason is the name of the one-eager-meaning
+    rule that rejected the statement (``overlapping-writes``, ...: validate.RULE_NAMES), else
+    the exception class name (``GenerationFailure``, ``InvalidArgument``) or ``no-arguments``.
     """
 
     accepted: Counter = field(default_factory=Counter)
@@ -292,7 +293,7 @@ def _draw_statement(draw, cfg, prog: Program, values, next_name: int, stats):
             typed = infer(prog.with_body((*prog.body, op)))
         except (GenerationFailure, InvalidArgument) as e:
             if stats is not None:
-                stats.rejected[d.name, type(e).__name__] += 1
+                stats.rejected[d.name, getattr(e, "rule", type(e).__name__)] += 1
             continue
         if stats is not None:
             stats.accepted[d.name] += 1

@@ -1,35 +1,38 @@
 """Semantic validation: abstract interpretation of a program over :class:`ValueMeta`.
 
 :func:`infer` walks the body once, applying each registry row's shape/dtype/alias rule,
-and rejects what PyTorch would reject or what has no single eager meaning:
+and rejects what PyTorch would reject (:class:`InvalidArgument`: unknown ops, wrong arity,
+undefined or rebound names, out-of-bounds inputs, what an op's own rule refuses) and what
+has no single eager meaning (:class:`NoEagerMeaning`, an ``InvalidArgument`` that carries the
+name of the rule it breaks).
 
-* unknown ops, wrong arity, undefined or rebound names, out-of-bounds inputs;
-* writes into a self-overlapping view (``expand`` results): PyTorch raises
-  ("unsupported operation: more than one element of the written-to tensor refers to a
-  single memory location");
-* one op writing a layout that partially overlaps another argument it reads: the result
-  would depend on iteration order (PyTorch raises for dense tensors and is undefined for
-  the rest), so no compiled result could be judged against eager;
-* ``layout-readout`` (:mod:`aliasfuzz.fuzz.layout_contract`): an op that reads layout as
-  data (``observes_layout``) on a tensor whose layout no PyTorch contract promises.
-
-Footprints are compared exactly by enumeration here (programs are small); the oracle's
-Z3 model handles symbolic layouts.
+One eager meaning is decided generally, by one rule table (:data:`RULES`) over what each
+statement writes and reads: the written operands come from the op's schema (alias
+annotations ``Tensor(a!)``, ``Tensor(a!)[]``, ``out=``: :mod:`aliasfuzz.fuzz.ops.schema`),
+narrowed by the row's ``writes`` where it writes part of an operand; footprints are compared
+exactly (:mod:`aliasfuzz.fuzz.ops.overlap`), and a comparison too large to enumerate rejects
+conservatively. The rules, their PyTorch sources and their exemptions are documented in
+``oracle/README.md`` ("One eager meaning"). One more rule is about what PyTorch promises
+rather than what eager means: ``layout-readout`` (:mod:`aliasfuzz.fuzz.layout_contract`), an
+op that reads layout as data (``observes_layout``) on a tensor whose layout no contract
+promises.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program
-from aliasfuzz.fuzz.layout_contract import LayoutReads
+from aliasfuzz.fuzz.layout_contract import LAYOUT_READOUT, LayoutReads
 from aliasfuzz.fuzz.ops import lookup
-from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, OpDef, ValueMeta
+from aliasfuzz.fuzz.ops.core import NoEagerMeaning, OpDef, OpKind, ValueMeta
+from aliasfuzz.fuzz.ops.overlap import overlap, same_layout, self_overlap
+from aliasfuzz.fuzz.ops.schema import written_operands
 
-__all__ = ["Step", "Typed", "infer"]
-
+__all__ = ["RULES", "RULE_NAMES", "NoEagerMeaning", "Rule", "Step", "Typed", "check_rules", "infer"]
 
 
 @dataclass(frozen=True)
@@ -82,29 +85,161 @@ def _input_values(program: Program) -> dict[str, ValueMeta | None]:
     return values
 
 
-def _small(*metas: ValueMeta) -> bool:
-    return all(m.numel <= ENUM_LIMIT for m in metas)
+# -- one eager meaning -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Access:
+    """What one statement writes and reads, for the rules of :data:`RULES`.
+
+    ``written``: (argument index, layouts written through it) per written operand, the
+    operands from the op's schema (:func:`~aliasfuzz.fuzz.ops.schema.written_operands`), the
+    layouts narrowed by the row's ``writes`` where it has one and each narrowed layout can be
+    told to one operand (else the whole operand: conservative). ``parts``: every layout the
+    statement writes (narrowed where the row narrows). ``read``: (argument index, layout) per
+    read operand (the row's ``reads``).
+    """
+
+    op: Op
+    opdef: OpDef
+    written: tuple[tuple[int, tuple[ValueMeta, ...]], ...]
+    parts: tuple[ValueMeta, ...]
+    read: tuple[tuple[int, ValueMeta], ...]
 
 
-def _check_writes(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> None:
-    written = d.written(args, op.params)
-    for w in written:
-        if _small(w) and w.has_internal_overlap():
-            raise InvalidArgument(
-                f"{op.op} writes a self-overlapping view (shape {w.shape}, stride {w.stride})"
-            )
-    for j in d.read_indices(len(args)):
-        r = args[j]
-        if r is None:
+@dataclass(frozen=True)
+class Rule:
+    """A rule that rejects statements PyTorch gives no single eager meaning (or refuses).
+
+    ``check(access)`` returns why the statement breaks the rule, or None. ``summary`` is the
+    rule's fixed one-line reason (what campaigns count); ``source`` the PyTorch code or docs
+    that leave the result undefined. Rows of the kinds in ``exempt`` are decided otherwise.
+    """
+
+    name: str
+    summary: str
+    source: str
+    check: Callable[[Access], str | None]
+    exempt: frozenset[OpKind] = frozenset()
+
+
+def _undecided(what: str, *metas: ValueMeta) -> str:
+    n = max(m.numel for m in metas)
+    return f"cannot decide whether {what} ({n} elements, above ENUM_LIMIT): rejected conservatively"
+
+
+def _self_overlapping_write(a: Access) -> str | None:
+    for w in a.parts:
+        ans = self_overlap(w)
+        if ans.overlaps is None:
+            return _undecided("a written layout overlaps itself", w)
+        if ans.overlaps:
+            return (f"a written layout (shape {w.shape}, stride {w.stride}, offset {w.offset}) "
+                    f"reaches byte {ans.byte} of {w.storage} through two indices")
+    return None
+
+
+def _overlapping_writes(a: Access) -> str | None:
+    for x, (i, wi) in enumerate(a.written):
+        for j, wj in a.written[x + 1:]:
+            if a.op.args[i] == a.op.args[j]:  # one tensor twice: even empty, its metadata
+                return f"arguments {i} and {j} are the same tensor {a.op.args[i]}, written twice"
+            for p in wi:
+                for q in wj:
+                    ans = overlap(p, q)
+                    if ans.overlaps is None:
+                        return _undecided(f"written arguments {i} and {j} overlap", p, q)
+                    if ans.overlaps:
+                        return (f"arguments {i} and {j} are both written and share byte "
+                                f"{ans.byte} of {p.storage}")
+    return None
+
+
+def _partial_read_write(a: Access) -> str | None:
+    for w in a.parts:
+        for j, r in a.read:
+            if same_layout(w, r):
+                continue  # an operand read and written whole: defined (x.add_(x))
+            ans = overlap(w, r)
+            if ans.overlaps is None:
+                return _undecided(f"argument {j} (read) partially overlaps a written layout", w, r)
+            if ans.overlaps:
+                return (f"argument {j} is read while the op writes a partially overlapping "
+                        f"layout (byte {ans.byte} of {w.storage})")
+    return None
+
+
+#: The one-eager-meaning rules, checked in this order on every statement that writes.
+#: Rows decide two more rules themselves, with the layouts only they know: ``racing-lanes``
+#: (a user Triton launch whose program instances race on an element, from the launch's
+#: exact shadow: fuzz/ops/_kernelgen.py) and ``duplicate-index-writes`` (index_put_ without
+#: accumulate or scatter_ from a tensor hitting one element twice: fuzz/ops/inplace.py).
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "self-overlapping-write",
+        "a written operand maps two indices to one element",
+        "at::assert_no_internal_overlap (aten/src/ATen/MemoryOverlap.cpp), called for every "
+        "output by TensorIteratorBase::compute_mem_overlaps and by in-place kernels",
+        _self_overlapping_write,
+    ),
+    Rule(
+        "overlapping-writes",
+        "two written operands of one op overlap",
+        "foreach kernels (aten/src/ATen/native/ForeachUtils.h can_use_fast_route: "
+        "multi_tensor_apply writes every list entry at once, the slow path entry by entry); "
+        "compute_mem_overlaps checks outputs against inputs only; distinct alias sets "
+        "Tensor(a!), Tensor(b!) of a custom op's schema",
+        _overlapping_writes,
+        # a launch's writes are its shadow's exact footprint, checked for racing lanes
+        # (the same tensor in two written arguments is legal: case b15, PyTorch #196657);
+        # control flow runs ordinary statements one after another
+        frozenset({OpKind.TRITON, OpKind.CONTROL}),
+    ),
+    Rule(
+        "partial-read-write-overlap",
+        "a read operand partially overlaps a written one",
+        "at::assert_no_partial_overlap (aten/src/ATen/MemoryOverlap.cpp) in "
+        "TensorIteratorBase::compute_mem_overlaps; TooHard layouts pass it unchecked",
+        _partial_read_write,
+    ),
+)
+
+#: Every rule name a rejection may carry: :data:`RULES`, the two rules rows decide, and
+#: ``layout-readout`` (what PyTorch promises about layout read as data:
+#: :mod:`aliasfuzz.fuzz.layout_contract`).
+RULE_NAMES: tuple[str, ...] = (
+    *(r.name for r in RULES), "racing-lanes", "duplicate-index-writes", LAYOUT_READOUT
+)
+
+
+def _access(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> Access:
+    idx = [i for i in written_operands(d, len(args)) if args[i] is not None]
+    whole = tuple((i, (args[i],)) for i in idx)
+    if d.writes is None or not idx:
+        written, parts = whole, tuple(args[i] for i in idx)
+    else:
+        parts = tuple(d.writes(args, op.params))
+        storages = [args[i].storage for i in idx]
+        if len(idx) == 1:
+            written = ((idx[0], parts),)
+        elif len(set(storages)) == len(storages):  # each part on one written operand's storage
+            written = tuple((i, tuple(p for p in parts if p.storage == args[i].storage)) for i in idx)
+        else:  # written operands share a storage: whole operands (conservative)
+            written = whole
+    read = tuple((j, args[j]) for j in d.read_indices(len(args)) if args[j] is not None)
+    return Access(op, d, written, parts, read)
+
+
+def check_rules(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> None:
+    """Raise :class:`NoEagerMeaning` (with the rule's name) when statement ``op`` of row ``d``
+    on layouts ``args`` breaks a rule of :data:`RULES`; return None otherwise."""
+    access = _access(d, op, args)
+    if not access.written:
+        return
+    for rule in RULES:
+        if d.kind in rule.exempt:
             continue
-        for w in written:
-            if r.storage != w.storage or not _small(r, w):
-                continue
-            same = (r.shape, r.stride, r.offset, r.dtype) == (w.shape, w.stride, w.offset, w.dtype)
-            if not same and r.byte_footprint() & w.byte_footprint():
-                raise InvalidArgument(
-                    f"{op.op} reads argument {j} while writing a partially overlapping layout"
-                )
+        why = rule.check(access)
+        if why is not None:
+            raise NoEagerMeaning(rule.name, rule.summary, f"{op.op}: {why}")
 
 
 def _step(index: int, op: Op, values: dict[str, ValueMeta | None]) -> Step:
@@ -125,6 +260,8 @@ def _step(index: int, op: Op, values: dict[str, ValueMeta | None]) -> Step:
         outs = tuple(d.infer(args, op.params, op.out))
     except KeyError as e:
         raise InvalidArgument(f"statement {index} ({op.op}): missing parameter {e}") from None
+    except NoEagerMeaning as e:  # a rule the row decides itself (racing-lanes, ...)
+        raise e.at(f"statement {index} ({op.op})") from None
     except InvalidArgument as e:
         raise InvalidArgument(f"statement {index} ({op.op}): {e}") from None
     if d.n_out is not None and len(op.out) != d.n_out:
@@ -135,11 +272,10 @@ def _step(index: int, op: Op, values: dict[str, ValueMeta | None]) -> Step:
         raise InvalidArgument(
             f"statement {index} ({op.op}): binds {len(op.out)} names, the op returns {len(outs)}"
         )
-    if d.mutated_indices(len(args)) or d.writes is not None:
-        try:
-            _check_writes(d, op, args)
-        except InvalidArgument as e:
-            raise InvalidArgument(f"statement {index}: {e}") from None
+    try:
+        check_rules(d, op, args)
+    except NoEagerMeaning as e:
+        raise e.at(f"statement {index}") from None
     return Step(index, op, d, args, outs)
 
 
@@ -154,8 +290,8 @@ def infer(program: Program) -> Typed:
         step = _step(i, op, values)
         try:
             layout.check(step)
-        except InvalidArgument as e:
-            raise InvalidArgument(f"statement {i}: {e}") from None
+        except InvalidArgument as e:  # the message already starts with the rule's name
+            raise NoEagerMeaning(LAYOUT_READOUT, f"statement {i}: {e}") from None
         layout.record(step)
         values.update(zip(op.out, step.outs, strict=True))
         steps.append(step)

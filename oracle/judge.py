@@ -29,6 +29,11 @@ any other failure where eager runs is a ``crash``. And
 differential checks a pipeline waives by design are listed in :data:`WAIVED` (noted in
 ``filtered``). The ``torchscript`` pipeline compares every call and checks graph
 invariants itself: its verdict comes from :func:`aliasfuzz.oracle.ts_invariants.judge`.
+
+One eager meaning (:mod:`.opinions`, a separate hook): a Program that breaks a validation
+rule is ``invalid-program`` with the rule's name before anything runs, and a finding whose
+eager reference a second eager opinion (deterministic single-thread, the other device)
+contradicts becomes ``invalid-program`` / ``undefined-eager``.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.eager import EagerResult, clone_inputs
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle import confirm as _confirm
+from aliasfuzz.oracle import opinions as _one_meaning
 from aliasfuzz.oracle.candidates import (
     SAFE,
     UNKNOWN,
@@ -92,6 +98,7 @@ class Judgement:
     compiled: EagerResult | None = None
     execution: Any = None
     kernel_analysis: list[Any] = field(default_factory=list)  # kernel_analysis.LaunchReport
+    opinions: list[Any] = field(default_factory=list)  # opinions.Opinion: second eager opinions run
 
     @property
     def ground_truth(self) -> dict[str, str]:
@@ -173,6 +180,10 @@ def judge(
     """
     from aliasfuzz.passes.pipelines import run_function
 
+    rejected = _one_meaning.rule_rejection(subject)  # one eager meaning (oracle/opinions.py)
+    if rejected is not None:
+        name = pipeline if isinstance(pipeline, str) else pipeline.pipeline
+        return Judgement(Verdict.INVALID_PROGRAM, name, check=rejected[0], explanation=rejected[1])
     fn, make, names = _subject(subject, inputs, device)
     opts = _options(options)
 
@@ -209,7 +220,7 @@ def judge(
 
         j.verdict, j.explanation = judge_torchscript(ex)
         j.check = "torchscript" if j.verdict is not Verdict.OK else None
-        return j
+        return _second_opinion(j, subject, fn, names, make, device)
     j.checks = differential(eager, compiled, names, shadow=_shadow(fn, names, make))
     for c in j.checks:
         if not c.passed and c.name in WAIVED.get(name, {}):
@@ -223,7 +234,25 @@ def judge(
         from aliasfuzz.oracle.kernel_analysis import judge_launches
 
         judge_launches(j, subject, lambda ins: run(ins)[1], fn, names, make, confirm)
-    return j
+    return _second_opinion(j, subject, fn, names, make, device)
+
+
+# -- one eager meaning: the second eager opinion (oracle/opinions.py) ---------------------
+def _second_opinion(j: Judgement, subject, fn, names, make, device) -> Judgement:
+    """``j`` reviewed by :func:`aliasfuzz.oracle.opinions.review`: a finding whose eager
+    reference a second opinion contradicts becomes ``invalid-program`` / ``undefined-eager``."""
+
+    def run_on(dev: str) -> EagerResult:
+        if isinstance(subject, Program):
+            from aliasfuzz.fuzz.eager import make_inputs
+
+            return _confirm.run_callable_named(fn, names, make_inputs(subject, dev))
+        ins = make()
+        return _confirm.run_callable_named(
+            fn, names, ins if dev == device else _one_meaning.moved(ins, dev)
+        )
+
+    return _one_meaning.review(j, subject, run_on, names, device, _shadow(fn, names, make))
 
 
 def _graphs(ex: Any) -> list[Any]:

@@ -90,6 +90,8 @@ def _judged(program: Program, pipeline: str, device: str, options: dict | None) 
         "decisions": decisions,
         "decision_kinds": sorted(kinds),
         "filtered": list(j.filtered),
+        # second eager opinions run for this task (findings only): oracle/opinions.py
+        "opinions": [o.to_json() for o in j.opinions],
     }
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.fuzz.ops.core import NoEagerMeaning
 
 __all__ = [
     "CorpusEntry",
@@ -228,6 +229,8 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
     try:
         program = Program.from_json(data)
         program.validate()
+    except NoEagerMeaning:
+        pass  # well-formed, no single eager meaning: judged invalid-program (replay: changed)
     except InvalidArgument as e:
         raise InvalidArgument(f"{p / 'program.json'}: {e}") from None
     return CorpusEntry(p, program, meta)

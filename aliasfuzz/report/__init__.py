@@ -50,6 +50,7 @@ def render_html(summary: dict) -> str:
         confusion=summary["confusion"],
         rejections=summary["rejections"],
         refusals=summary.get("unsupported", {}),
+        undefined_eager=summary.get("undefined_eager", {}),
         unknown=summary.get("unknown", {}),
         findings=summary["findings"],
         new=sum(1 for f in summary["findings"] if f.get("new")),

@@ -15,7 +15,7 @@ from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.repro import program_text
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["SUMMARY_VERSION", "collect"]
+__all__ = ["SUMMARY_VERSION", "collect", "rejection_reason", "undefined_eager_counts"]
 
 SUMMARY_VERSION = 1
 
@@ -95,6 +95,26 @@ def _rejections(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return _by_reason(tasks, "invalid-program", rejection_reason)
 
 
+def undefined_eager_counts(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """pipeline -> counts of runs judged ``invalid-program`` / ``undefined-eager`` (a second
+    eager opinion contradicted eager, ``oracle/opinions.py``): ``runs``, how many each opinion
+    (``deterministic``, ``other-device``) contradicted, and how many only one of them did
+    (``only-other-device``: what the CPU-vs-CUDA opinion alone caught)."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    for e in tasks:
+        o = e["outcome"]
+        if o.get("verdict") != "invalid-program" or o.get("check") != "undefined-eager":
+            continue
+        bad = {op["name"] for op in o.get("opinions") or [] if op.get("status") == "disagree"}
+        c = out[e["pipeline"]]
+        c["runs"] += 1
+        for name in ("deterministic", "other-device"):
+            c[name] += name in bad
+            c[f"only-{name}"] += bad == {name}
+    keys = ("runs", "deterministic", "other-device", "only-deterministic", "only-other-device")
+    return {p: {k: c[k] for k in keys} for p, c in sorted(out.items())}
+
+
 def _finding(corpus: Path, f: dict[str, Any]) -> dict[str, Any]:
     row = dict(f)
     try:
@@ -158,6 +178,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         "confusion": _confusion(tasks),
         "rejections": _rejections(tasks),
         "unsupported": _refusals(tasks),
+        "undefined_eager": undefined_eager_counts(tasks),
         "unknown": undecided(tasks),
         "coverage": {
             "programs_with_kind": dict(sorted(kinds.items())),

@@ -15,6 +15,7 @@ from aliasfuzz.fuzz.ops import (
     inplace,
     kernel_probes,
     kernels,
+    multiout,
     outs,
     views,
 )
@@ -34,7 +35,7 @@ def _assemble(*families) -> dict[str, OpDef]:
 
 
 REGISTRY: dict[str, OpDef] = _assemble(
-    views, functional, inplace, outs, custom, factory, kernels, kernel_probes, control
+    views, functional, inplace, outs, multiout, custom, factory, kernels, kernel_probes, control
 )
 
 

@@ -267,7 +267,22 @@ def _target_ok(metas: Metas, idx) -> bool:
 
 
 def ok_foreach(metas: Metas) -> bool:
-    return all(not m.has_internal_overlap() and m.dtype != "bool" for m in metas)
+    # list entries must be pairwise disjoint: validation's overlapping-writes rule (CUDA's
+    # fast path writes every entry at once, CPU entry by entry)
+    return all(not m.has_internal_overlap() and m.dtype != "bool" for m in metas) and disjoint(metas)
+
+
+def disjoint(metas: Metas) -> bool:
+    """Whether no two of ``metas`` share a byte and none is another's very layout (possibly
+    the same tensor: validation refuses one tensor written twice even when empty); an
+    undecided pair counts as sharing."""
+    from aliasfuzz.fuzz.ops.overlap import overlap, same_layout
+
+    return all(
+        not same_layout(a, b) and overlap(a, b).overlaps is False
+        for k, a in enumerate(metas)
+        for b in metas[k + 1 :]
+    )
 
 
 def gen_foreach(draw: Draw, metas: Metas) -> dict:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
-from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, Draw, ValueMeta
+from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, Draw, NoEagerMeaning, ValueMeta
 
 Metas = Sequence[ValueMeta]
 
@@ -158,9 +158,10 @@ def check_launch(name: str, shadow: Shadow, metas: Metas, v: dict) -> None:
         seen[slot] = (keys, wrote or a.write)
     for (storage, e), (keys, wrote) in seen.items():
         if wrote and len(keys) > 1:
-            raise InvalidArgument(
-                f"{name}: element {e} of {storage} is written by one program lane and "
-                "touched by another (a race)"
+            raise NoEagerMeaning(
+                "racing-lanes",
+                "a program lane writes an element another lane touches (a race)",
+                f"{name}: element {e} of {storage}",
             )
 
 

@@ -26,6 +26,7 @@ from aliasfuzz.fuzz.ir import DTYPES, contiguous_strides
 __all__ = [
     "ENUM_LIMIT",
     "Draw",
+    "NoEagerMeaning",
     "OpDef",
     "OpKind",
     "ValueMeta",
@@ -38,6 +39,26 @@ __all__ = [
 #: Above this many elements (or program lanes), element-by-element checks and byte sets are
 #: skipped: generated programs stay far below it, so they are always checked exactly.
 ENUM_LIMIT = 1 << 16
+
+
+class NoEagerMeaning(InvalidArgument):
+    """A well-formed statement whose eager result PyTorch leaves undefined (or refuses), or
+    whose observed result no PyTorch contract promises (``layout-readout``).
+
+    ``rule`` is the stable name of the rule that rejects it (``overlapping-writes``,
+    ``partial-read-write-overlap``, ...: :data:`aliasfuzz.fuzz.validate.RULE_NAMES`),
+    ``summary`` the rule's fixed one-line reason, ``detail`` where and why; the message is
+    ``"summary; detail"``, so that a report counting reasons by their first clause counts
+    rules.
+    """
+
+    def __init__(self, rule: str, summary: str, detail: str = ""):
+        super().__init__(f"{summary}; {detail}" if detail else summary)
+        self.rule, self.summary, self.detail = rule, summary, detail
+
+    def at(self, where: str) -> NoEagerMeaning:
+        """The same rejection with ``where`` (``"statement 3 (add_)"``) before the detail."""
+        return NoEagerMeaning(self.rule, self.summary, f"{where}: {self.detail}" if self.detail else where)
 
 
 class OpKind(enum.Enum):
@@ -100,8 +121,14 @@ class ValueMeta:
         return frozenset(b for e in self.elements() for b in range(e * k, e * k + k))
 
     def has_internal_overlap(self) -> bool:
-        """Whether two index tuples map to one element (PyTorch refuses writes there)."""
-        return len(self.elements()) != self.numel
+        """Whether two index tuples map to one element (PyTorch refuses writes there).
+
+        Exact: decided by stride arithmetic when it can be (:func:`.overlap.self_overlap`),
+        else by enumerating every element."""
+        from aliasfuzz.fuzz.ops.overlap import self_overlap
+
+        ans = self_overlap(self).overlaps
+        return ans if ans is not None else len(self.elements()) != self.numel
 
     def is_contiguous(self) -> bool:
         return all(

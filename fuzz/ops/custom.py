@@ -256,6 +256,12 @@ def _accepts_not_bool(metas):
     return all(m.dtype != "bool" for m in metas)
 
 
+def _accepts_disjoint_not_bool(metas):
+    from aliasfuzz.fuzz.ops._inplacegen import disjoint
+
+    return _accepts_not_bool(metas) and disjoint(metas)
+
+
 def _accepts_float(metas):
     return all(m.is_float for m in metas)
 
@@ -307,8 +313,9 @@ OPS = [
          "aliasfuzz::copy_into(Tensor src, Tensor(a!) dst) -> (): dst.copy_(src)",
          mutates=(1,), reads=(0,), accepts=_accepts_same_shape),
     _row("bump_pair", 2, _bump_pair_infer,
-         "aliasfuzz::bump_pair(Tensor(a!) p, Tensor(b!) q) -> (): p += 1; q *= 3 (case b09)",
-         mutates=(0, 1), accepts=_accepts_not_bool),
+         "aliasfuzz::bump_pair(Tensor(a!) p, Tensor(b!) q) -> (): p += 1; q *= 3 (case b09; "
+         "p and q disjoint: sibling views of one base are fine)",
+         mutates=(0, 1), accepts=_accepts_disjoint_not_bool),
     _row("storage_layout", 1, _layout_infer,
          "aliasfuzz::storage_layout(Tensor t) -> Tensor: int64 [storage_offset, storage "
          "numel] of t (case b05); observes layout: valid only on an unwritten program input "

@@ -34,7 +34,14 @@ from aliasfuzz.fuzz.ops._build import (
     scalar_param,
 )
 from aliasfuzz.fuzz.ops._indexing import index_layout, py_index, render_index
-from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta, broadcast_shapes, norm_dim
+from aliasfuzz.fuzz.ops.core import (
+    NoEagerMeaning,
+    OpDef,
+    OpKind,
+    ValueMeta,
+    broadcast_shapes,
+    norm_dim,
+)
 
 __all__ = ["OPS"]
 
@@ -130,7 +137,8 @@ def _index_put_infer(metas, p, outs):
     if broadcast_shapes(values.shape, target) != target:
         raise InvalidArgument(f"shape mismatch: values of shape {values.shape} cannot be broadcast to {target}")
     if not p.get("accumulate", False) and len(set(rows)) != len(rows):
-        raise InvalidArgument("index_put_ with repeated indices and accumulate=False is nondeterministic")
+        raise NoEagerMeaning("duplicate-index-writes", "one element is written twice by one op "
+                             "(order undefined)", "index_put_ with repeated indices and accumulate=False")
     _no_internal_overlap(self, "index_put_")
     if _overlaps(self, values):
         raise InvalidArgument("index_put_: values overlap the written-to tensor")
@@ -200,7 +208,8 @@ def _scatter_infer(metas, p, outs):
     if src.dtype != self.dtype:
         raise InvalidArgument(f"scatter(): expected self.dtype {self.dtype} to equal src.dtype {src.dtype}")
     if len(set(targets)) != len(targets):
-        raise InvalidArgument("scatter_ with repeated targets is nondeterministic")
+        raise NoEagerMeaning("duplicate-index-writes", "one element is written twice by one op "
+                             "(order undefined)", "scatter_ with repeated targets")
     if _overlaps(self, src):
         raise InvalidArgument("scatter_: src overlaps the written-to tensor")
     return (self,)

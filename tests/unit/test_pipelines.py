@@ -21,7 +21,7 @@ from aliasfuzz.passes import PIPELINES, PipelineOptions, run_pipeline
 from aliasfuzz.passes.hygiene import HookNotFound, resolve, setup_process
 
 
-def program(body, outputs, shape=(4, 4)) -> Program:
+def program(body, outputs, shape=(4, 4), validate=True) -> Program:
     n = 1
     for s in shape:
         n *= s
@@ -32,7 +32,8 @@ def program(body, outputs, shape=(4, 4)) -> Program:
         body=tuple(Op(*row) for row in body),
         outputs=outputs,
     )
-    p.validate()
+    if validate:
+        p.validate()
     return p
 
 
@@ -113,8 +114,9 @@ def test_reorder_for_locality_turns_a_reinplace_into_a_copy():
 
 def test_aliasing_mutable_args_v2_share_one_base():
     # bump_pair(y, y): v2 functionalizes both arguments onto one base, _all_bases[0],
-    # and writes it in place.
-    p = program([SIN, ("fz.bump_pair", ("y", "y"), {}, ())], ("y",))
+    # and writes it in place. (Validation's overlapping-writes rule refuses this program:
+    # the adapter still has to take it.)
+    p = program([SIN, ("fz.bump_pair", ("y", "y"), {}, ())], ("y",), validate=False)
     ex = run_checked("inductor-reinplace", p)
     assert [(d.arg, d.reinplaced) for d in ex.decisions] == [("_all_bases[0]", True)]
 
@@ -122,7 +124,7 @@ def test_aliasing_mutable_args_v2_share_one_base():
 def test_aliasing_mutable_args_v1_clone_one_of_them():
     # With v1 the two arguments are two candidates on one storage: the pass writes one
     # in place and clones the other ("tensor with same storage already reinplaced").
-    p = program([SIN, ("fz.bump_pair", ("y", "y"), {}, ())], ("y",))
+    p = program([SIN, ("fz.bump_pair", ("y", "y"), {}, ())], ("y",), validate=False)
     opts = PipelineOptions(auto_functionalized_v2=False)
     ex = run_pipeline("inductor-reinplace", p, make_inputs(p), options=opts)
     assert ex.failure is None
