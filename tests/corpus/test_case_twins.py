@@ -309,18 +309,13 @@ def _candidate_params():
 @pytest.mark.parametrize("stem", _candidate_params())
 def test_cpu_twin_gives_the_passes_the_case_candidates(stem):
     """The standalone reinplace passes decide the same candidates, the same way."""
-    from aliasfuzz.passes.pipelines import PipelineOptions, run_function, run_pipeline
+    from aliasfuzz.passes.pipelines import run_function, run_pipeline
 
     twin, module = _twin(stem), _case(stem)
     names = [t.name for t in twin.inputs]
-    control = any(lookup(op.op).kind is OpKind.CONTROL for op in twin.body)
     for name in _FAST_PASSES:
         got = run_pipeline(name, twin, make_inputs(twin))
-        # run_pipeline traces programs with control flow through Dynamo: so must the case
-        options = PipelineOptions(dynamo=control)
-        want = run_function(
-            name, module.program, module.inputs(), input_names=names, options=options
-        )
+        want = run_function(name, module.program, module.inputs(), input_names=names)
         assert (got.failure is None) == (want.failure is None), (name, got.failure, want.failure)
         if got.failure is not None:
             assert got.failure.error_type == want.failure.error_type, name

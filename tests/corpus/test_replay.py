@@ -34,7 +34,7 @@ def _write(corpus: Path, body, verdict: str, pipeline: str = "debug-miscompile")
     )
     out = {"verdict": verdict, "check": "values"}
     meta = {
-        "signature": store.signature(p, out, pipeline),
+        "root": store.roots(p, out, pipeline, None)[0],
         "expected": {"pipeline": pipeline, "verdict": verdict, "check": "values"},
     }
     return store.write_entry(corpus, p, meta)[0]

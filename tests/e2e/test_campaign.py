@@ -125,14 +125,14 @@ def test_exit_codes_dedup_report_and_determinism(tmp_path, capsys):
     ]
     assert main([*args, "--workers", "2"]) == 1  # new miscompiles
     out1 = capsys.readouterr().out
-    assert " new" in out1 and "report: " in out1
+    assert "(new" in out1 and "report: " in out1
     html = out1.split("report: ")[1].strip()
     assert html.endswith("index.html")
     summary = json.loads((tmp_path / "reports" / html.split("/")[-2] / "summary.json").read_text())
     assert summary["campaign"]["programs"] == 8 and summary["findings"]
     assert main([*args, "--workers", "1"]) == 0  # the same findings: known
     out2 = capsys.readouterr().out
-    assert " known" in out2 and " new" not in out2
+    assert "(in corpus" in out2 and "(new" not in out2
     # the two campaigns (different worker counts) ran the same programs
     runs = sorted((tmp_path / "state" / "runs").iterdir())
     hashes = []
@@ -143,7 +143,7 @@ def test_exit_codes_dedup_report_and_determinism(tmp_path, capsys):
     assert len({h for _, h in hashes[0]}) > 1
     entries = [load_entry(p) for p in list_entries(tmp_path / "corpus")]
     assert entries and all(e.meta["expected"]["verdict"] == "miscompile" for e in entries)
-    assert all("inplace" in e.meta["signature"]["op_kinds"] for e in entries)
+    assert all("inplace" in e.meta["root"]["evidence"] for e in entries)
 
 
 @pytest.mark.parametrize(

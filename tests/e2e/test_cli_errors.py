@@ -176,7 +176,7 @@ def _entry(corpus: Path, **meta_extra) -> Path:
     p = Program((StorageSpec("s0", 16),), (TensorSpec("x", "s0", (4, 4), (4, 1)),), body, ("v0",))
     out = {"verdict": "miscompile", "check": "values"}
     meta = {
-        "signature": store.signature(p, out, "debug-miscompile"),
+        "root": store.roots(p, out, "debug-miscompile", None)[0],
         "expected": {"pipeline": "debug-miscompile", "verdict": "miscompile", "check": "values"},
     }
     path = store.write_entry(corpus, p, meta)[0]

@@ -24,14 +24,14 @@ def _program(n_ops: int = 2) -> Program:
 def _meta(program: Program, verdict: str = "miscompile") -> dict:
     out = {"verdict": verdict, "check": "values", "decision_kinds": ["inplaceable"]}
     return {
-        "signature": store.signature(program, out, "inductor"),
+        "root": store.roots(program, out, "inductor", None)[0],
         "expected": {"pipeline": "inductor", "verdict": verdict, "check": "values"},
         "explanation": "x differs",
         "versions": store.versions(),
     }
 
 
-def test_signature_names_pipeline_verdict_check_and_kinds():
+def test_prekey_signature_names_pipeline_verdict_check_and_kinds():
     sig = store.signature(
         _program(),
         {"verdict": "miscompile", "check": "values", "decision_kinds": ["b", "a", "a"]},
@@ -44,10 +44,42 @@ def test_signature_names_pipeline_verdict_check_and_kinds():
         "decision_kinds": ["a", "b"],
         "op_kinds": ["functional", "inplace"],
     }
-    other = dict(sig, check="mutated-inputs")
-    assert store.entry_id(sig) == store.entry_id(dict(sig))
-    assert store.entry_id(sig) != store.entry_id(other)
-    assert store.entry_id(sig).startswith("miscompile-inductor-")
+
+
+def test_roots_key_blamed_stage_verdict_check_class_and_evidence():
+    p = _program()
+    out = {"verdict": "miscompile", "check": "inputs", "decisions": [
+        {"kind": "scatter", "reinplaced": True, "truth": "unsafe", "rule": 3, "claim": None},
+        {"kind": "auto_functionalized_v2", "reinplaced": True, "truth": "safe", "rule": None,
+         "claim": None},
+    ]}
+    blame = {"stages": ["functionalization", "reinplace"]}
+    first, second = store.roots(p, out, "inductor", blame)
+    # inputs and values are one check class; the pipeline is not part of the key
+    assert first == {"stage": "functionalization", "verdict": "miscompile", "check": "values",
+                     "evidence": ["functional", "inplace"]}
+    assert second["evidence"] == ["scatter:rule 3"]  # the pass's unsafe decision
+    assert store.roots(p, out, "aot_eager", blame) == [first, second]
+    assert store.entry_id(first).startswith("miscompile-functionalization-")
+    assert store.entry_id(first) != store.entry_id(second)
+    unblamed = store.roots(p, out, "inductor", None)[0]
+    assert unblamed["stage"] == "unblamed:inductor"
+    missed = {"verdict": "missed-reinplace", "check": "candidates", "decisions": [
+        {"kind": "scatter", "reinplaced": False, "truth": "safe", "claim": "missed-reinplace"}]}
+    assert store.roots(p, missed, "inductor", {"stages": ["reinplace"]})[0]["evidence"] == [
+        "scatter:missed"
+    ]
+
+
+def test_a_second_sighting_is_a_hit_of_the_same_entry(tmp_path):
+    p = _program()
+    path, _ = store.write_entry(tmp_path, p, {**_meta(p), "hits": [{"pipeline": "inductor",
+                                "campaign": "c1", "program_index": 3}]})
+    hit = {"pipeline": "aot_eager", "campaign": "c2", "program_index": 7}
+    assert store.add_hit(path, hit)
+    assert not store.add_hit(path, hit)  # the same sighting once
+    hits = store.load_entry(path).meta["hits"]
+    assert [(h["pipeline"], h["program_index"]) for h in hits] == [("inductor", 3), ("aot_eager", 7)]
 
 
 def test_write_then_load_round_trips(tmp_path):
@@ -112,7 +144,7 @@ def test_temp_folders_are_invisible_and_cleaned(tmp_path):
     half = tmp_path / ".tmp-miscompile-x-123"
     half.mkdir()
     (half / "program.json").write_text("{")
-    assert [e.name for e in store.list_entries(tmp_path)] == [store.entry_id(_meta(p)["signature"])]
+    assert [e.name for e in store.list_entries(tmp_path)] == [store.entry_id(_meta(p)["root"])]
     assert store.clean_temp(tmp_path) == [half]
     assert not half.exists()
 

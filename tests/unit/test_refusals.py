@@ -140,8 +140,8 @@ def _(x):
 
 
 def test_a_pipeline_raising_a_not_supported_error_is_unsupported_end_to_end():
-    # aot_function (no Dynamo to graph-break on it) traces the fake kernel and raises
-    j = judge(lambda x: picky(x) + 1, "inductor-reinplace", inputs=lambda: (torch.arange(3.0),))
+    # make_fx (no Dynamo to graph-break on it) traces the fake kernel and raises
+    j = judge(lambda x: picky(x) + 1, "fx-reinplace", inputs=lambda: (torch.arange(3.0),))
     assert (j.verdict, j.check) == (Verdict.UNSUPPORTED, "unsupported"), j.explanation
     assert j.explanation.startswith("not-implemented: ")
     assert not j.verdict.is_finding
