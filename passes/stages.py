@@ -342,11 +342,18 @@ def _code(snaps: _Snapshots, name: str) -> str:
     return snaps.graphs[_index_for(snaps.names, name)].code
 
 
+def _key(gm: torch.fx.GraphModule) -> str:
+    """What running a snapshot depends on: its code, and the clone decisions the reinplace
+    pass leaves in ``auto_functionalized`` nodes' meta (not in the code until decomposed)."""
+    clones = [n.meta.get("only_clone_these_tensors") for n in gm.graph.nodes]
+    return gm.code + repr(clones)
+
+
 def _same_as_previous(graphs: list[_Snapshots], snapshot: str) -> bool:
     """Whether no compiled graph changed in the pass that produced ``snapshot``."""
     for snaps in graphs:
         i = _index_for(snaps.names, snapshot)
-        if i == 0 or snaps.graphs[i].code != snaps.graphs[i - 1].code:
+        if i == 0 or _key(snaps.graphs[i]) != _key(snaps.graphs[i - 1]):
             return False
     return True
 

@@ -177,3 +177,20 @@ def test_functionalize_of_overlapping_inputs_is_blamed_on_functionalization():
 
     b = _blame_fn("fx-reinplace", _two_inputs, make, names=("a", "b"))
     assert b.stages == ("functionalization",), b.trail
+
+
+def test_a_reinplace_decision_kept_in_node_meta_is_a_stage_of_its_own():
+    # case b01: remove_noop_ops drops the clone, then the pass writes the custom op into x
+    # itself; its decision lives in auto_functionalized_v2's meta, not in the graph's code,
+    # so a snapshot that looked unchanged must still be run
+    from pathlib import Path
+
+    from aliasfuzz.campaign import _judge
+    from aliasfuzz.fuzz.ir import Program
+
+    seed = Path(__file__).resolve().parents[2] / "corpus" / "seeds" / "b01_clone_dropped_custom_op.json"
+    p = Program.loads(seed.read_text())
+    out = _judge.evaluate(p, "inductor-reinplace", "cpu")
+    assert out["verdict"] == "miscompile"
+    b = _judge.blame(p, "inductor-reinplace", "cpu", None, out)
+    assert b["stages"] == ["reinplace"], b["trail"]
