@@ -1,0 +1,71 @@
+"""Known upstream bugs (corpus/known.toml): loading, validation, matching of root causes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aliasfuzz.campaign.known import load_known, match
+from aliasfuzz.errors import InvalidArgument
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+
+
+def _root(stage: str, evidence: list[str], verdict: str = "miscompile") -> dict:
+    return {"stage": stage, "verdict": verdict, "check": "values", "evidence": evidence}
+
+
+def test_the_repository_table_loads_and_names_an_issue_per_bug():
+    bugs = load_known(CORPUS)
+    assert len(bugs) >= 5
+    assert all("#" in b.issue and b.title for b in bugs)
+
+
+def test_the_audited_roots_match_their_upstream_issues():
+    bugs = load_known(CORPUS)
+    dropout, _ = match(bugs, _root("decomposition", ["custom", "view"]), {"dropout_eval", "fz.halve_"}, {"aot_eager"})
+    assert dropout is not None and dropout.issue.endswith("#195422")
+    twice, _ = match(bugs, _root("functionalization", ["triton"]), {"tk.scale_then_shift"}, {"inductor"})
+    assert twice is not None and twice.issue.endswith("#196657")
+    # overlapping inputs through torch.func.functionalize: functorch#950, not the Triton bug
+    fx, _ = match(bugs, _root("functionalization", ["triton", "aliased-inputs"]), {"tk.sum_diff"},
+                  {"fx-reinplace"})
+    assert fx is not None and fx.issue.endswith("functorch#950")
+    # the same evidence through AOTAutograd is no known bug
+    aot, _ = match(bugs, _root("functionalization", ["triton", "aliased-inputs"]), {"tk.sum_diff"},
+                   {"aot_eager"})
+    assert aot is None
+    # a new root (remove_noop_ops returning one storage twice) matches nothing
+    new, related = match(bugs, _root("joint:remove_noop_ops", ["functional"]), {"add.Scalar", "clone"},
+                         {"inductor"})
+    assert new is None and related == []
+
+
+def test_related_bugs_are_shown_but_do_not_make_a_finding_known():
+    bugs = load_known(CORPUS)
+    hit, related = match(bugs, _root("reinplace", ["scatter:missed"], "missed-reinplace"),
+                         {"setitem_iadd.Scalar"}, {"inductor"})
+    assert hit is None
+    assert {b.issue for b in related} >= {"pytorch/pytorch#195285", "pytorch/pytorch#152346"}
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[[bug]\nissue = 1", "not valid TOML"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"", "stage must be"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"s\"\nops = \"a\"", "ops must be a list"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"s\"\nbogus = 1", "unknown key"),
+        ("bug = 3", "array of tables"),
+    ],
+)
+def test_a_malformed_table_is_a_one_line_error(tmp_path, text, needle):
+    (tmp_path / "known.toml").write_text(text)
+    with pytest.raises(InvalidArgument) as e:
+        load_known(tmp_path)
+    assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_no_table_means_no_known_bugs(tmp_path):
+    assert load_known(tmp_path) == []
