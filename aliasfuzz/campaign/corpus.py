@@ -28,8 +28,10 @@ __all__ = [
     "clean_temp",
     "entry_id",
     "load_entry",
+    "Recorded",
     "add_hit",
     "list_entries",
+    "record",
     "roots",
     "signature",
     "versions",
@@ -203,6 +205,80 @@ def add_hit(path: Path, hit: dict[str, Any]) -> bool:
     os.replace(tmp, Path(path) / "meta.json")
     _fsync_dir(Path(path))
     return True
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """Where :func:`record` put a finding: one entry folder per root cause, in blame order,
+    and the upstream issue of the first known bug among them (None when none is known)."""
+
+    paths: tuple[Path, ...]
+    known: str | None
+
+
+def record(
+    corpus: Path,
+    original: Program,
+    small: Program,
+    outcome: dict[str, Any],
+    pipeline: str,
+    blame: dict[str, Any],
+    bugs: list[Any],
+    provenance: dict[str, Any],
+) -> Recorded:
+    """Write a shrunk, blamed finding under each of its root causes (:func:`roots`): a new
+    entry, or one more sighting (``hits``, :func:`add_hit`) of an entry already there.
+
+    ``provenance`` holds ``campaign``, ``seed``, ``program_index``, ``device``,
+    ``pipeline_options`` and ``shrink_executions``; ``bugs`` are the known upstream bugs
+    (:func:`aliasfuzz.campaign.known.load_known`). Meta keys: ``corpus/README.md``.
+    """
+    from aliasfuzz.campaign.known import match
+
+    ops = sorted({op.op for op in small.body})
+    statements = {"original": len(original.body), "minimized": len(small.body)}
+    hit = {
+        "pipeline": pipeline,
+        "verdict": outcome["verdict"],
+        "check": outcome.get("check"),
+        "campaign": provenance.get("campaign"),
+        "seed": provenance.get("seed"),
+        "program_index": provenance.get("program_index"),
+        "statements": statements,
+        "stage": blame.get("stage"),
+        "full": blame.get("full"),
+        "program": small.to_json(),
+    }
+    paths, known = [], None
+    for root in roots(small, outcome, pipeline, blame):
+        bug, related = match(bugs, root, set(ops), {pipeline})
+        meta = {
+            "root": root,
+            "stages": blame.get("stages") or [],
+            "trail": blame.get("trail") or [],
+            "blame_reason": blame.get("reason", ""),
+            "full": blame.get("full"),
+            "known": bug.to_json() if bug else None,
+            "related": [b.to_json() for b in related],
+            "ops": ops,
+            "expected": {
+                "pipeline": pipeline,
+                "verdict": outcome["verdict"],
+                "check": outcome.get("check"),
+            },
+            "explanation": outcome.get("explanation", ""),
+            "diff": outcome.get("diff", ""),
+            "versions": versions(),
+            **provenance,
+            "statements": statements,
+            "hits": [hit],
+        }
+        path, created = write_entry(Path(corpus), small, meta)
+        if not created:
+            add_hit(path, hit)
+        paths.append(path)
+        known = known or (bug.issue if bug else None)
+    return Recorded(tuple(paths), known)
 
 
 def _read_json(path: Path) -> Any:

@@ -25,18 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign import _judge
-from aliasfuzz.campaign.corpus import (
-    add_hit,
-    clean_temp,
-    known_signatures,
-    roots,
-    signature,
-    versions,
-    write_entry,
-)
+from aliasfuzz.campaign.corpus import clean_temp, known_signatures, record, signature, versions
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import Journal
-from aliasfuzz.campaign.known import load_known, match
+from aliasfuzz.campaign.known import load_known
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
@@ -408,54 +400,19 @@ class _Campaign:
         """Write the finding under each of its root causes (:func:`roots`): a new entry, or
         one more sighting (``hits``) of an entry already in the corpus."""
         blame = blame or {"stage": None, "stages": [], "trail": [], "reason": "not cut"}
-        ops = sorted({op.op for op in small.body})
-        hit = {
-            "pipeline": pipeline,
-            "verdict": out["verdict"],
-            "check": out.get("check"),
-            "campaign": self.res.id,
-            "seed": self.opts.seed,
-            "program_index": i,
-            "statements": {"original": len(original.body), "minimized": len(small.body)},
-            "stage": blame.get("stage"),
-            "full": blame.get("full"),
-            "program": small.to_json(),
-        }
-        ids, new, known = [], False, None
-        for root in roots(small, out, pipeline, blame):
-            bug, related = match(self.bugs, root, set(ops), {pipeline})
-            meta = {
-                "root": root,
-                "stages": blame.get("stages") or [],
-                "trail": blame.get("trail") or [],
-                "blame_reason": blame.get("reason", ""),
-                "full": blame.get("full"),
-                "known": bug.to_json() if bug else None,
-                "related": [b.to_json() for b in related],
-                "ops": ops,
-                "expected": {
-                    "pipeline": pipeline,
-                    "verdict": out["verdict"],
-                    "check": out.get("check"),
-                },
-                "explanation": out.get("explanation", ""),
-                "diff": out.get("diff", ""),
-                "versions": versions(),
+        found = record(
+            Path(self.opts.corpus), original, small, out, pipeline, blame, self.bugs,
+            {
+                "campaign": self.res.id,
                 "seed": self.opts.seed,
                 "program_index": i,
-                "campaign": self.res.id,
                 "device": self.opts.device,
                 "pipeline_options": self.opts.pipeline_options.get(pipeline, {}),
-                "statements": {"original": len(original.body), "minimized": len(small.body)},
                 "shrink_executions": spent,
-                "hits": [hit],
-            }
-            path, created = write_entry(Path(self.opts.corpus), small, meta)
-            if not created:
-                add_hit(path, hit)
-            ids.append(path.name)
-            new = new or path.name not in self.known
-            known = known or (bug.issue if bug else None)
+            },
+        )
+        ids = [path.name for path in found.paths]
+        new = any(eid not in self.known for eid in ids)
         event = {
             "t": "finding",
             "i": i,
@@ -463,7 +420,7 @@ class _Campaign:
             "id": ids[0],
             "ids": ids,
             "new": new,
-            "known": known,
+            "known": found.known,
             "stage": blame.get("stage"),
             "stages": blame.get("stages") or [],
             "full": blame.get("full"),
