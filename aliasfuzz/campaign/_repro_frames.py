@@ -75,7 +75,7 @@ def compare(plan_: Any, meta: dict[str, Any]) -> tuple[str, str, str, str]:
         "values": ("values", "outputs", "want", "got"),
         "inputs": ("inputs", "inputs after the call", "a", "b"),
         "both": ("both", "outputs and inputs after the call", "(want, a)", "(got, b)"),
-        "aliasing": ("aliasing", "storage sharing", "shares(want, a)", "shares(got, b)"),
+        "aliasing": ("aliasing", "storages shared by outputs", "shares(want, a)", "shares(got, b)"),
         "requires_grad": (
             "requires_grad", "requires_grad flags",
             "[t.requires_grad for t in (*(want or ()), *a) if isinstance(t, torch.Tensor)]",

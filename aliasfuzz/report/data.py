@@ -17,7 +17,7 @@ from typing import Any
 from aliasfuzz.campaign.corpus import load_entry
 from aliasfuzz.campaign.driver import load_campaign
 from aliasfuzz.campaign.history import History
-from aliasfuzz.campaign.repro import program_text
+from aliasfuzz.campaign.repro import plan, program_text, render_repro, title
 from aliasfuzz.errors import InvalidArgument
 
 __all__ = [
@@ -143,8 +143,6 @@ STATUSES = ("new", "known", "corpus")
 
 def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
     """What a root cause's corpus entry says (``error`` when it cannot be read)."""
-    from aliasfuzz.campaign.repro import plan, render_repro, title
-
     try:
         entry = load_entry(corpus / rid)
     except InvalidArgument as e:

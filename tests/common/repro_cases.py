@@ -1,7 +1,9 @@
 """Corpus-entry programs with ``meta_version: 2`` metas, for the repro and upstream tests.
 
 The programs are the seed twins (``corpus/seeds``: the shared cases, whose verdicts on
-torch 2.13 CPU are known), entries of ``corpus/`` and hand-built ones; each meta is
+torch 2.13 CPU are known), the audited findings (``tests/data/audit``), former entries
+that are no longer findings (``tests/data/not_findings``: their difference is still
+there) and hand-built ones; each meta is
 synthesized as a campaign writes it (root stage, ``full``, hits). :data:`CASES` maps a
 name to ``(program, meta, (exit status of repro.py, text its output must hold))``.
 """
@@ -14,9 +16,11 @@ from pathlib import Path
 import torch
 
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from tests.common.audit import program_of
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS, SEEDS = ROOT / "corpus", ROOT / "corpus" / "seeds"
+SEEDS = ROOT / "corpus" / "seeds"
+NOT_FINDINGS = ROOT / "tests" / "data" / "not_findings"
 GPU = torch.cuda.is_available()
 NO_GPU = (3, "CANNOT RUN HERE: needs a GPU")
 
@@ -35,7 +39,8 @@ def meta_v2(
     more = [{**own, "pipeline": p, "full": f, "program_index": k + 1}
             for k, (p, f) in enumerate(hits)]
     return {
-        "meta_version": 2, "id": f"{verdict}-{stage}-0123456789",
+        "meta_version": 2,
+        "id": f"{verdict}-{(stage or 'unblamed').replace(':', '-').replace('_', '-')}-0123456789",
         "root": {"stage": stage or f"unblamed:{pipeline}", "verdict": verdict,
                  "check": "values" if check == "inputs" else check, "evidence": list(evidence)},
         "stages": [stage] if stage else [], "trail": [], "full": full, "known": None,
@@ -53,7 +58,8 @@ def _seed(name: str) -> Program:
 
 
 def _entry(name: str) -> tuple[Program, dict]:
-    d = CORPUS / name
+    """A former corpus entry of ``tests/data/not_findings``: program and v1 meta."""
+    d = NOT_FINDINGS / name
     return Program.loads((d / "program.json").read_text()), json.loads((d / "meta.json").read_text())
 
 
@@ -92,6 +98,18 @@ def _overlapping_inputs() -> Program:
         (Op("add_.Scalar", ("a",), {"other": 1.0}, ("v0",)),
          Op("mul_.Scalar", ("b",), {"other": 2.0}, ("v1",))),
         (),
+    )
+
+
+def _noop_clones() -> Program:
+    # def f(x): a = x + 1; return a.clone(), a.clone(): remove_noop_ops returns one
+    # buffer twice (shared/audit noop-removal-stale-output-storages)
+    return Program(
+        (StorageSpec("s0", 4),),
+        (TensorSpec("x", "s0", (4,), (1,)),),
+        (Op("add.Scalar", ("x",), {"other": 1.0}, ("a",)), Op("clone", ("a",), {}, ("b",)),
+         Op("clone", ("a",), {}, ("c",))),
+        ("b", "c"),
     )
 
 
@@ -137,6 +155,14 @@ def _cases() -> dict[str, tuple[Program, dict, tuple[int, str]]]:
         "ts-optimizer", options={"torchscript": {"profiling_executor": False}},
         explanation="legacy call 0 (optimized): output 0: requires_grad eager False, torchscript "
                     "True; input a after the call: requires_grad eager False, torchscript True")
+    add("noop-clones-aliasing", _noop_clones(), (1, "storages shared by outputs differ"),
+        "inductor", "miscompile", "aliasing", "post-grad:remove_noop_ops",
+        explanation="out0 is fresh in eager but aliases out1 compiled")
+    # rendered only: a claim of an unsafe decision, a TorchScript graph invariant
+    add("unsafe-claim", b03, differ, "inductor", "unsafe-reinplace", "candidates", "reinplace",
+        evidence=("scatter:rule 1",))
+    add("ts-invariant", _ok_program(), differ, "torchscript", "invariant", "torchscript",
+        "ts-optimizer", explanation="profiling call 2 optimized graph: no_profile_nodes: ...")
     add("fx-overlapping-inputs", _overlapping_inputs(), differ, "fx-reinplace", "miscompile",
         "inputs", "functionalization",
         explanation="input a: values differ at [0]: 4.0 in eager, 2.0 compiled")
@@ -147,8 +173,7 @@ def _cases() -> dict[str, tuple[Program, dict, tuple[int, str]]]:
                            ("b18_triton_partial_write_offset_view", "inductor")):
         add(name[:3] + "-triton", _seed(name), differ if GPU else NO_GPU, pipeline, "miscompile",
             "values", "functionalization")
-    prog, _ = _entry("miscompile-fx-reinplace-2402db9bd1")
-    add("fx-triton", prog, differ if GPU else NO_GPU, "fx-reinplace", "miscompile", "inputs",
+    add("fx-triton", program_of("miscompile-fx-reinplace-2402db9bd1"), differ if GPU else NO_GPU, "fx-reinplace", "miscompile", "inputs",
         "functionalization")
     ok, same = _ok_program(), (0, "eager and")
     for pipeline, stage in (("inductor", "reinplace"), ("aot_eager", "functionalization"),

@@ -19,13 +19,19 @@ import torch
 
 from aliasfuzz.campaign import repro as R
 from aliasfuzz.campaign._repro_source import storage_source
+from aliasfuzz.campaign.corpus import list_entries, load_entry
 from aliasfuzz.fuzz.eager import storage_expr
-from aliasfuzz.fuzz.ir import StorageSpec
-from tests.common.repro_cases import CASES, CORPUS, _entry, _seed, meta_v2
+from aliasfuzz.fuzz.ir import Program, StorageSpec
+from aliasfuzz.oracle.blame import AUDIT_STAGES
+from tests.common.audit import program_of, record_of, rows
+from tests.common.repro_cases import CASES, ROOT, _seed, meta_v2
+
+CORPUS = ROOT / "corpus"
 
 #: the cases whose scripts run (each compiles: about 15 s of CPU); the others only render
 RUN = [n for n in CASES if n not in (
     "b03-fast-reproduces", "b20-missed-fast-hidden", "ok-aot_eager", "ok-fast-hidden", "b01-inductor",
+    "unsafe-claim", "ts-invariant",
 )]
 
 
@@ -111,6 +117,14 @@ def test_harness_says_why_in_its_docstring(results):
     assert "reinplace_inplaceable_ops" in doc
 
 
+def test_claims_and_invariants_compare_what_they_need(results):
+    text = results["unsafe-claim"][0]
+    assert "torch.testing.assert_close((got, b), (want, a)" in text  # outputs and inputs
+    text = results["ts-invariant"][0]
+    assert "last_executed_optimized_graph()" in text and "prim::profile" in text
+    assert "for call in range(3)" in text
+
+
 def test_fx_repro_states_the_blamed_stage(results):
     text = results["fx-overlapping-inputs"][0]
     assert "# blamed stage: make_fx(functionalize(f)) alone already departs" in text
@@ -160,19 +174,41 @@ def test_storage_source_builds_the_eager_storage(spec):
     assert short.dtype == long.dtype and torch.equal(short, long)
 
 
-def test_every_corpus_entry_renders_within_budget_where_public():
-    """The corpus's programs under v2 metas of every kind: each renders, and every repro
-    without a harness stays within the line budget."""
-    rendered = 0
-    for d in sorted(p for p in CORPUS.iterdir() if (p / "meta.json").exists()):
-        program, old = _entry(d.name)
-        e = old["expected"]
-        for full in ((None,) if e["pipeline"] != "inductor-reinplace" else ("reproduces", "hidden")):
-            meta = meta_v2(program, e["pipeline"], e["verdict"], e["check"], None, full=full,
+def _audited_and_corpus() -> list[tuple[str, Program, dict]]:
+    """The audited findings (tests/data/audit) under v2 metas of their pipeline, stage and
+    (fast path) both ``full`` values, then every entry of ``corpus/`` as it stands (its
+    own meta when it is v2, else a synthesized one)."""
+    out = []
+    for row in rows():
+        rec, program = record_of(row.entry), program_of(row.entry)
+        old = rec.get("original_meta") or {}
+        exp = old.get("expected") or {"verdict": row.entry.split("-")[0], "check": "values"}
+        stage = AUDIT_STAGES[row.stage][0] if row.stage else None
+        fulls = ("reproduces", "hidden") if row.pipeline == "inductor-reinplace" else (None,)
+        for full in fulls:
+            meta = meta_v2(program, row.pipeline, exp["verdict"], exp["check"], stage, full=full,
                            explanation=old.get("explanation", ""))
-            text = R.render_repro(program, meta)
-            ast.parse(text)
-            rendered += 1
-            if not R.plan(program, meta).harness:
-                assert len(text.splitlines()) <= R.MAX_LINES, d.name
-    assert rendered >= 40
+            out.append((row.entry, program, meta))
+    for d in list_entries(CORPUS):
+        e = load_entry(d)
+        meta = e.meta
+        if meta.get("meta_version", 1) < 2:
+            exp = meta["expected"]
+            meta = meta_v2(e.program, exp["pipeline"], exp["verdict"], exp.get("check"), None,
+                           explanation=meta.get("explanation", ""))
+        out.append((d.name, e.program, meta))
+    return out
+
+
+def test_every_audited_and_corpus_program_renders_within_budget_where_public():
+    """Each renders to valid Python without aliasfuzz, and every repro without a harness
+    stays within the line budget."""
+    cases = _audited_and_corpus()
+    for name, program, meta in cases:
+        text = R.render_repro(program, meta)
+        tree = ast.parse(text)
+        assert not any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("aliasfuzz")
+                       for n in ast.walk(tree)), name
+        if not R.plan(program, meta).harness:
+            assert len(text.splitlines()) <= R.MAX_LINES, name
+    assert len(cases) >= len(rows()) and cases
