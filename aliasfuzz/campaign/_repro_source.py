@@ -88,7 +88,7 @@ def definitions(program: Program) -> tuple[list[str], list[str]]:
     imports: list[str] = []
     lines: list[str] = []
     for text in preludes.sources(preludes_of(program)):
-        for line in text.splitlines():
+        for line in _joined(text.splitlines()):
             bare = line.strip()
             if not bare or bare.startswith("#"):
                 continue
@@ -96,8 +96,28 @@ def definitions(program: Program) -> tuple[list[str], list[str]]:
                 if line != "import torch" and line not in imports:
                     imports.append(line)
                 continue
-            lines.append(_rename(line.split("  # ")[0].rstrip()))
+            lines.append(_rename(line))
     return imports, lines
+
+
+def _joined(lines: list[str]) -> list[str]:
+    """Lines with bracket continuations joined (``f(\n    a, b\n)`` -> ``f(a, b)``), comment
+    lines dropped: the definitions of a repro take as few lines as Python allows."""
+    out: list[str] = []
+    depth = 0
+    for line in lines:
+        if line.strip().startswith("#"):
+            continue
+        code = line.split("  # ")[0].rstrip()
+        if depth > 0:
+            piece = code.strip()
+            sep = "" if out[-1].endswith(("(", "[", "{")) or piece.startswith((")", "]", "}")) else " "
+            out[-1] += sep + piece
+        else:
+            out.append(code)
+        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+        depth = max(depth, 0)
+    return out
 
 
 def function_source(program: Program, name: str = "f") -> list[str]:

@@ -255,14 +255,16 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
 
 def _compact(text: str) -> str:
     """``text`` squeezed until it fits :data:`MAX_LINES` lines: blank lines after the
-    docstring go first (first ones first: Python needs none of them), then the
-    docstring's blank line, then its two note lines become one."""
+    docstring go first (first ones first: Python needs none of them), then comment lines
+    (the docstring names the blamed stage too), then the docstring's blank line, then
+    its two note lines become one."""
     doc, sep, rest = text.partition('"""\n')  # the docstring's closing quotes
     lines = rest.splitlines()
     over = len(text.splitlines()) - MAX_LINES
-    for k, line in enumerate(lines):
-        if over > 0 and not line.strip():
-            lines[k], over = None, over - 1
+    for drop in (lambda x: not x.strip(), lambda x: x.strip().startswith("#")):
+        for k, line in enumerate(lines):
+            if over > 0 and line is not None and drop(line):
+                lines[k], over = None, over - 1
     doc_lines = doc.split("\n")
     if over > 0 and len(doc_lines) > 2 and not doc_lines[1].strip():
         del doc_lines[1]

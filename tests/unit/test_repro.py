@@ -156,6 +156,17 @@ def test_program_text_is_the_program_part_of_the_repro(results):
         assert all(line in results[name][0] for line in text.splitlines())
 
 
+def test_definitions_are_the_preludes_with_fewer_lines():
+    """Joined continuation lines and dropped comments change no definition (same AST)."""
+    from aliasfuzz.campaign._repro_source import _joined
+    from aliasfuzz.fuzz import preludes
+
+    for name, src in preludes.SOURCES.items():
+        joined = "\n".join(_joined(src.splitlines()))
+        assert ast.dump(ast.parse(joined)) == ast.dump(ast.parse(src)), name
+        assert len(joined.splitlines()) <= len(src.splitlines())
+
+
 @pytest.mark.parametrize(
     "spec",
     [
