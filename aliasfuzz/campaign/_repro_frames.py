@@ -91,12 +91,23 @@ _EXECUTOR_LINES = {
 }
 
 
+def _showing_stage(verdict: str, meta: dict[str, Any]) -> str:
+    trail = [(str(st), str(what)) for st, what in meta.get("trail") or []]
+    if not trail:
+        return (meta.get("root") or {}).get("stage") or ""
+    return next((st for st, what in trail if what.startswith(f"departs ({verdict}")), "")
+
+
 def jit_settings(plan_: Any, meta: dict[str, Any]) -> tuple[list[str], str, int, str]:
     """``(settings, script, calls, note)`` of a TorchScript repro: the executor and fuser
-    of the blamed stage (``ts-frontend``: the simple executor; ``ts-optimizer``: fuser
-    off; ``ts-fuser``: TensorExpr fuser on CPU), as many calls as the failing one needs."""
+    of the first stage that shows the finding (``ts-frontend``: the simple executor;
+    ``ts-optimizer``: fuser off; ``ts-fuser``: TensorExpr fuser on CPU), as many calls as
+    the failing one needs. That stage is the first of the ``trail`` that departs with the
+    finding's verdict (the blamed stage may depart otherwise: a graph invariant where the
+    finding is a miscompile), else the blamed stage when there is no trail, else the
+    pipeline's own settings."""
     o = dict(plan_.options.get("torchscript") or {})
-    stage = (meta.get("root") or {}).get("stage") or ""
+    stage = _showing_stage(plan_.verdict, meta)
     said = re.match(r"(profiling|legacy|simple) call (\d+)", meta.get("explanation") or "")
     said = said if plan_.own else None
     chosen = "simple" if not o.get("optimize", True) else (
