@@ -186,10 +186,12 @@ def _parts(plan_: Plan) -> dict[str, Any]:
 
 
 def program_text(program: Program, meta: dict[str, Any]) -> str:
-    """The program part of ``repro.py`` (definitions, ``def f``, ``def inputs``) for the
-    sighting :func:`plan` picks: what a report shows next to the repro."""
+    """The program part of ``repro.py`` (imports, definitions, ``def f``, ``def inputs``)
+    for the sighting :func:`plan` picks: what a report shows next to the repro; executing
+    it defines ``f`` and ``inputs`` (on a GPU when the program needs one)."""
     parts = _parts(plan(program, meta))
-    blocks = [parts["imports"] + parts["definitions"], parts["function"], parts["inputs"]]
+    head = ["from typing import Optional"] * parts["optional"] + ["import torch", *parts["imports"]]
+    blocks = [head + parts["definitions"], parts["function"], parts["inputs"]]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
 
 
