@@ -1,8 +1,9 @@
-"""Campaign reports: one self-contained HTML file plus ``summary.json``.
+"""Campaign reports: one self-contained HTML file, ``summary.json`` and issue drafts.
 
 :func:`write_report` collects a campaign's data (:mod:`.data`), draws the charts
 (:mod:`.charts`, embedded as base64 PNG) and renders the Jinja2 template; the page has
-no scripts and no external resources.
+no scripts and no external resources. Each new root cause also gets a Markdown draft of
+an upstream PyTorch issue under ``upstream/`` (:mod:`.upstream`).
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def render_html(summary: dict) -> str:
         refusals=summary.get("unsupported", {}),
         undefined_eager=summary.get("undefined_eager", {}),
         unknown=summary.get("unknown", {}),
-        findings=summary["findings"],
-        new=sum(1 for f in summary["findings"] if f.get("new")),
+        causes=summary["root_causes"],
+        counts=summary["counts"],
         coverage=summary["coverage"],
         kind_findings=kind_findings,
         seconds=summary["seconds_per_task"],
@@ -73,15 +74,20 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def write_report(cid: str, *, state: str | Path, corpus: str | Path, out: str | Path) -> Path:
-    """Write ``out/index.html`` and ``out/summary.json`` for campaign ``cid``; return the HTML path.
+    """Write ``out/index.html``, ``out/summary.json`` and, for each new root cause, an
+    upstream issue draft ``out/upstream/<entry id>.md`` (:mod:`.upstream`) for campaign
+    ``cid``; return the HTML path.
 
     Raises :class:`~aliasfuzz.errors.InvalidArgument` when there is no such campaign.
     """
     from aliasfuzz.report.data import collect
+    from aliasfuzz.report.upstream import write_drafts
 
     summary = collect(cid, state=state, corpus=corpus)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    drafts = write_drafts(summary["root_causes"], corpus, out)
+    summary["upstream_drafts"] = [str(p.relative_to(out)) for p in drafts]
     _atomic_write(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
     _atomic_write(out / "index.html", render_html(summary))
     return (out / "index.html").resolve()

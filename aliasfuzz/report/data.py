@@ -1,5 +1,10 @@
 """The data of a campaign report (also written as ``summary.json``), from the journal,
 the corpus and the history. Everything here is JSON data; nothing runs a program.
+
+``summary_version`` 2: ``root_causes`` (one row per corpus entry the campaign's
+``finding`` events name, see :func:`root_causes`), ``counts`` (raw findings: runs judged a
+finding; shrunk findings: ``finding`` events; root causes, by status) and ``findings``
+(the ``finding`` events themselves).
 """
 
 from __future__ import annotations
@@ -12,12 +17,28 @@ from typing import Any
 from aliasfuzz.campaign.corpus import load_entry
 from aliasfuzz.campaign.driver import load_campaign
 from aliasfuzz.campaign.history import History
-from aliasfuzz.campaign.repro import program_text
+from aliasfuzz.campaign.repro import plan, program_text, render_repro, title
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["SUMMARY_VERSION", "collect", "rejection_reason", "undefined_eager_counts"]
+__all__ = [
+    "STATUSES",
+    "SUMMARY_VERSION",
+    "collect",
+    "rejection_reason",
+    "root_causes",
+    "undefined_eager_counts",
+]
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
+
+
+def _is_finding(verdict: str) -> bool:
+    from aliasfuzz.oracle.verdict import Verdict
+
+    try:
+        return Verdict(verdict).is_finding
+    except ValueError:
+        return False
 
 
 def _rank(verdict: str) -> int:
@@ -115,21 +136,76 @@ def undefined_eager_counts(tasks: list[dict[str, Any]]) -> dict[str, dict[str, i
     return {p: {k: c[k] for k in keys} for p, c in sorted(out.items())}
 
 
-def _finding(corpus: Path, f: dict[str, Any]) -> dict[str, Any]:
-    row = dict(f)
+#: Root-cause status, in report order: new to the corpus and to PyTorch's tracker, a known
+#: upstream bug (``corpus/known.toml``), already in the corpus before this campaign.
+STATUSES = ("new", "known", "corpus")
+
+
+def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
+    """What a root cause's corpus entry says (``error`` when it cannot be read)."""
     try:
-        entry = load_entry(corpus / f["id"])
+        entry = load_entry(corpus / rid)
     except InvalidArgument as e:
-        row["error"] = str(e)
-        return row
-    # the minimized program and its inputs; the standalone repro.py beside it adds ~250
-    # lines of harness per finding, which made reports of many findings heavy (477 KB for 33)
-    row["repro"] = program_text(entry.program, entry.meta)
-    row["explanation"] = entry.meta.get("explanation", "")
-    row["diff"] = entry.meta.get("diff", "")
-    row["statements"] = entry.meta.get("statements", {})
-    row["signature"] = entry.meta.get("signature", {})
-    return row
+        return {"error": str(e)}
+    m = entry.meta
+    root = m.get("root") or {}
+    hits = m.get("hits") or []
+    p = plan(entry.program, m)
+    return {
+        "title": title(m, p.pipeline),
+        "stage": root.get("stage") or m.get("stage"),
+        "stages": m.get("stages") or [],
+        "trail": [list(t) for t in m.get("trail") or []],
+        "full": m.get("full"),
+        "known_bug": m.get("known"),
+        "related": m.get("related") or [],
+        "hits_total": dict(Counter(str(h.get("pipeline")) for h in hits)),
+        "explanation": m.get("explanation", ""),
+        "diff": m.get("diff", ""),
+        "statements": m.get("statements", {}),
+        "ops": m.get("ops") or sorted({op.op for op in entry.program.body}),
+        # the program and its inputs: the standalone repro.py beside it adds the compile
+        # call and the comparison (reports of many findings stay light: 477 KB for 33 with
+        # the old 250-line harness inlined)
+        "repro": program_text(entry.program, m),
+        "repro_lines": len(render_repro(entry.program, m).splitlines()),
+        "repro_way": p.mode if p.mode != "compile" else f"torch.compile(backend={p.backend!r})",
+        "harness": p.harness,
+    }
+
+
+def root_causes(
+    corpus: Path, events: list[dict[str, Any]], known_before: set[str]
+) -> list[dict[str, Any]]:
+    """One row per root cause (corpus entry) the campaign's ``finding`` events name, new
+    root causes first (see :data:`STATUSES`), then by verdict severity and id.
+
+    A row: ``id``, ``status``, ``verdict``, ``check``, ``hits`` (pipeline -> sightings in
+    this campaign), the entry's ``stage``, ``trail``, ``full``, ``known_bug``, ``related``,
+    ``hits_total`` (pipeline -> sightings over all campaigns), ``title``, ``explanation``,
+    ``diff``, ``repro`` (program part of repro.py) and ``repro_lines``; ``error`` instead
+    of the entry's fields when it cannot be read."""
+    sightings: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in events:
+        if e.get("t") == "finding" and e.get("id"):
+            for rid in e.get("ids") or [e["id"]]:
+                sightings[rid].append(e)
+    rows = []
+    for rid, evs in sightings.items():
+        row = {
+            "id": rid,
+            "verdict": evs[0].get("verdict"),
+            "check": evs[0].get("check"),
+            "hits": dict(Counter(str(e.get("pipeline")) for e in evs)),
+            "known_issue": next((e["known"] for e in evs if e.get("known")), None),
+            **_entry_fields(corpus, rid),
+        }
+        known = row.get("known_bug") or ({"issue": row["known_issue"]} if row["known_issue"] else None)
+        row["known_bug"] = known
+        row["status"] = "known" if known else ("corpus" if rid in known_before else "new")
+        rows.append(row)
+    rows.sort(key=lambda r: (STATUSES.index(r["status"]), _rank(r["verdict"]), r["id"]))
+    return rows
 
 
 def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any]:
@@ -153,10 +229,13 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         for k in e.get("op_kinds", []):
             coverage[k][v] += 1
     kinds = Counter(k for ks in programs.values() for k in ks)
-    findings = [_finding(Path(corpus), e) for e in events if e["t"] == "finding" and e.get("id")]
-    seen: set[str] = set()
-    findings = [f for f in findings if not (f["id"] in seen or seen.add(f["id"]))]
-    findings.sort(key=lambda f: (_rank(f["verdict"]), not f.get("new"), f["id"]))
+    findings = [
+        {k: e.get(k) for k in ("i", "pipeline", "id", "ids", "verdict", "check", "new", "known",
+                               "stage", "stages", "full")}
+        for e in events if e["t"] == "finding" and e.get("id")
+    ]
+    causes = root_causes(Path(corpus), events, set(start.get("known") or []))
+    raw = sum(1 for e in tasks if _is_finding(e["outcome"]["verdict"]))
     return {
         "summary_version": SUMMARY_VERSION,
         "campaign": {
@@ -185,6 +264,13 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
             "verdicts_by_kind": {k: dict(c) for k, c in sorted(coverage.items())},
         },
         "findings": findings,
+        "root_causes": causes,
+        "counts": {
+            "raw_findings": raw,
+            "shrunk_findings": len(findings),
+            "root_causes": len(causes),
+            **{status: sum(1 for r in causes if r["status"] == status) for status in STATUSES},
+        },
         "history": [
             {
                 "id": c["id"],

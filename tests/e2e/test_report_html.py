@@ -16,6 +16,40 @@ from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
 from aliasfuzz.report import latest_campaign, write_report
 
+#: (stage, known upstream, already in the corpus, pipelines that hit it)
+ROOTS = [
+    ("scheduler", None, True, ("inductor",)),
+    ("joint:remove_noop_ops", None, False, ("inductor", "inductor-reinplace")),
+    ("decomposition", {"issue": "pytorch/pytorch#195422", "title": "dropout", "related": False},
+     False, ("aot_eager",)),
+]
+
+
+def _root_cause_events(corpus, p) -> list[dict]:
+    """Three root causes of one program: one already in the corpus, one new, one a known
+    upstream bug; their corpus entries (meta v2) and their ``finding`` events."""
+    events = []
+    for stage, known, _, pipelines in ROOTS:
+        out = {"verdict": "miscompile", "check": "values"}
+        trail = [["dynamo", "agrees"], [stage, "departs (values: out0: values differ)"]]
+        path, _ = store.write_entry(corpus, p, {
+            "root": {"stage": stage, "evidence": ["inplace"], **out},
+            "stages": [stage], "trail": trail, "full": "reproduces", "known": known,
+            "related": [{"issue": "pytorch/pytorch#1", "title": "kin", "related": True}],
+            "ops": ["add_.Scalar"], "signature": store.signature(p, out, pipelines[0]),
+            "expected": {"pipeline": pipelines[0], **out},
+            "explanation": "out0: values differ at [0]: 1.0 in eager, 2.0 compiled",
+            "diff": "eager: 1.0\ncompiled: 2.0 <b>", "versions": store.versions(),
+            "statements": {"original": 5, "minimized": 1}, "device": "cpu",
+            "hits": [{"pipeline": pl, "program": p.to_json(), "verdict": "miscompile",
+                      "check": "values", "full": None} for pl in pipelines],
+        })
+        for pl in pipelines:
+            events.append({"t": "finding", "i": 2, "pipeline": pl, "id": path.name,
+                           "ids": [path.name], "new": True, "known": known and known["issue"],
+                           "stage": stage, "stages": [stage], "full": None, **out})
+    return events
+
 
 def _campaign(tmp_path, cid: str, started: float, with_finding: bool) -> None:
     state, corpus = tmp_path / "state", tmp_path / "corpus"
@@ -25,14 +59,17 @@ def _campaign(tmp_path, cid: str, started: float, with_finding: bool) -> None:
         programs=3, pipelines=("inductor", "aot_eager"), corpus=str(corpus), state=str(state)
     )
     (d / "options.json").write_text(json.dumps(opts.to_json()))
-    (d / "start.json").write_text(
-        json.dumps({"id": cid, "started": started, "known": [], "versions": store.versions()})
-    )
     p = Program(
         (StorageSpec("s0", 16),),
         (TensorSpec("x", "s0", (4, 4), (4, 1)),),
         (Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)),),
         ("v0",),
+    )
+    known = []
+    if with_finding:  # the scheduler root cause was in the corpus before this campaign
+        known = [e["id"] for e in _root_cause_events(tmp_path / "before", p)][:1]
+    (d / "start.json").write_text(
+        json.dumps({"id": cid, "started": started, "known": known, "versions": store.versions()})
     )
     dec = [
         {"kind": "auto_functionalized_v2", "reinplaced": True, "truth": "unsafe"},
@@ -66,39 +103,11 @@ def _campaign(tmp_path, cid: str, started: float, with_finding: bool) -> None:
             )
     findings = []
     if with_finding:
-        out = {"verdict": "miscompile", "check": "values"}
-        sig = store.signature(p, out, "inductor")
-        path, _ = store.write_entry(
-            corpus,
-            p,
-            {
-                "signature": sig,
-                "expected": {"pipeline": "inductor", **out},
-                "explanation": "output 0 differs",
-                "diff": "eager: 1.0\ncompiled: 2.0 <b>",
-                "statements": {"original": 5, "minimized": 1},
-            },
-        )
-        events.append(
-            {
-                "t": "finding",
-                "i": 2,
-                "pipeline": "inductor",
-                "id": path.name,
-                "new": True,
-                "verdict": "miscompile",
-                "check": "values",
-            }
-        )
-        findings.append(
-            {
-                "id": path.name,
-                "pipeline": "inductor",
-                "verdict": "miscompile",
-                "check": "values",
-                "new": True,
-            }
-        )
+        for e in _root_cause_events(corpus, p):
+            events.append(e)
+            findings.append({k: e[k] for k in ("id", "pipeline", "verdict", "check", "new")})
+        events.append({"t": "finding", "i": 1, "pipeline": "inductor", "id": None,
+                       "duplicate": True})
     events.append({"t": "end", "status": "done"})
     (d / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     History(state / "history.sqlite").record(
@@ -146,19 +155,38 @@ def test_summary_json_and_self_contained_html(report):
             "[tk.scale_]": 1
         }
     }
-    (f,) = s["findings"]
-    assert f["verdict"] == "miscompile" and "def program" in f["repro"]
+    assert len(s["findings"]) == 4 and all(f["ids"] == [f["id"]] for f in s["findings"])
+    causes = s["root_causes"]
+    assert [r["status"] for r in causes] == ["new", "known", "corpus"]  # new first
+    assert [r["stage"] for r in causes] == ["joint:remove_noop_ops", "decomposition", "scheduler"]
+    assert causes[0]["hits"] == {"inductor": 1, "inductor-reinplace": 1}
+    assert causes[1]["known_bug"]["issue"] == "pytorch/pytorch#195422"
+    assert causes[0]["trail"][1] == ["joint:remove_noop_ops", "departs (values: out0: values differ)"]
+    assert "def f(x)" in causes[0]["repro"] and 0 < causes[0]["repro_lines"] <= 40
+    assert s["counts"] == {"raw_findings": 1, "shrunk_findings": 4, "root_causes": 3,
+                           "new": 1, "known": 1, "corpus": 1}
+    # an issue draft for the new root cause only
+    assert s["upstream_drafts"] == [f"upstream/{causes[0]['id']}.md"]
+    draft = (report.parent / s["upstream_drafts"][0]).read_text()
+    assert draft.startswith("# [inductor] joint-graph pass remove_noop_ops returns wrong values")
+    for part in ("### 🐛 Describe the bug", "### Versions", "python -m torch.utils.collect_env",
+                 "```python", "**← blamed**", "inductor × 1, inductor-reinplace × 1"):
+        assert part in draft
     html = report.read_text()
     assert "http://" not in html and "https://" not in html and "<script" not in html
     assert html.count("data:image/png;base64,") == 3  # coverage, throughput, trends
     assert "&lt;b&gt;" in html  # the diff is escaped
+    assert "known pytorch/pytorch#195422" in html and "related pytorch/pytorch#1" in html
+    assert "inductor &times; 1, inductor-reinplace &times; 1" in html
+    assert html.index("joint:remove_noop_ops") < html.index("decomposition") < html.index(">scheduler<")
+    assert '<ol class="trail">' in html and "3</b>root causes: 1 new, 1 known upstream" in html
     for section in (
         "Summary",
         "Verdicts per pipeline",
         "Documented refusals",
         "Programs a pipeline rejected",
         "Decisions against ground truth",
-        "Findings",
+        "Root causes",
         "Op-kind coverage",
         "Throughput",
         "Trends across campaigns",
@@ -192,7 +220,7 @@ def test_renders_in_headless_chromium(report, tmp_path):
         text=True,
         timeout=120,
     ).stdout
-    assert "aliasfuzz campaign c2" in dom and 'id="finding-1"' in dom
+    assert "aliasfuzz campaign c2" in dom and 'id="cause-1"' in dom and 'id="root-causes"' in dom
     import matplotlib.image
 
     img = matplotlib.image.imread(shot)

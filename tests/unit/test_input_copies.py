@@ -140,7 +140,7 @@ def test_repro_make_inputs_keeps_layout_and_aliasing():
     p = _program()
     namespace: dict = {}
     exec(program_text(p, {"device": "cpu"}), namespace)  # noqa: S102 - our own rendering
-    got, want = namespace["make_inputs"](), make_inputs(p)
+    got, want = namespace["inputs"](), make_inputs(p)
     for g, w in zip(got, want, strict=True):
         assert _layout(g) == _layout(w) and g.requires_grad == w.requires_grad
         assert torch.equal(g.detach(), w.detach())

@@ -1,163 +1,225 @@
-"""Generated ``repro.py`` files reproduce their finding with torch alone (issue 5).
+"""Generated ``repro.py`` files: public API, short, and they reproduce with torch alone (issue 13).
 
 Each script is rendered by :func:`aliasfuzz.campaign.repro.render_repro` into a temp dir
-and run with this interpreter in a subprocess (all at once, to keep the runtime low).
-Findings are corpus entries whose replay reproduces; the ``ok`` and ``REINPLACED``
-programs are hand-built here.
+and run with this interpreter in a subprocess (four at a time). The programs and their
+synthesized ``meta_version: 2`` metas are :data:`tests.common.repro_cases.CASES`: seed
+twins whose verdicts on torch 2.13 CPU are known, corpus entries, and hand-built ``ok``
+and reinplaced programs. Fresh campaign entries are run by
+``tests/e2e/test_upstream_campaign.py``.
 """
 
 from __future__ import annotations
 
-import json
+import ast
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-from aliasfuzz.campaign.repro import _failing_executors, render_repro
-from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from aliasfuzz.campaign import repro as R
+from aliasfuzz.campaign._repro_source import storage_source
+from aliasfuzz.campaign.corpus import list_entries, load_entry
+from aliasfuzz.fuzz.eager import storage_expr
+from aliasfuzz.fuzz.ir import Program, StorageSpec
+from aliasfuzz.oracle.blame import AUDIT_STAGES
+from tests.common.audit import program_of, record_of, rows
+from tests.common.repro_cases import CASES, ROOT, _seed, meta_v2
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
-#: former corpus entries that are no longer findings (a rule rejects them, see the README
-#: there); their repro.py still shows the raw difference, which exercises DIFFERS / RAISES
-NOT_FINDINGS = Path(__file__).resolve().parents[1] / "data" / "not_findings"
+CORPUS = ROOT / "corpus"
 
-#: corpus entry -> (exit status, last-line word) its repro.py must give
-ENTRIES = {
-    "miscompile-torchscript-749ab41471": (1, "DIFFERS"),
-    "miscompile-torchscript-c50e2a5151": (1, "DIFFERS"),
-    "crash-torchscript-6d6a4a6b4c": (1, "RAISES"),
-    "miscompile-inductor-reinplace-3494a7ca5f": (1, "DIFFERS"),
-    "miscompile-fx-reinplace-47f5c75915": (1, "DIFFERS"),
-    "missed-reinplace-inductor-reinplace-f17266de0d": (1, "STILL COPIED"),
-    # b15's pattern through a generated kernel: launched natively, so it needs a GPU
-    "miscompile-aot_eager-e60bdbfb27": (
-        (1, "DIFFERS") if torch.cuda.is_available() else (3, "CANNOT RUN HERE")
-    ),
-}
-
-
-def _ok_program() -> Program:
-    # y = x.clone(); y.add_(1): nothing aliases an input, every pipeline agrees with eager
-    return Program(
-        (StorageSpec("s0", 6),),
-        (TensorSpec("x0", "s0", (3, 2), (2, 1)),),
-        (Op("clone", ("x0",), {}, ("v0",)), Op("add_.Scalar", ("v0",), {"other": 1.0}, ())),
-        ("v0",),
-    )
-
-
-def _reinplaced_program() -> Program:
-    # index_put on a fresh clone: the pass turns it into index_put_ (no copy left)
-    return Program(
-        (StorageSpec("s0", 6), StorageSpec("s1", 4), StorageSpec("s2", 2, dtype="int64")),
-        (
-            TensorSpec("x0", "s0", (3, 2), (2, 1)),
-            TensorSpec("x1", "s1", (2, 2), (2, 1)),
-            TensorSpec("x2", "s2", (2,), (1,)),
-        ),
-        (
-            Op("clone", ("x0",), {}, ("v0",)),
-            Op("index_put_.Tensor", ("v0", "x1", "x2"), {}, ("v1",)),
-        ),
-        ("v0",),
-    )
-
-
-def _meta(pipeline: str, verdict: str) -> dict:
-    return {"id": "hand-built", "expected": {"pipeline": pipeline, "verdict": verdict}}
-
-
-def _cases() -> dict[str, tuple[Program, dict, tuple[int, str]]]:
-    cases = {}
-    for name, want in ENTRIES.items():
-        d = CORPUS / name if (CORPUS / name).is_dir() else NOT_FINDINGS / name
-        meta = json.loads((d / "meta.json").read_text())
-        cases[name] = (Program.loads((d / "program.json").read_text()), meta, want)
-    for pipeline in ("torchscript", "inductor-reinplace", "fx-reinplace"):
-        cases[f"ok-{pipeline}"] = (_ok_program(), _meta(pipeline, "ok"), (0, "SAME"))
-    # executor choice: the legacy executor from pipeline_options; the simple executor
-    # (ok on c50e2a5151) falling back to the executors the explanation's tail names
-    prog, meta, _ = cases["miscompile-torchscript-749ab41471"]
-    legacy = {**meta, "pipeline_options": {"torchscript": {"profiling_executor": False}}}
-    cases["ts-legacy"] = (prog, legacy, (1, "DIFFERS"))
-    prog, meta, _ = cases["miscompile-torchscript-c50e2a5151"]
-    simple = {**meta, "pipeline_options": {"torchscript": {"optimize": False}}}
-    cases["ts-simple-then-tail"] = (prog, simple, (1, "DIFFERS"))
-    cases["reinplaced"] = (
-        _reinplaced_program(),
-        _meta("inductor-reinplace", "missed-reinplace"),
-        (0, "REINPLACED"),
-    )
-    return cases
+#: the cases whose scripts run (each compiles: about 15 s of CPU); the others only render
+RUN = [n for n in CASES if n not in (
+    "b03-fast-reproduces", "b20-missed-fast-hidden", "ok-aot_eager", "ok-fast-hidden", "b01-inductor",
+    "unsafe-claim", "ts-invariant",
+)]
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory) -> dict[str, tuple[tuple[int, str], int, str]]:
+def results(tmp_path_factory) -> dict[str, tuple[str, int, str]]:
+    """name -> (repro text, exit status, output), four scripts at a time."""
     root = tmp_path_factory.mktemp("repro")
-    procs = {}
-    for name, (program, meta, want) in _cases().items():
-        path = root / name / "repro.py"
-        path.parent.mkdir()
-        path.write_text(render_repro(program, meta))
-        procs[name] = (
-            want,
-            subprocess.Popen(
-                [sys.executable, str(path)],
-                cwd=path.parent,
-                text=True,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            ),
-        )
-    out = {}
-    for name, (want, p) in procs.items():
-        text, _ = p.communicate(timeout=300)
-        out[name] = (want, p.returncode, text)
+    texts = {name: R.render_repro(program, meta) for name, (program, meta, _) in CASES.items()}
+    out: dict[str, tuple[str, int, str]] = {n: (texts[n], -1, "") for n in texts}
+    names = RUN
+    for k in range(0, len(names), 4):
+        procs = {}
+        for name in names[k : k + 4]:
+            path = root / name / "repro.py"
+            path.parent.mkdir()
+            path.write_text(texts[name])
+            procs[name] = subprocess.Popen(
+                [sys.executable, str(path)], cwd=path.parent, text=True,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            )
+        for name, p in procs.items():
+            stdout, _ = p.communicate(timeout=300)
+            out[name] = (texts[name], p.returncode, stdout)
     return out
 
 
+@pytest.mark.parametrize("name", RUN)
+def test_repro_exits_as_the_finding_says(results, name):
+    status, start = CASES[name][2]
+    _, rc, out = results[name]
+    last = out.strip().splitlines()[-1] if out.strip() else ""
+    assert rc == status, out[-3000:]
+    assert last.startswith(start) or start in out, out[-3000:]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_repro_is_torch_alone_and_public_ones_are_short(results, name):
+    text, _, _ = results[name]
+    program, meta, _ = CASES[name]
+    tree = ast.parse(text)
+    modules = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    modules += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert modules and not any(m.split(".")[0] == "aliasfuzz" for m in modules)
+    assert "torch.ops.aliasfuzz" not in text and '"aliasfuzz::' not in text
+    plan = R.plan(program, meta)
+    if plan.harness:
+        assert "HARNESS" in ast.get_docstring(tree)
+    else:
+        assert len(text.splitlines()) <= R.MAX_LINES, text
+        assert "torch._inductor" not in text and "HARNESS" not in text
+
+
+def test_output_names_what_differs_and_the_versions(results):
+    _, _, out = results["b03-inductor"]
+    assert out.startswith(f"torch {torch.__version__}") and "outputs differ" in out
+    assert "eager:" in out and "compiled:" in out
+    _, _, out = results["b25-torchscript-legacy"]
+    assert "requires_grad flags differ" in out
+    _, _, out = results["b20-missed-scatter"]
+    assert "bytes (all of its base) for a" in out  # the cost, in bytes
+
+
+def test_plan_takes_the_most_public_sighting():
+    b07 = _seed("b07_mutation_through_eval_dropout")
+    meta = CASES["b07-aot-eager-sighting"][1]
+    p = R.plan(b07, meta)
+    assert (p.mode, p.backend, p.harness) == ("compile", "aot_eager", "")
+    meta = meta_v2(b07, "inductor-reinplace", "miscompile", "values", "decomposition",
+                   full="reproduces", hits=(("fx-reinplace", None),))
+    assert (R.plan(b07, meta).mode, R.plan(b07, meta).backend) == ("compile", "inductor")
+    meta = meta_v2(b07, "inductor-reinplace", "miscompile", "values", "decomposition",
+                   full="hidden", hits=(("fx-reinplace", None),))
+    assert R.plan(b07, meta).mode == "fx"
+    meta = meta_v2(b07, "inductor-reinplace", "miscompile", "values", "decomposition", full="hidden")
+    p = R.plan(b07, meta)
+    assert p.mode == "fastpath" and "agreed with eager" in p.harness
+
+
+def test_harness_says_why_in_its_docstring(results):
+    doc = ast.get_docstring(ast.parse(results["b03-fast-hidden"][0]))
+    assert "HARNESS" in doc and "post-grad passes" in doc
+    doc = ast.get_docstring(ast.parse(results["b19-missed-v1"][0]))
+    assert "reinplace_inplaceable_ops" in doc
+
+
+def test_claims_and_invariants_compare_what_they_need(results):
+    text = results["unsafe-claim"][0]
+    assert "torch.testing.assert_close((got, b), (want, a)" in text  # outputs and inputs
+    text = results["ts-invariant"][0]
+    assert "last_executed_optimized_graph()" in text and "prim::profile" in text
+    assert "for call in range(3)" in text
+
+
+def test_fx_repro_states_the_blamed_stage(results):
+    text = results["fx-overlapping-inputs"][0]
+    assert "# blamed stage: make_fx(functionalize(f)) alone already departs" in text
+    assert "torch.fx.passes.reinplace import reinplace" in text
+
+
+def test_torchscript_repro_sets_the_blamed_stages_executor(results):
+    text = results["b25-torchscript-legacy"][0]
+    assert "_jit_set_profiling_executor(False)" in text and "fuser_enabled(False)" in text
+    assert "torch.jit.script(f)" in text
+    text = results["ok-torchscript"][0]
+    assert "_jit_override_can_fuse_on_cpu(True)" in text and "range(3)" in text
+
+
+def test_title_names_the_stage_and_the_effect():
+    meta = CASES["b05-inductor"][1]
+    assert R.title(meta).startswith(
+        "[inductor] joint-graph pass remove_noop_ops returns wrong values: out0: values differ"
+    )
+    meta = CASES["fx-overlapping-inputs"][1]
+    assert R.title(meta).startswith("[functorch] torch.func.functionalize mutates an input")
+
+
+def test_program_text_is_the_program_part_of_the_repro(results):
+    for name in ("b07-aot-eager-sighting", "fx-triton", "b20-missed-scatter"):
+        program, meta, _ = CASES[name]
+        text = R.program_text(program, meta)
+        assert "def f(" in text and "def inputs():" in text
+        assert all(line in results[name][0] for line in text.splitlines())
+
+
+def test_definitions_are_the_preludes_with_fewer_lines():
+    """Joined continuation lines and dropped comments change no definition (same AST)."""
+    from aliasfuzz.campaign._repro_source import _joined
+    from aliasfuzz.fuzz import preludes
+
+    for name, src in preludes.SOURCES.items():
+        joined = "\n".join(_joined(src.splitlines()))
+        assert ast.dump(ast.parse(joined)) == ast.dump(ast.parse(src)), name
+        assert len(joined.splitlines()) <= len(src.splitlines())
+
+
 @pytest.mark.parametrize(
-    "name",
+    "spec",
     [
-        *ENTRIES,
-        "ok-torchscript",
-        "ok-inductor-reinplace",
-        "ok-fx-reinplace",
-        "ts-legacy",
-        "ts-simple-then-tail",
-        "reinplaced",
+        StorageSpec("s", 7),
+        StorageSpec("s", 5, "int64", "arange", {"start": -3, "step": 2}),
+        StorageSpec("s", 3000, "float16"),  # past float16's exact integers: the long form
+        StorageSpec("s", 300, "int8"),  # wraps: the long form
+        StorageSpec("s", 4, "float32", "arange", {"start": 0.5, "step": 0.25}),
+        StorageSpec("s", 6, "bool"),
+        StorageSpec("s", 5, "float64", "randn", {"seed": 3}),
+        StorageSpec("s", 0),
     ],
 )
-def test_repro_exits_as_the_verdict_says(results, name):
-    (status, word), rc, text = results[name]
-    last = text.strip().splitlines()[-1] if text.strip() else ""
-    assert rc == status, text[-3000:]
-    assert last.startswith(word), text[-3000:]
+def test_storage_source_builds_the_eager_storage(spec):
+    short, long = (eval(e, {"torch": torch}) for e in (storage_source(spec), storage_expr(spec)))  # noqa: S307
+    assert short.dtype == long.dtype and torch.equal(short, long)
 
 
-def test_torchscript_repro_scripts_the_program_instead_of_running_eager_twice(results):
-    _, _, text = results["miscompile-torchscript-749ab41471"]
-    assert "profiling executor" in text and "call 0: input" in text
+def _audited_and_corpus() -> list[tuple[str, Program, dict]]:
+    """The audited findings (tests/data/audit) under v2 metas of their pipeline, stage and
+    (fast path) both ``full`` values, then every entry of ``corpus/`` as it stands (its
+    own meta when it is v2, else a synthesized one)."""
+    out = []
+    for row in rows():
+        rec, program = record_of(row.entry), program_of(row.entry)
+        old = rec.get("original_meta") or {}
+        exp = old.get("expected") or {"verdict": row.entry.split("-")[0], "check": "values"}
+        stage = AUDIT_STAGES[row.stage][0] if row.stage else None
+        fulls = ("reproduces", "hidden") if row.pipeline == "inductor-reinplace" else (None,)
+        for full in fulls:
+            meta = meta_v2(program, row.pipeline, exp["verdict"], exp["check"], stage, full=full,
+                           explanation=old.get("explanation", ""))
+            out.append((row.entry, program, meta))
+    for d in list_entries(CORPUS):
+        e = load_entry(d)
+        meta = e.meta
+        if meta.get("meta_version", 1) < 2:
+            exp = meta["expected"]
+            meta = meta_v2(e.program, exp["pipeline"], exp["verdict"], exp.get("check"), None,
+                           explanation=meta.get("explanation", ""))
+        out.append((d.name, e.program, meta))
+    return out
 
 
-def test_executor_comes_from_options_then_from_the_explanation_tail(results):
-    _, _, legacy = results["ts-legacy"]
-    assert "legacy executor" in legacy and "profiling executor" not in legacy
-    _, _, text = results["ts-simple-then-tail"]
-    simple_part, _, rest = text.partition("torchscript: profiling executor")
-    assert "simple executor" in simple_part and "call" not in simple_part.split("calls", 1)[1]
-    assert "profiling call 0: input" in rest
-
-
-def test_failing_executors_parses_the_explanation_tail():
-    tail = "x differs | profiling: miscompile, legacy: crash, simple: ok"
-    assert _failing_executors(tail) == ["profiling", "legacy"]
-    assert _failing_executors("out0: values differ") == []
-
-
-def test_crash_repro_says_eager_ran_and_shows_the_exception(results):
-    _, _, text = results["crash-torchscript-6d6a4a6b4c"]
-    assert "eager ran; TorchScript raised RuntimeError" in text
+def test_every_audited_and_corpus_program_renders_within_budget_where_public():
+    """Each renders to valid Python without aliasfuzz, and every repro without a harness
+    stays within the line budget."""
+    cases = _audited_and_corpus()
+    for name, program, meta in cases:
+        text = R.render_repro(program, meta)
+        tree = ast.parse(text)
+        assert not any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("aliasfuzz")
+                       for n in ast.walk(tree)), name
+        if not R.plan(program, meta).harness:
+            assert len(text.splitlines()) <= R.MAX_LINES, name
+    assert len(cases) >= len(rows()) and cases

@@ -1,0 +1,153 @@
+"""The Jinja2 template of ``repro.py`` (rendered by :func:`aliasfuzz.campaign.repro.render_repro`).
+
+One template, four ways to run the program (``mode``): ``compile`` (``torch.compile``
+with a public backend), ``fastpath`` (``torch.compile`` with Inductor stopped after its
+post-grad passes: a harness), ``fx`` (``make_fx(functionalize(f))`` then
+``torch.fx.passes.reinplace``) and ``jit`` (``torch.jit.script`` under the executor
+settings the finding needs). ``check`` picks what is compared: ``crash`` (the compiled
+call raises), ``copies`` (a missed reinplace: the copies the pass left, in bytes),
+``aliasing`` / ``requires_grad`` (compared with ``==``), or values through
+``torch.testing.assert_close`` at its default tolerances (``want``/``got``: the eager and
+compiled expressions). Single braces (Python f-string fields) are left alone by Jinja2.
+"""
+
+TEMPLATE = r'''"""{{ title }}
+
+{{ notes|join("\n") }}"""
+{% if optional %}
+from typing import Optional
+
+{% endif %}
+import torch
+{% if cuda %}
+
+if not torch.cuda.is_available():
+    print("CANNOT RUN HERE: needs a GPU")
+    raise SystemExit(3)
+{% endif %}
+{% for line in imports %}
+{{ line }}
+{% endfor %}
+{% for line in settings %}
+{{ line }}
+{% endfor %}
+{% if definitions %}
+
+{% for line in definitions %}
+{{ line }}
+{% endfor %}
+{% endif %}
+
+{% for line in function %}
+{{ line }}
+{% endfor %}
+
+{% for line in inputs %}
+{{ line }}
+{% endfor %}
+{% if mode == "fastpath" %}
+
+def post_grad_only(gm, example_inputs, **kwargs):  # Inductor up to its post-grad passes
+    _recursive_post_grad_passes(gm, is_inference=bool(kwargs.get("is_inference")))
+    gm.recompile()
+    return make_boxed_func(gm.forward)  # run the post-grad graph instead of generated code
+{% endif %}
+{% if check == "aliasing" %}
+
+def shares(outs, ins):  # for each output: the outputs and inputs on its storage
+    ts = {**{f"out{i}": t for i, t in enumerate(outs or ())}, **dict(zip({{ names }}, ins))}
+    ptr = {k: t.untyped_storage().data_ptr() for k, t in ts.items() if isinstance(t, torch.Tensor)}
+    return {k: [j for j in ptr if j != k and ptr[j] == ptr[k] != 0] for k in ptr if k[:3] == "out"}
+{% endif %}
+{% if check == "copies" %}
+
+def nbytes(n):  # bytes of a graph value (a tensor or a list of tensors)
+    v = n.meta.get("val") if isinstance(n, torch.fx.Node) else None
+    return sum(t.numel() * t.element_size() for t in (v if isinstance(v, (list, tuple)) else [v])
+               if isinstance(t, torch.Tensor))
+{% if mode != "fx" %}
+
+copies, reinplace_pass = [], post_grad.reinplace_inplaceable_ops
+
+def watched(updater, graph):  # Inductor's reinplace pass, then the copies it left
+    before = set(graph.nodes)
+    reinplace_pass(updater, graph)
+    for n in graph.nodes:
+{% for line in copy_rules %}
+        {{ line }}
+{% endfor %}
+
+post_grad.reinplace_inplaceable_ops = watched  # post_grad_passes calls the pass by this name
+{% endif %}
+{% endif %}
+
+print("torch", torch.__version__{% if triton %}, "triton", triton.__version__{% endif %})
+{% if mode == "jit" %}
+scripted = {{ script }}
+for call in range({{ calls }}):  # {{ calls_note }}
+    a, b = inputs(), inputs()
+{% if check == "crash" %}
+    want = f(*a)
+    try:
+        got = scripted(*b)
+    except Exception as e:
+        raise SystemExit(f"call {call}: TorchScript raised where eager did not: {e}")
+{% else %}
+    want, got = f(*a), scripted(*b)
+{% if check in ("aliasing", "requires_grad") %}
+    if {{ got }} != {{ want }}:
+        raise SystemExit(f"call {call}: {{ what }} differ\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}")
+{% elif check != "invariant" %}
+    try:
+        torch.testing.assert_close({{ got }}, {{ want }}, equal_nan=True)
+    except AssertionError as e:
+        raise SystemExit(f"call {call}: {{ what }} differ: {e}\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}")
+{% endif %}
+{% endif %}
+{% if check == "invariant" %}
+graph = torch.jit.last_executed_optimized_graph()
+if "prim::profile" in str(graph):  # {{ invariant }}
+    raise SystemExit(f"profiling nodes left in the optimized graph:\n{graph}")
+print("no profiling node left in the optimized graph: fixed")
+{% else %}
+print("eager and TorchScript agree on every call: fixed")
+{% endif %}
+{% elif check == "copies" %}
+{% if mode == "fx" %}
+b = inputs()
+gm = reinplace(make_fx(torch.func.functionalize(f), tracing_mode="fake")(*b), *b)
+node = next((n for n in gm.graph.nodes if n.name == {{ node|tojson }}), None)
+copies = [] if node is None or str(node.target).split(".")[1].endswith("_") else [
+    f"{node.name} = {node.target}(...) still writes a new {nbytes(node)}-byte buffer"]
+{% else %}
+{{ compiled }}(*inputs())
+{% endif %}
+print("\n".join(copies) or "no copy left: the pass writes in place (fixed)")
+raise SystemExit(1 if copies else 0)
+{% else %}
+a, b = inputs(), inputs()
+{% for line in setup %}
+{{ line }}
+{% endfor %}
+{% if check == "crash" %}
+f(*a)
+try:
+    {{ compiled }}(*b)
+except Exception as e:
+    raise SystemExit(f"eager ran, the compiled call raised {type(e).__name__}: {e}")
+print("eager and compiled both run: fixed")
+{% else %}
+want, got = f(*a), {{ compiled }}(*b)
+{% if check in ("aliasing", "requires_grad") %}
+if {{ got }} != {{ want }}:
+    raise SystemExit(f"{{ what }} differ\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}")
+{% else %}
+try:
+    torch.testing.assert_close({{ got }}, {{ want }}, equal_nan=True)
+except AssertionError as e:
+    raise SystemExit(f"{{ what }} differ: {e}\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}")
+{% endif %}
+print("eager and compiled agree: fixed")
+{% endif %}
+{% endif %}
+'''

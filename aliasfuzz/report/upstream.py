@@ -1,0 +1,200 @@
+"""Upstream issue drafts: one Markdown file per new root cause of a campaign.
+
+PyTorch asks torch.compile bugs to be filed with its "torch.compile Bug Report" form
+(``.github/ISSUE_TEMPLATE/pt2-bug-report.yml``; ``bug-report.yml`` for the rest, e.g.
+TorchScript): a title, "Describe the bug" (what goes wrong, which backend or setting
+causes it, a minimal reproducer), "Error logs" and "Versions" (the output of
+``python -m torch.utils.collect_env``). The form also asks fuzzer reports to compare at
+default tolerances against a higher-precision baseline and to carry the label
+``topic: fuzzer``. :func:`render_draft` fills those sections from a corpus entry: the
+title of :func:`aliasfuzz.campaign.repro.title`, a description, the same ``repro.py``
+the corpus holds (re-rendered from the entry's current meta), eager against compiled
+(the entry's ``diff``), the blamed stage and the stage-by-stage trail, the versions that
+found it, and how often and through which pipelines the root cause was hit.
+
+:func:`write_drafts` writes ``<report>/upstream/<entry id>.md`` for the root causes of a
+campaign whose status is ``new`` (new to the corpus and not a known upstream bug).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+__all__ = ["render_draft", "write_drafts"]
+
+_TEMPLATE = r"""# {{ title }}
+
+<!-- Draft from aliasfuzz entry {{ id }}. File it with the "{{ form }}" form
+({{ form_file }}), label "topic: fuzzer"; check every sentence by hand first. -->
+
+### 🐛 Describe the bug
+
+{{ description }}
+
+Where it breaks (each stage's result on fresh inputs against eager; the blamed stage is
+the first of the final run of stages that depart):
+
+{% for stage, what in trail %}
+- `{{ stage }}`: {{ what }}{% if stage in blamed %} **← blamed**{% endif %}
+
+{% else %}
+- blamed stage: {{ blamed_words }}{% if not trail %} (not cut stage by stage){% endif %}
+
+{% endfor %}
+
+Minimal repro ({{ how }}; `python repro.py` exits 1 while the bug is there, 0 once fixed{% if cuda %}, 3 without a GPU{% endif %}):
+{% if harness %}
+
+> This repro needs more than public API: {{ harness }}.
+{% endif %}
+
+```python
+{{ repro }}```
+
+Expected (eager) vs actual ({{ actual }}, as the fuzzer saw it):
+
+```
+{{ diff }}
+```
+
+{{ tolerance }}
+
+### Error logs
+
+{% if error %}
+```
+{{ error }}
+```
+{% else %}
+No error: the compiled program runs and {{ effect }}.
+{% endif %}
+
+### Versions
+
+Found with torch {{ versions.torch }}, triton {{ versions.triton }}, Python {{ versions.python }} on {{ device }}.
+Before filing, replace this with the output of `python -m torch.utils.collect_env` on the machine you reproduce it on.
+
+Hit {{ total }} time(s) by the fuzzer: {{ hits }}.
+{% for b in related %}
+Related: {{ b.issue }} ({{ b.title }}).
+{% endfor %}
+"""
+
+#: pipeline -> what runs it, in words
+_HOW = {
+    "compile": "torch.compile(f, backend={backend!r})",
+    "fastpath": "torch.compile with Inductor stopped after its post-grad passes",
+    "fx": "make_fx(torch.func.functionalize(f)) then torch.fx.passes.reinplace",
+    "jit": "torch.jit.script",
+    "none": "no standalone repro",
+}
+
+_TOLERANCE = (
+    "Values are compared with `torch.testing.assert_close` at its default tolerances; the "
+    "fuzzer confirmed float differences against an fp64 eager run (as "
+    "`torch._dynamo.utils.same(fp64_ref=...)` does). The program has no random ops."
+)
+
+
+def _trail(trail: list[Any]) -> list[tuple[str, str]]:
+    """The trail with a reason repeated from the stage before shortened to ``(same)``."""
+    out, last = [], None
+    for stage, what in trail:
+        verb, _, why = str(what).partition(" (")
+        out.append((stage, f"{verb} (same)" if why and why == last else what))
+        last = why or None
+    return out
+
+
+def _description(meta: dict[str, Any], how: str, stage_words: str) -> str:
+    exp = meta.get("expected") or {}
+    verdict = exp.get("verdict")
+    detail = (meta.get("explanation") or "").split(" | ")[0].split("\n")[0]
+    if verdict == "missed-reinplace":
+        what = (f"{how} keeps a copy that writing in place would avoid: {detail}. Values are "
+                "right; the cost is the extra buffer and the bytes copied on every call, "
+                "printed by the repro")
+    elif verdict in ("crash", "timeout"):
+        what = f"{how} raises on a program eager runs: {detail}"
+    else:
+        what = f"{how} computes something other than eager on the program below: {detail}"
+    return (f"{what}.\n\nThe stage to blame is {stage_words}: with the pipeline cut stage by "
+            "stage, the result departs from eager first there (the stages before it agree).")
+
+
+def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str, int] | None = None) -> str:
+    """The Markdown issue draft of a corpus entry (``program`` and its ``meta.json``).
+
+    ``campaign_hits`` (pipeline -> sightings in the campaign being reported) is shown
+    next to the entry's own ``hits`` over all campaigns.
+    """
+    import jinja2
+
+    from aliasfuzz.campaign.repro import effect, plan, render_repro, stage_words, title
+
+    p = plan(program, meta)
+    root = meta.get("root") or {}
+    stage = root.get("stage")
+    _, words = stage_words(stage, p.pipeline)
+    how = _HOW[p.mode].format(backend=p.backend)
+    exp = meta.get("expected") or {}
+    total = Counter(str(h.get("pipeline")) for h in meta.get("hits") or [])
+    hits = ", ".join(f"{k} × {n}" for k, n in total.items()) or exp.get("pipeline", "?")
+    if campaign_hits:
+        hits += " (this campaign: " + ", ".join(f"{k} × {n}" for k, n in campaign_hits.items()) + ")"
+    pt2 = p.pipeline != "torchscript"
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined, autoescape=False)
+    return env.from_string(_TEMPLATE).render(
+        id=meta.get("id", ""),
+        title=title(meta, p.pipeline),
+        form="torch.compile Bug Report" if pt2 else "Bug Report",
+        form_file=".github/ISSUE_TEMPLATE/" + ("pt2-bug-report.yml" if pt2 else "bug-report.yml"),
+        description=_description(meta, how, (f"`{stage}`" + ("" if words == stage else f" ({words})"))
+                                 if stage else words),
+        trail=_trail(meta.get("trail") or []),
+        blamed=set(meta.get("stages") or ([stage] if stage else [])),
+        blamed_words=words,
+        how=how,
+        cuda=p.cuda,
+        harness=p.harness,
+        repro=render_repro(program, meta),
+        actual=exp.get("pipeline", "compiled") if p.own else f"{exp.get('pipeline')}, on the entry's program",
+        diff=(meta.get("diff") or meta.get("explanation") or "").strip(),
+        tolerance=_TOLERANCE if exp.get("verdict") == "miscompile" else "",
+        error=(meta.get("explanation") or "").strip() if exp.get("verdict") in ("crash", "timeout") else "",
+        effect=effect(meta),
+        versions={"torch": "?", "triton": "?", "python": "?", **(meta.get("versions") or {})},
+        device=meta.get("device", "cpu"),
+        total=sum(total.values()) or 1,
+        hits=hits,
+        related=meta.get("related") or [],
+    )
+
+
+def write_drafts(rows: list[dict[str, Any]], corpus: str | Path, out: str | Path) -> list[Path]:
+    """Write ``out/upstream/<id>.md`` for every row of
+    :func:`aliasfuzz.report.data.root_causes` whose ``status`` is ``new`` and whose entry
+    can be read; return the paths written."""
+    from aliasfuzz.campaign.corpus import load_entry
+    from aliasfuzz.errors import InvalidArgument
+
+    written = []
+    for r in rows:
+        if r.get("status") != "new" or r.get("error"):
+            continue
+        try:
+            entry = load_entry(Path(corpus) / r["id"])
+        except InvalidArgument:
+            continue
+        d = Path(out) / "upstream"
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{r['id']}.md"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(render_draft(entry.program, entry.meta, campaign_hits=r.get("hits")))
+        os.replace(tmp, path)
+        written.append(path)
+    return written

@@ -1,0 +1,70 @@
+"""Upstream issue drafts (:mod:`aliasfuzz.report.upstream`): the sections PyTorch's bug
+report forms ask for, filled from a corpus entry; written for new root causes only."""
+
+from __future__ import annotations
+
+from aliasfuzz.campaign import corpus as store
+from aliasfuzz.campaign.repro import render_repro, title
+from aliasfuzz.report.upstream import render_draft, write_drafts
+from tests.common.repro_cases import CASES
+
+
+def _case(name):
+    program, meta, _ = CASES[name]
+    return program, meta
+
+
+def test_a_torch_compile_draft_has_the_pt2_form_sections():
+    program, meta = _case("b05-inductor")
+    meta = {**meta, "trail": [["dynamo", "agrees"], ["decomposition", "agrees"],
+                              ["joint:remove_noop_ops", "departs (values: out0: 0 vs 3)"],
+                              ["post-grad:reinplace", "departs (values: out0: 0 vs 3)"]],
+            "diff": "inductor: miscompile (values)\n  out0: values differ at [0]: 0 in eager, 3 compiled"}
+    md = render_draft(program, meta, campaign_hits={"inductor": 2})
+    lines = md.splitlines()
+    assert lines[0] == "# " + title(meta)  # one line: stage and effect
+    assert "pt2-bug-report.yml" in md and 'label "topic: fuzzer"' in md
+    for section in ("### 🐛 Describe the bug", "### Error logs", "### Versions"):
+        assert lines.count(section) == 1
+    assert "- `joint:remove_noop_ops`: departs (values: out0: 0 vs 3) **← blamed**" in lines
+    assert "- `post-grad:reinplace`: departs (same)" in lines
+    # the repro is the same file the corpus holds, in a python block
+    repro = md.split("```python\n", 1)[1].split("```", 1)[0]
+    assert repro == render_repro(program, meta)
+    assert "0 in eager, 3 compiled" in md.split("Expected (eager) vs actual", 1)[1]
+    assert "torch.testing.assert_close" in md and "fp64" in md
+    assert "No error: the compiled program runs and returns wrong values." in md
+    assert f"Found with torch {meta['versions']['torch']}" in md
+    assert "python -m torch.utils.collect_env" in md
+    assert "Hit 1 time(s) by the fuzzer: inductor × 1 (this campaign: inductor × 2)." in md
+
+
+def test_crash_and_torchscript_drafts_use_the_error_logs_and_the_plain_form():
+    program, meta = _case("crash-torchscript")
+    md = render_draft(program, meta)
+    assert "bug-report.yml" in md and "pt2-bug-report.yml" not in md
+    logs = md.split("### Error logs", 1)[1].split("### Versions", 1)[0]
+    assert "shape '[3]' is invalid" in logs and "No error" not in logs
+    assert "torch.jit.script raises where eager does not" in md.splitlines()[0]
+
+
+def test_missed_reinplace_and_harness_drafts_say_what_it_costs_and_why_a_harness():
+    program, meta = _case("b20-missed-fast-hidden")
+    md = render_draft(program, meta)
+    assert "keeps a copy that writing in place would avoid" in md
+    assert "> This repro needs more than public API: full torch.compile" in md
+    assert "agreed with eager" in md
+
+
+def test_drafts_are_written_for_new_root_causes_only(tmp_path):
+    rows = []
+    for name, status in (("b05-inductor", "new"), ("b03-inductor", "known"),
+                         ("b07-aot-eager-sighting", "corpus")):
+        program, meta = _case(name)
+        meta = {k: v for k, v in meta.items() if k != "id"}
+        path, _ = store.write_entry(tmp_path / "corpus", program, meta)
+        rows.append({"id": path.name, "status": status, "hits": {"inductor": 1}})
+    rows.append({"id": "gone", "status": "new", "error": "unreadable"})
+    written = write_drafts(rows, tmp_path / "corpus", tmp_path / "report")
+    assert written == [tmp_path / "report" / "upstream" / f"{rows[0]['id']}.md"]
+    assert written[0].read_text().startswith("# [inductor] joint-graph pass remove_noop_ops")
