@@ -153,9 +153,15 @@ def blame(
     crash = verdict in ("crash", "timeout")
     for r in runs:
         if "verdict" in r.extra:  # torchscript: the stage judged itself call by call
+            # only this finding's verdict is a departure: a stage that breaks a graph
+            # invariant does not show a miscompile that appears at a later stage
             v = r.extra["verdict"]
-            why = None if v == "ok" else f"{v}: {r.extra.get('explanation', '')[:200]}"
-            inconclusive = v in ("invalid-program", "unknown")
+            why = None if v != verdict else f"{v}: {r.extra.get('explanation', '')[:200]}"
+            inconclusive = v in ("invalid-program", "unknown", "unsupported")
+            if why is None and v not in ("ok", verdict) and not inconclusive:
+                trail.append((r.stage, f"agrees for this finding (it is {v} there)"))
+                kept.append((r, None))
+                continue
         else:
             why = departure(pipeline, eager, r.result, names, shadow)
             # a stage that raises on a value finding says nothing about the values (our

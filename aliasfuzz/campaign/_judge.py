@@ -131,7 +131,7 @@ def blame(
     out["full"] = None
     if pipeline == "inductor-reinplace":
         full = _judged(program, "inductor", device, options or None)
-        if full["verdict"] == "invalid-program":
+        if full["verdict"] in ("invalid-program", "unsupported"):
             out["full"] = "unsupported"
         elif full["verdict"] == outcome["verdict"]:
             out["full"] = "reproduces"

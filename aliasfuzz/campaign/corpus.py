@@ -191,8 +191,9 @@ def write_entry(corpus: Path, program: Program, meta: dict[str, Any]) -> tuple[P
 
 def add_hit(path: Path, hit: dict[str, Any]) -> bool:
     """Record another sighting ``hit`` of the root cause of entry ``path`` in its
-    ``meta.json`` (``hits``: pipeline, campaign, program index, ...), atomically; return
-    False when that sighting (same pipeline, campaign and program index) is there already.
+    ``meta.json`` (``hits``: pipeline, campaign, program index, ...) and render its
+    ``repro.py`` again from all hits, each file replaced atomically; return False when that
+    sighting (same pipeline, campaign and program index) is there already.
     """
     meta = _read_json(Path(path) / "meta.json")
     hits = meta.setdefault("hits", [])
@@ -200,9 +201,18 @@ def add_hit(path: Path, hit: dict[str, Any]) -> bool:
     if any(all(h.get(k) == hit.get(k) for k in key) for h in hits):
         return False
     hits.append(hit)
-    tmp = Path(path) / f".meta.json.tmp-{os.getpid()}"
-    _fsync_write(tmp, json.dumps(meta, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, Path(path) / "meta.json")
+    from aliasfuzz.campaign.repro import render_repro
+
+    # the repro picks the most public way to show the bug among all hits (an aot_eager
+    # hit after a fast-path one gives torch.compile instead of a harness): render again
+    program = Program.from_json(_read_json(Path(path) / "program.json"))
+    for name, text in (
+        ("repro.py", render_repro(program, meta)),
+        ("meta.json", json.dumps(meta, indent=1, sort_keys=True) + "\n"),
+    ):
+        tmp = Path(path) / f".{name}.tmp-{os.getpid()}"
+        _fsync_write(tmp, text)
+        os.replace(tmp, Path(path) / name)
     _fsync_dir(Path(path))
     return True
 
