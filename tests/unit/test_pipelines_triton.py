@@ -16,7 +16,8 @@ import torch
 
 pytest.importorskip("triton")
 
-from aliasfuzz.passes import run_function, triton_compat  # noqa: E402
+from aliasfuzz.fuzz import triton_compat  # noqa: E402
+from aliasfuzz.passes import run_function  # noqa: E402
 
 # These tests are about the CPU layer; with a GPU the real driver and launches are used.
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU Triton layer only")

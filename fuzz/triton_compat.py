@@ -16,7 +16,10 @@ Without a GPU, three things stop programs with ``@triton.jit`` launches
    ``InterpretedFunction`` and defeat both the analysis and Dynamo.
 
 :func:`enable` applies the three patches once per process, only when CUDA is absent, and
-is idempotent. On a GPU machine the real driver, analysis and launches are used; only a
+is idempotent. It lives in the lowest layer because the eager reference needs it as much as
+the pipelines do: a hand-written program that launches a user kernel runs natively (and
+fails with ``0 active drivers``) unless the layer is on. Callers go through
+:func:`aliasfuzz.fuzz.process.setup`, which every run of a program enters. On a GPU machine the real driver, analysis and launches are used; only a
 launch on *traced* tensors outside Dynamo (``make_fx`` / ``aot_function``, which the
 ``inductor-reinplace`` and ``fx-reinplace`` pipelines use) is routed through
 ``torch.library.wrap_triton``, as on CPU: natively it would run the kernel on the fake
@@ -30,7 +33,7 @@ from __future__ import annotations
 import torch
 
 from aliasfuzz.fuzz.ops.kernels import is_traced
-from aliasfuzz.passes.hygiene import resolve
+from aliasfuzz.fuzz.process import resolve
 
 __all__ = ["enable", "enabled"]  # FakeCudaDriver too, built lazily by __getattr__
 
@@ -112,7 +115,7 @@ def enabled() -> bool:
 def enable() -> bool:
     """Apply the patches when there is no CUDA device; return whether they are active.
 
-    Raises :class:`~aliasfuzz.passes.hygiene.HookNotFound` if a patched Triton or torch
+    Raises :class:`~aliasfuzz.fuzz.process.HookNotFound` if a patched Triton or torch
     function is missing. Returns False without triton (nothing done) and with a GPU (only
     the traced-tensor route of :func:`_route_traced` is installed on the native launch).
     """
