@@ -4,8 +4,8 @@ Jobs go in through :meth:`Pool.submit` (a priority queue: shrink jobs, priority 
 before new programs, priority 1); results come out of :attr:`Pool.results` as tuples
 ``(kind, program index, pipeline, payload, outcome)`` with kind ``task``, ``confirmed``
 (a crash or timeout re-run in a fresh child: payload ``(program, first outcome)``),
-``shrunk``, ``internal`` (a harness exception while shrinking: logged and counted by the
-driver, the shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
+``shrunk``, ``internal`` (an internal error while shrinking, payload the worker's outcome:
+logged, journaled and counted by the driver, the shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
 re-raised by the driver).
 """
 
@@ -88,15 +88,17 @@ class Pool:
                 small, sout, spent = shrink(
                     program,
                     outcome,
-                    lambda p, pl=pipeline: self._shrink_step(worker, p, pl),
+                    lambda p, pl=pipeline, i=i: self._shrink_step(worker, p, pl, i),
                     self.opts.shrink_budget,
                 )
                 self.results.put(("shrunk", i, pipeline, (program, small, spent), sout))
 
-    def _shrink_step(self, worker: Worker, program: Program, pipeline: str) -> dict[str, Any]:
+    def _shrink_step(
+        self, worker: Worker, program: Program, pipeline: str, i: int
+    ) -> dict[str, Any]:
         out = worker.run(self._task(program, pipeline))
         if "internal_error" in out:  # logged and counted like a task's; the step fails
-            self.results.put(("internal", None, pipeline, out["internal_error"], None))
+            self.results.put(("internal", i, pipeline, out, None))
             return {"verdict": "internal-error"}
         return out
 

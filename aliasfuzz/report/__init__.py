@@ -53,6 +53,7 @@ def render_html(summary: dict) -> str:
         undefined_eager=summary.get("undefined_eager", {}),
         unknown=summary.get("unknown", {}),
         findings=summary["findings"],
+        internal=summary.get("internal_errors") or {"count": 0, "errors": []},
         new=sum(1 for f in summary["findings"] if f.get("new")),
         coverage=summary["coverage"],
         kind_findings=kind_findings,
