@@ -307,7 +307,17 @@ def _decide_symbolic(
         if m.args[1] not in result and ov(dl, fl):
             clobbered = True
         overwritten.append(dl)
-    inputs_on_s = any(x.op in ("placeholder", "get_attr") and on_storage(x, S) for x in nodes)
+    inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and on_storage(x, S)]
+    if inputs_on_s and large is not None and not overwritten:  # exact: nothing writes S
+        return _unsafe(
+            cand,
+            4,
+            fl.offset * fl.itemsize,
+            fl,
+            inputs_on_s[0],
+            f"{a.name} lives on input {inputs_on_s[0].name}, which the program does not "
+            "overwrite there",
+        )
     if inputs_on_s and not any(cov(d, fl) for d in overwritten):
         return unproven("the input is not proven overwritten over the footprint")
     if large is not None:

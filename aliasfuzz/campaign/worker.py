@@ -260,7 +260,9 @@ def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> 
     """
     frame = innermost_frame(log)
     oracle = _oracle_dir()
-    in_oracle = bool(frame and oracle and str(Path(frame[0]).resolve()).startswith(oracle))
+    in_oracle = bool(
+        frame and oracle and str(Path(frame[0]).resolve()).startswith(oracle + os.sep)
+    )
     where = phase or "sut: unknown"
     if where.startswith("sut") and not in_oracle:
         return {
