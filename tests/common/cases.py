@@ -27,14 +27,6 @@ if os.environ.get("CI") and not CASES.is_dir():
 
 #: (case stem, pipeline) -> why the oracle's verdict differs from the case's expect line.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("c01_strided_input_mutation_then_as_strided_copy", "aot_eager"): (
-        "issue 12: judged ok; the fp64 shadow makes the stride-3 input contiguous and "
-        "excuses the miscompile as rounding"
-    ),
-    ("c01_strided_input_mutation_then_as_strided_copy", "inductor"): (
-        "issue 12: judged ok; the fp64 shadow makes the stride-3 input contiguous and "
-        "excuses the miscompile as rounding"
-    ),
     ("c06_indexed_update_ignores_caller_workspace", "inductor"): (
         "issue 14: judged ok; Inductor's extra temporary is not a declined reinplace "
         "candidate, so no missed-reinplace is found"
