@@ -5,7 +5,8 @@
 and aliased inputs share storage. :func:`run_eager` runs the rendered program on fresh
 inputs and returns the outputs, the inputs after the call and the alias map;
 :func:`interpret` runs the registry's ``apply`` callables instead of rendered source (the
-two must agree: a property test checks it).
+two must agree: a property test checks it). Every eager run sets the process up itself
+(:func:`aliasfuzz.fuzz.process.setup`), whatever ran before it in the process.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import torch
 
+from aliasfuzz.fuzz import process
 from aliasfuzz.fuzz.ir import Program, StorageSpec
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.ops._build import lit
@@ -157,10 +159,16 @@ def _normalize(ret: Any) -> tuple[Any, ...]:
 
 
 def run_callable(fn: Callable, program: Program, inputs: tuple[Any, ...]) -> EagerResult:
-    """Call ``fn(*inputs)`` and collect outputs, inputs after the call and the alias map."""
+    """Call ``fn(*inputs)`` and collect outputs, inputs after the call and the alias map.
+
+    The call is the eager reference, a run of the system under test: it runs inside
+    :func:`aliasfuzz.fuzz.process.system_under_test`, which sets the process up first (a
+    user Triton kernel launched on CPU tensors needs the CPU Triton layer).
+    """
     names = [t.name for t in program.inputs]
     try:
-        outputs = _normalize(fn(*inputs))
+        with process.system_under_test("eager"):
+            outputs = _normalize(fn(*inputs))
     except Exception as e:  # the program's own failure is data for the caller
         return EagerResult(inputs_after=inputs, error=e)
     return EagerResult(outputs, inputs, alias_map(outputs, inputs, names))
@@ -181,11 +189,12 @@ def run_eager(
 def interpret(program: Program, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """Run ``program`` through the registry's ``apply`` callables (no rendered source)."""
     env: dict[str, Any] = {t.name: v for t, v in zip(program.inputs, inputs, strict=True)}
-    for op in program.body:
-        d = lookup(op.op)
-        res = d.apply([env[a] for a in op.args], op.params)
-        if len(op.out) == 1 and d.n_out == 1:
-            env[op.out[0]] = res
-        elif op.out:
-            env.update(zip(op.out, res, strict=True))
+    with process.system_under_test("eager (interpreted)"):
+        for op in program.body:
+            d = lookup(op.op)
+            res = d.apply([env[a] for a in op.args], op.params)
+            if len(op.out) == 1 and d.n_out == 1:
+                env[op.out[0]] = res
+            elif op.out:
+                env.update(zip(op.out, res, strict=True))
     return tuple(env[o] for o in program.outputs)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from aliasfuzz.fuzz import process
 from aliasfuzz.oracle.candidates import Candidate, Truth, candidates, ground_truth
 
 __all__ = ["PassRecord", "Seen", "watch_reinplace"]
@@ -131,10 +132,11 @@ def watch_reinplace(
             rp.canonicalize_view_scatter_ops(graph)
             fake_tensor_updater.incremental_update()
             rec.before = str(graph)
-            rec.seen = [
-                Seen(rec.index, c, ground_truth(graph, c) if truths else Truth(c, "unknown"))
-                for c in candidates(graph)
-            ]
+            with process.harness("oracle: ground truth inside the pass"):
+                rec.seen = [
+                    Seen(rec.index, c, ground_truth(graph, c) if truths else Truth(c, "unknown"))
+                    for c in candidates(graph)
+                ]
             rp.reinplace_inplaceable_ops_core(graph)
             for s in rec.seen:
                 s.reinplaced = _reinplaced(s.candidate)

@@ -61,6 +61,7 @@ from aliasfuzz.oracle.footprints import (
     _reads,
     _scatter_view,
     _tensor_nodes,
+    _TooLarge,
     _Undecidable,
     _val,
     on_storage,
@@ -169,22 +170,30 @@ def ground_truth(
     With symbolic sizes (dynamic shapes) the rule runs first at the traced sizes (the
     shape environment's hints): unsafe there is a real witness. Safe must then hold for
     every size the guards allow, which :func:`_decide_symbolic` proves with
-    :mod:`aliasfuzz.oracle.memory` (Z3); what it cannot prove is unknown.
+    :mod:`aliasfuzz.oracle.memory` (Z3); what it cannot prove is unknown. A footprint too
+    large to enumerate (:data:`aliasfuzz.oracle.footprints.BYTE_LIMIT`) is decided the same
+    way, by the memory model on the concrete layouts: safe when proven, else unknown.
     ``fresh_outputs``: positions of the graph's outputs that are fresh memory in eager, when
     the caller knows how graph outputs map to the program's (rule 5); None skips rule 5.
     """
     shape_env = _shape_env(graph)
     try:
         if shape_env is None:
-            return _decide(graph, cand, inplace, fresh_outputs)
+            try:
+                return _decide(graph, cand, inplace, fresh_outputs)
+            except _TooLarge as e:
+                return _decide_symbolic(graph, cand, [], inplace, large=str(e))
         _fp._HINTS = {k: sympy.Integer(v) for k, v in shape_env.var_to_val.items()}
+        large = None
         try:
             t = _decide(graph, cand, inplace, fresh_outputs)
+        except _TooLarge as e:
+            t, large = Truth(cand, SAFE), str(e)  # no witness at the hints: prove or unknown
         finally:
             _fp._HINTS = None
         if t.status != SAFE:
             return t
-        return _decide_symbolic(graph, cand, _guards(shape_env), inplace)
+        return _decide_symbolic(graph, cand, _guards(shape_env), inplace, large=large)
     except _Undecidable as e:
         return Truth(cand, UNKNOWN, None, str(e))
 
@@ -221,11 +230,23 @@ def _guards(shape_env: Any) -> list[Any]:
 
 
 def _decide_symbolic(
-    graph: torch.fx.Graph, cand: Candidate, guards: list[Any], inplace: frozenset = frozenset()
+    graph: torch.fx.Graph,
+    cand: Candidate,
+    guards: list[Any],
+    inplace: frozenset = frozenset(),
+    large: str | None = None,
 ) -> Truth:
-    """Prove rules 1-4 for all sizes, conservatively: SAFE, or UNKNOWN when not proven."""
+    """Prove rules 1-4 for all sizes, conservatively: SAFE, or UNKNOWN when not proven.
+
+    Also the path for concrete layouts whose footprints are too large to enumerate
+    (``large`` says why; rule 5 was checked before the enumeration gave up): every overlap
+    and coverage question goes to :mod:`aliasfuzz.oracle.memory`, whose fast paths are
+    bounded and whose last resort is Z3.
+    """
     n, a = cand.fx_node, cand.mutated
     fl = _layout(a)
+    if fl is None:
+        return Truth(cand, UNKNOWN, None, f"{a} has no strided tensor metadata")
     S = fl.storage
 
     def ov(x: mem.Layout, y: mem.Layout) -> bool:
@@ -240,6 +261,8 @@ def _decide_symbolic(
     result = _result_values(graph, cand, inplace)
 
     def unproven(why: str) -> Truth:
+        if large is not None:
+            return Truth(cand, UNKNOWN, None, f"{large}; the memory model did not prove it safe: {why}")
         return Truth(cand, UNKNOWN, None, f"safe at the traced sizes; not proven for all: {why}")
 
     gen, igen = _gen_scatter_targets()
@@ -268,6 +291,15 @@ def _decide_symbolic(
             if any(cov(d, rl) for d in overwritten):
                 continue
             return unproven(f"{m.name} may read old contents through {acc.value.name}")
+        for c in candidates_of(m):  # writes the pass made in place on S (as in _decide)
+            if (c.node, c.arg) not in inplace or c.mutated in result or not on_storage(c.mutated, S):
+                continue
+            cl = _scatter_view(m) if c.kind == "scatter" else _layout(c.mutated)
+            if cl is None:
+                continue
+            if ov(cl, fl):
+                clobbered = True
+            overwritten.append(cl)
         dst = _epilogue_write(m)
         dl = _layout(dst) if dst is not None else None
         if dl is None or dl.storage != S:
@@ -275,9 +307,21 @@ def _decide_symbolic(
         if m.args[1] not in result and ov(dl, fl):
             clobbered = True
         overwritten.append(dl)
-    inputs_on_s = any(x.op in ("placeholder", "get_attr") and on_storage(x, S) for x in nodes)
+    inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and on_storage(x, S)]
+    if inputs_on_s and large is not None and not overwritten:  # exact: nothing writes S
+        return _unsafe(
+            cand,
+            4,
+            fl.offset * fl.itemsize,
+            fl,
+            inputs_on_s[0],
+            f"{a.name} lives on input {inputs_on_s[0].name}, which the program does not "
+            "overwrite there",
+        )
     if inputs_on_s and not any(cov(d, fl) for d in overwritten):
         return unproven("the input is not proven overwritten over the footprint")
+    if large is not None:
+        return Truth(cand, SAFE, None, f"{large}; proven safe with the memory model")
     return Truth(cand, SAFE, None, "proven for all sizes under the guards")
 
 
@@ -301,7 +345,6 @@ def _decide(
     if fl is None:
         return Truth(cand, UNKNOWN, None, f"{a} has no strided tensor metadata")
     S = fl.storage
-    F = _bytes(fl)
     nodes = list(graph.nodes)
     pos = {x: i for i, x in enumerate(nodes)}
     gen, igen = _gen_scatter_targets()
@@ -318,12 +361,13 @@ def _decide(
                 return _unsafe(
                     cand,
                     5,
-                    int(F[0]) if F.size else fl.offset * fl.itemsize,
+                    fl.offset * fl.itemsize,  # the first byte (strides are never negative)
                     fl,
                     out,
                     f"output {k} is fresh in eager, but {n.name}'s result written into "
                     f"{a.name} would alias input {inputs_on_s[0].name} (PyTorch issue #198094)",
                 )
+    F = _bytes(fl)  # after rule 5: a footprint too large to enumerate raises _TooLarge
     if F.size == 0:
         return Truth(cand, SAFE, None, "empty footprint")
 

@@ -3,13 +3,18 @@
 Layouts come from ``node.meta["val"]`` (FakeTensor size / stride / storage offset) through
 :func:`aliasfuzz.oracle.memory.layout_of` (storage identity ``StorageWeakRef``, as
 ``get_node_storage`` in ``torch/_inductor/fx_utils.py``). Concrete layouts are enumerated
-exactly into sorted byte sets (numpy); while :data:`_HINTS` is set, symbolic layouts are
-concretized at the traced sizes. :func:`_reads` is the per-node read model of
+exactly into sorted byte sets (numpy) up to :data:`BYTE_LIMIT` bytes; a larger footprint
+raises :class:`_TooLarge` (the caller decides with the memory model of
+:mod:`aliasfuzz.oracle.memory` instead, or says unknown), so no footprint can exhaust the
+worker's memory (a view of 10**8 elements would need 3.2 GB of int64 byte offsets, and as
+much again to sort them). While :data:`_HINTS` is set, symbolic layouts are concretized at
+the traced sizes. :func:`_reads` is the per-node read model of
 :mod:`aliasfuzz.oracle.candidates` (rule 2).
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +63,15 @@ class _Undecidable(Exception):
     """The model cannot decide this candidate (symbolic layout, unmodeled node)."""
 
 
+class _TooLarge(_Undecidable):
+    """A footprint past :data:`BYTE_LIMIT`: too large to enumerate exactly."""
+
+
+#: Most bytes one footprint is enumerated into (int64 offsets: 32 MiB per array, a few arrays
+#: live at once while they are sorted and compared).
+BYTE_LIMIT = 1 << 22
+
+
 def _val(node: Any) -> torch.Tensor | None:
     if not isinstance(node, torch.fx.Node):
         return None
@@ -92,28 +106,49 @@ def _layout(node: Any) -> mem.Layout | None:
     return _hinted(mem.layout_of(v))
 
 
+def _elements(lay: mem.Layout) -> np.ndarray:
+    """Element offsets of a concrete non-empty layout, in row-major index order (int64);
+    :class:`_TooLarge` past :data:`BYTE_LIMIT` bytes."""
+    n = math.prod(lay.sizes) * lay.itemsize
+    if n > BYTE_LIMIT:
+        raise _TooLarge(
+            f"a footprint of {n} bytes is past the exact enumeration's limit ({BYTE_LIMIT})"
+        )
+    e = np.array([lay.offset], dtype=np.int64)
+    for size, stride in zip(lay.sizes, lay.strides, strict=True):
+        e = (e[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
+    return e
+
+
 def _bytes(lay: mem.Layout | None) -> np.ndarray:
-    """Sorted unique byte offsets a concrete layout covers."""
+    """Sorted unique byte offsets a concrete layout covers; :class:`_TooLarge` past
+    :data:`BYTE_LIMIT` bytes, :class:`_Undecidable` for a symbolic layout."""
     if lay is None or lay.empty:
         return np.zeros(0, dtype=np.int64)
     if not lay.concrete:
         raise _Undecidable("symbolic layout")
-    e = np.array([lay.offset], dtype=np.int64)
-    for size, stride in zip(lay.sizes, lay.strides, strict=True):
-        e = (e[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
+    e = _elements(lay)
     k = lay.itemsize
     return np.unique((e[:, None] * k + np.arange(k, dtype=np.int64)[None, :]).reshape(-1))
 
 
 def _index_of(lay: mem.Layout, byte: int) -> tuple[int, tuple[int, ...]]:
-    """(element, index tuple) of ``lay`` covering ``byte`` (concrete, byte in layout)."""
-    import itertools
-
+    """(element, index tuple) of ``lay`` covering ``byte`` (concrete, byte in layout): the
+    first index in row-major order, ``()`` when no index reaches it or, past
+    :data:`BYTE_LIMIT`, when the element is not the first one (index 0, ..., 0; strides are never negative)."""
     elem = byte // lay.itemsize
-    for idx in itertools.product(*(range(s) for s in lay.sizes)):
-        if lay.offset + sum(i * s for i, s in zip(idx, lay.strides, strict=False)) == elem:
-            return elem, tuple(idx)
-    return elem, ()
+    if lay.empty:
+        return elem, ()
+    try:
+        e = _elements(lay)
+    except _TooLarge:
+        return elem, (0,) * len(lay.sizes) if elem == lay.offset else ()
+    hits = np.nonzero(e == elem)[0]
+    if not hits.size:
+        return elem, ()
+    if not lay.sizes:
+        return elem, ()
+    return elem, tuple(int(i) for i in np.unravel_index(int(hits[0]), lay.sizes))
 
 
 def _scatter_view(node: torch.fx.Node) -> mem.Layout | None:

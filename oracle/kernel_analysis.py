@@ -17,7 +17,7 @@ Constructs that trigger it (checked on torch 2.13.0 / triton 3.7.1): a parameter
 default value the launch leaves out (``generate_ttir``: "Incorrect number of arguments"),
 ``tl.map_elementwise`` (``ttir_to_functions``: "Unknown blocked function"), impure
 ``tl.inline_asm_elementwise`` ("ttir analysis hit an op we do not know how to analyze"),
-no active Triton driver (a CPU machine without :mod:`aliasfuzz.passes.triton_compat`).
+no active Triton driver (a CPU machine without :mod:`aliasfuzz.fuzz.triton_compat`).
 
 :func:`analyse_program` calls that analysis the way functionalization does, for every
 launch statement (:class:`~aliasfuzz.fuzz.ops.OpKind` ``TRITON``) of a program: the real
@@ -28,7 +28,7 @@ trace). The launch is found through the OpDef interface only: the row's ``render
 evaluated with the kernel replaced by a recorder. The module global
 ``get_mutated_tensors`` is looked up at each call, so plugins and mutants that patch it
 (or ``identify_accessed_tensors``) are what is measured. On CPU the analysis runs on the
-fake sm_90 target of :mod:`aliasfuzz.passes.triton_compat`; with CUDA, on the real driver.
+fake sm_90 target of :mod:`aliasfuzz.fuzz.triton_compat`; with CUDA, on the real driver.
 
 The true footprint is the row's ``writes`` on the launch's argument layouts: one written
 layout per ``mutates`` index, in order (a layout with no element: nothing written by this
@@ -257,16 +257,17 @@ def inductor_claim(kernel: Any, kwargs: dict[str, Any]) -> InductorClaim:
     :class:`~aliasfuzz.passes.hygiene.HookNotFound` if the function moved; exceptions of
     the analysis itself are its fallback, reported in the result.
     """
-    from aliasfuzz.passes import triton_compat
+    from aliasfuzz.fuzz import process
     from aliasfuzz.passes.hygiene import resolve
 
-    triton_compat.enable()
+    process.setup()
     table = resolve(_MODULE, "kernel_side_table")
     get_mutated = resolve(_MODULE, "get_mutated_tensors")
     call = [table.add_kernel(kernel), table.add_constant_args({}), kwargs]
     if _takes_tma(get_mutated):
         call.append({})
-    with _fallback_watch() as catch:
+    # Inductor's own analysis is a system under test: a death inside it is PyTorch's
+    with _fallback_watch() as catch, process.system_under_test("triton mutation analysis"):
         written = get_mutated(*call)
     return InductorClaim(tuple(written), bool(catch.reasons), "; ".join(catch.reasons))
 

@@ -12,49 +12,24 @@ Two traps make a compiler harness lie silently (``shared/notes/pytorch-seams.md`
   limit hit an error (``fail_on_recompile_limit_hit``).
 
 :func:`resolve` is the one way adapters look up a PyTorch internal: it raises
-:class:`HookNotFound`, naming the torch version, when the attribute moved.
+:class:`HookNotFound`, naming the torch version, when the attribute moved (both live in
+:mod:`aliasfuzz.fuzz.process`, the lowest layer, and are re-exported here).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import torch
 
+from aliasfuzz.fuzz import process
+from aliasfuzz.fuzz.process import TORCH_CHECKED, HookNotFound, resolve
+
 __all__ = ["TORCH_CHECKED", "HookNotFound", "reset_program", "resolve", "setup_process"]
 
-#: The torch version whose internals these adapters were checked against.
-TORCH_CHECKED = "2.13.0"
-
 _SETUP_DONE = False
-
-
-class HookNotFound(RuntimeError):
-    """A PyTorch internal that an adapter hooks is missing (PyTorch moved or renamed it)."""
-
-
-def resolve(module: str, name: str) -> Any:
-    """``module.name`` (an attribute or a submodule), or :class:`HookNotFound`.
-
-    The error names the running and the checked torch versions.
-
-    Every adapter hook looks its target up through here, so a PyTorch release that
-    moves a pass fails loudly instead of silently skipping the capture.
-    """
-    try:
-        mod = importlib.import_module(module)
-        if not hasattr(mod, name):  # a submodule not imported yet
-            return importlib.import_module(f"{module}.{name}")
-        return getattr(mod, name)
-    except (ImportError, AttributeError) as e:
-        raise HookNotFound(
-            f"aliasfuzz hooks {module}.{name}, which is missing in torch {torch.__version__} "
-            f"(adapters checked on torch {TORCH_CHECKED}; see passes/README.md): {e}"
-        ) from e
 
 
 def _cache_dir() -> Path:
@@ -67,11 +42,13 @@ def _cache_dir() -> Path:
 def setup_process() -> None:
     """Turn compile caches off, isolate the cache dir, make recompile-limit hits errors.
 
-    Idempotent; every adapter calls it. ``TORCHINDUCTOR_CACHE_DIR`` is set only when the
+    Idempotent; every adapter calls it. The process setup every run needs
+    (:func:`aliasfuzz.fuzz.process.setup`: the CPU Triton layer) comes first. ``TORCHINDUCTOR_CACHE_DIR`` is set only when the
     user has not set it (a per-process directory under ``ALIASFUZZ_WORKDIR`` or the temp
     dir), so parallel workers never share Inductor's on-disk state.
     """
     global _SETUP_DONE
+    process.setup()
     if _SETUP_DONE:
         return
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(_cache_dir()))

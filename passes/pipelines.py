@@ -10,7 +10,6 @@ PyTorch code it hooks is written in ``passes/README.md``.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,8 +18,9 @@ from typing import Any
 import torch
 
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz import process
 from aliasfuzz.fuzz.eager import alias_map
-from aliasfuzz.passes import hygiene, triton_compat
+from aliasfuzz.passes import hygiene
 from aliasfuzz.passes.decisions import FxCapture, fx_reinplace_decisions, locate
 from aliasfuzz.passes.execution import Execution, Failure
 from aliasfuzz.passes.hygiene import HookNotFound, resolve
@@ -310,8 +310,6 @@ def run_function(
     """
     opts = _check(name, device, options)
     hygiene.setup_process()
-    if "triton" in sys.modules:
-        triton_compat.enable()
     inputs = tuple(inputs)
     names = (
         tuple(input_names)
@@ -321,7 +319,8 @@ def run_function(
     filename = getattr(getattr(fn, "__code__", None), "co_filename", None)
     run = _Run(name, fn, inputs, names, device, opts, locate(filename, statement_at))
     ex = Execution(pipeline=name, device=device)
-    PIPELINES[name](run, ex)
+    with process.system_under_test(f"pipeline {name}"):
+        PIPELINES[name](run, ex)
     # an adapter's own finer timings (per executor, for torchscript) are kept
     ex.timings = {**{k: v for k, v in run.clock.timings.items() if k != "done"}, **ex.timings}
     return ex

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from aliasfuzz.campaign import _debug
+from aliasfuzz.fuzz import process
 from aliasfuzz.fuzz.ir import Program
 
 __all__ = ["blame", "evaluate", "generate", "judge_case", "pipeline_names"]
@@ -50,7 +51,8 @@ def evaluate(
     """Run ``program`` through ``pipeline`` and judge it; a JSON-able outcome (see above)."""
     t0 = time.perf_counter()
     if pipeline in _debug.DEBUG_PIPELINES:
-        out = _debug.run(program, pipeline)
+        with process.system_under_test(f"debug pipeline {pipeline}"):  # a simulated one
+            out = _debug.run(program, pipeline)
     else:
         out = _judged(program, pipeline, device, options or None)
     out.setdefault("check", None)

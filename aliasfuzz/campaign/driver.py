@@ -66,6 +66,30 @@ def is_finding(verdict: str) -> bool:
 #: Verdicts a worker's death or silence can produce.
 _CONFIRM = ("crash", "timeout")
 
+#: The journal's verdict of a task that hit an internal error of aliasfuzz (never a finding).
+INTERNAL = "internal-error"
+
+
+def internal_error_row(event: dict[str, Any]) -> dict[str, Any]:
+    """``{i, pipeline, check, summary, stack}`` of an internal error, from a journal event:
+    a task whose outcome is :data:`INTERNAL` (or, live, any outcome with ``internal_error``:
+    a harness exception in the worker, or the worker's death outside the system under
+    test), or an ``internal`` event (a shrink step's). ``summary`` is one line: the
+    worker's own for a death, else the traceback's last line."""
+    if event.get("t") == "internal":
+        return {k: event.get(k) for k in ("i", "pipeline", "check", "summary", "stack")}
+    out = event["outcome"]
+    stack = str(out.get("internal_error") or "")
+    last = (stack.strip().splitlines() or [""])[-1]
+    summary = out.get("summary") or (out.get("explanation") if out.get("verdict") else None)
+    return {
+        "i": event.get("i"),
+        "pipeline": event.get("pipeline"),
+        "check": out.get("check"),
+        "summary": summary or last,
+        "stack": stack,
+    }
+
 
 def needs_confirmation(out: dict[str, Any]) -> bool:
     """Whether an outcome was synthesized from a worker's death or silence (a timeout, a
@@ -115,6 +139,7 @@ class CampaignResult:
     verdicts: Counter = field(default_factory=Counter)
     findings: list[dict[str, Any]] = field(default_factory=list)
     internal_errors: int = 0
+    internal: list[dict[str, Any]] = field(default_factory=list)
     flaky: int = 0
     status: str = "running"
     report: Path | None = None
@@ -234,6 +259,10 @@ class _Campaign:
                 self.res.flaky += is_flaky(e["outcome"])
                 if is_finding(e["outcome"]["verdict"]):
                     self.pending[key] = e
+                if e["outcome"]["verdict"] == INTERNAL:
+                    self._note_internal(internal_error_row(e))
+            elif e["t"] == "internal":
+                self._note_internal(internal_error_row(e))
             elif e["t"] == "finding":
                 self.pending.pop(key, None)
                 if e.get("prekey"):
@@ -323,8 +352,9 @@ class _Campaign:
         kind, i, pipeline, payload, out = msg
         if kind == "fatal":
             raise RuntimeError(f"campaign worker thread failed:\n{payload}")
-        if kind == "internal":
-            self._internal(i, pipeline, payload)
+        if kind == "internal":  # a shrink step's: journaled on its own (no task event)
+            row = self._internal(i, pipeline, payload)
+            self._log({"t": "internal", **row})
             return 1  # not the end of a job: the shrink job it came from is still running
         if kind == "task" and needs_confirmation(out):
             pool.submit(0, ("confirm", i, pipeline, payload, out))
@@ -334,12 +364,13 @@ class _Campaign:
             kind = "task"
         if kind == "task":
             program = payload
-            if "internal_error" in out:
-                self._internal(i, pipeline, out["internal_error"])
+            if "internal_error" in out:  # raised in the live worker, or a death in aliasfuzz
+                row = self._internal(i, pipeline, out)
                 out = {
-                    "verdict": "internal-error",
-                    "check": None,
-                    "explanation": out["internal_error"].strip().splitlines()[-1],
+                    "verdict": INTERNAL,
+                    "check": row["check"],
+                    "explanation": row["summary"],
+                    "internal_error": row["stack"],
                 }
             event = {
                 "t": "task",
@@ -363,10 +394,17 @@ class _Campaign:
         self._write(i, pipeline, original, small, out, spent, blame)
         return 0
 
-    def _internal(self, i: int | None, pipeline: str, text: str) -> None:
-        self.res.internal_errors += 1
+    def _internal(self, i: int | None, pipeline: str, out: dict[str, Any]) -> dict[str, Any]:
+        """Count and log an internal error (an outcome with ``internal_error``); its row."""
+        row = internal_error_row({"i": i, "pipeline": pipeline, "outcome": out})
+        self._note_internal(row)
         with open(self.dir / "internal-errors.log", "a") as f:
-            f.write(f"program {i} on {pipeline}:\n{text}\n")
+            f.write(f"program {i} on {pipeline}:\n{row['stack']}\n")
+        return row
+
+    def _note_internal(self, row: dict[str, Any]) -> None:
+        self.res.internal_errors += 1
+        self.res.internal.append({k: row[k] for k in ("i", "pipeline", "check", "summary")})
 
     def _prekey(self, program: Program, out: dict[str, Any], pipeline: str) -> tuple:
         sig = signature(program, out, pipeline)
@@ -449,6 +487,7 @@ class _Campaign:
                 "throughput": res.programs / res.seconds if res.seconds else 0.0,
                 "status": status,
                 "versions": self.start["versions"],
+                "internal_errors": res.internal_errors,
             },
             dict(res.verdicts),
             res.findings,

@@ -4,7 +4,9 @@ Schema (``<state>/history.sqlite``):
 
 * ``campaigns(id TEXT PK, started REAL, finished REAL, seed, device, pipelines TEXT (comma
   list), budget TEXT, programs INT, tasks INT, seconds REAL, throughput REAL (programs/s),
-  status TEXT ('running' | 'done' | 'interrupted' | 'failed'), versions TEXT (JSON))``
+  status TEXT ('running' | 'done' | 'interrupted' | 'failed'), versions TEXT (JSON),
+  internal_errors INT (aliasfuzz's own failures: harness exceptions and worker deaths
+  outside the system under test; a column added later, 0 in older rows))``
 * ``verdicts(campaign, pipeline, verdict, n)``
 * ``findings(campaign, finding, pipeline, verdict, check_name, new INT)``
 
@@ -25,7 +27,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS campaigns (
   id TEXT PRIMARY KEY, started REAL, finished REAL, seed INTEGER, device TEXT,
   pipelines TEXT, budget TEXT, programs INTEGER, tasks INTEGER, seconds REAL,
-  throughput REAL, status TEXT, versions TEXT);
+  throughput REAL, status TEXT, versions TEXT, internal_errors INTEGER DEFAULT 0);
 CREATE TABLE IF NOT EXISTS verdicts (
   campaign TEXT, pipeline TEXT, verdict TEXT, n INTEGER);
 CREATE TABLE IF NOT EXISTS findings (
@@ -41,6 +43,9 @@ class History:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with closing(self._connect()) as db, db:
             db.executescript(_SCHEMA)
+            have = {r["name"] for r in db.execute("PRAGMA table_info(campaigns)")}
+            if "internal_errors" not in have:  # a history written before the column
+                db.execute("ALTER TABLE campaigns ADD COLUMN internal_errors INTEGER DEFAULT 0")
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30)
@@ -73,12 +78,16 @@ class History:
             "throughput",
             "status",
             "versions",
+            "internal_errors",
         )
         values = [row.get(c) for c in cols]
         values[cols.index("versions")] = json.dumps(row.get("versions", {}))
+        values[cols.index("internal_errors")] = int(row.get("internal_errors") or 0)
         with closing(self._connect()) as db, db:
             db.execute(
-                f"INSERT OR REPLACE INTO campaigns VALUES ({','.join('?' * len(cols))})", values
+                f"INSERT OR REPLACE INTO campaigns ({','.join(cols)}) "
+                f"VALUES ({','.join('?' * len(cols))})",
+                values,
             )
             db.execute("DELETE FROM verdicts WHERE campaign = ?", (cid,))
             db.execute("DELETE FROM findings WHERE campaign = ?", (cid,))

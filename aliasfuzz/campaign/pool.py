@@ -5,8 +5,9 @@ before new programs, priority 1); results come out of :attr:`Pool.results` as tu
 ``(kind, program index, pipeline, payload, outcome)`` with kind ``task``, ``confirmed``
 (a crash or timeout re-run in a fresh child: payload ``(program, first outcome)``),
 ``shrunk`` (payload ``(program, minimized program, executions, blame)``: the finding
-minimized, then cut stage by stage in the same worker), ``internal`` (a harness exception while shrinking: logged and counted by the
-driver, the shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
+minimized, then cut stage by stage in the same worker), ``internal`` (an internal error
+while shrinking or blaming, payload the worker's outcome: logged, journaled and counted by
+the driver, the shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
 re-raised by the driver).
 """
 
@@ -90,21 +91,23 @@ class Pool:
                 small, sout, spent = shrink(
                     program,
                     outcome,
-                    lambda p, pl=pipeline: self._shrink_step(worker, p, pl),
+                    lambda p, pl=pipeline, i=i: self._shrink_step(worker, p, pl, i),
                     budget,
                 )
-                blame = self._blame(worker, small, pipeline, sout)
+                blame = self._blame(worker, small, pipeline, sout, i)
                 self.results.put(("shrunk", i, pipeline, (program, small, spent, blame), sout))
 
-    def _shrink_step(self, worker: Worker, program: Program, pipeline: str) -> dict[str, Any]:
+    def _shrink_step(
+        self, worker: Worker, program: Program, pipeline: str, i: int
+    ) -> dict[str, Any]:
         out = worker.run(self._task(program, pipeline))
         if "internal_error" in out:  # logged and counted like a task's; the step fails
-            self.results.put(("internal", None, pipeline, out["internal_error"], None))
+            self.results.put(("internal", i, pipeline, out, None))
             return {"verdict": "internal-error"}
         return out
 
     def _blame(
-        self, worker: Worker, program: Program, pipeline: str, outcome: dict[str, Any]
+        self, worker: Worker, program: Program, pipeline: str, outcome: dict[str, Any], i: int
     ) -> dict[str, Any]:
         """Cut the finding's pipeline stage by stage (:func:`aliasfuzz.campaign._judge.blame`)
         in the worker; a worker that dies or hangs doing so leaves the finding unblamed."""
@@ -113,7 +116,7 @@ class Pool:
         if "blame" in out:
             return out["blame"]
         if "internal_error" in out:
-            self.results.put(("internal", None, pipeline, out["internal_error"], None))
+            self.results.put(("internal", i, pipeline, out, None))
             return {"stage": None, "stages": [], "trail": [],
                     "reason": "internal error while cutting the pipeline"}
         return {"stage": None, "stages": [], "trail": [],

@@ -6,10 +6,16 @@ pointed at stderr, so prints from torch cannot corrupt the protocol; stderr goes
 file in the campaign directory). Each worker gets its own ``TORCHINDUCTOR_CACHE_DIR`` and
 ``ALIASFUZZ_WORKDIR``.
 
-:class:`Worker` turns the ways a child can fail into verdicts: death by a signal or a
-non-zero exit while a task is in flight is ``crash`` (check ``signal:SIGSEGV`` or
-``exit:N``), no answer within the per-task timeout is ``timeout`` (the child is killed);
-then a fresh child takes over. Workers are also replaced every ``recycle`` tasks to bound
+:class:`Worker` turns the ways a child can fail into outcomes. A death by a signal or a
+non-zero exit while a task is in flight is attributed by where it happened
+(:func:`attribute_death`): the child writes its phase to a small file
+(:mod:`aliasfuzz.fuzz.process`: ``sut: <what>`` while the eager reference, a pipeline or
+PyTorch's own analysis runs, ``harness`` in the oracle, the generator and this loop), which
+the parent reads after the death, next to faulthandler's stack in the log. A death inside
+the system under test is ``crash`` (check ``signal:SIGSEGV`` or ``exit:N``); elsewhere it is
+an internal error of aliasfuzz (``{"internal_error": ..., "summary": ...}``), never a
+finding. No answer within the per-task timeout is ``timeout`` (the child is killed); then
+a fresh child takes over. Workers are also replaced every ``recycle`` tasks to bound
 memory growth (``shared/notes/pytorch-seams.md`` §5: RSS grows 0.1-0.3 MB per program).
 
 A CUDA error that poisons the context (an illegal address, a device-side assert: CUDA
@@ -22,8 +28,10 @@ next task gets a fresh process and a fresh context.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -32,7 +40,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Worker", "main"]
+from aliasfuzz.fuzz.process import PHASE_BYTES, PHASE_ENV, read_phase
+
+__all__ = ["Worker", "attribute_death", "main"]
+
+#: Bytes of a task's worker log kept with a death (faulthandler dumps every thread's stack),
+#: and of a log without a dump kept as a crash's ``diff``.
+_DEATH_TAIL = 12000
+_CRASH_TAIL = 1500
 
 
 class Worker:
@@ -68,6 +83,11 @@ class Worker:
         env["TORCHINDUCTOR_CACHE_DIR"] = str(self.root / "inductor-cache")
         env["ALIASFUZZ_WORKDIR"] = str(self.root / "src")
         env["PYTHONFAULTHANDLER"] = "1"
+        # where the child is (inside the system under test or in aliasfuzz): read at a death
+        # (the child rewrites it at each change; until its first one it is in aliasfuzz)
+        self.phase_file = self.root / "phase"
+        self.phase_file.write_bytes(b"harness".ljust(PHASE_BYTES))
+        env[PHASE_ENV] = str(self.phase_file)
         # Triton's kernel cache is keyed by kernel source, target and compile options, so
         # sibling workers may share it (small random programs repeat pointwise kernels);
         # Inductor's graph-level caches, which would hide the passes, stay off (hygiene).
@@ -123,13 +143,14 @@ class Worker:
         self.log.close()
         return rc
 
-    def _log_tail(self, n: int = 1500) -> str:
+    def _log_tail(self, n: int = 1500, since: int = 0) -> str:
+        """The last ``n`` bytes of the worker log written after offset ``since``."""
         self.log.flush()
         try:
             data = (self.root / "worker.log").read_bytes()
         except OSError:
             return ""
-        return data[-n:].decode(errors="replace")
+        return data[max(since, len(data) - n) :].decode(errors="replace")
 
     # -- one task ----------------------------------------------------------------------
     def run(self, task: dict[str, Any]) -> dict[str, Any]:
@@ -139,6 +160,7 @@ class Worker:
             self._start()
         assert self.proc is not None
         self.done += 1
+        self._task_log = (self.root / "worker.log").stat().st_size  # this task's log from here
         try:
             self.proc.stdin.write((json.dumps(task) + "\n").encode())
             self.proc.stdin.flush()
@@ -184,7 +206,7 @@ class Worker:
 
     def _died(self, t0: float) -> dict[str, Any]:
         self.proc.wait()
-        tail = self._log_tail()
+        log = self._log_tail(_DEATH_TAIL, since=getattr(self, "_task_log", 0))
         rc = self._reap(polite=False)
         if rc < 0:
             try:
@@ -193,13 +215,72 @@ class Worker:
                 check = f"signal:{-rc}"
         else:
             check = f"exit:{rc}"
+        return attribute_death(check, read_phase(self.phase_file), log, time.perf_counter() - t0)
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)', re.M)
+
+
+def _oracle_dir() -> str | None:
+    spec = importlib.util.find_spec("aliasfuzz.oracle")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return str(Path(locations[0]).resolve()) if locations else None
+
+
+def innermost_frame(log: str) -> tuple[str, int, str] | None:
+    """``(file, line, function)`` of the innermost Python frame of the thread that died, from
+    faulthandler's dump in ``log`` (``Current thread ... (most recent call first):``, or
+    ``Fatal Python error`` / the first stack), or None when there is no dump."""
+    start = max(log.rfind("Fatal Python error"), 0)
+    head = log.find("Current thread", start)
+    m = _FRAME.search(log, head if head >= 0 else start)
+    return (m["file"], int(m["line"]), m["func"]) if m else None
+
+
+def _dump(log: str) -> str:
+    """faulthandler's dump in ``log`` (from its last ``Fatal Python error``), without the list
+    of extension modules; else the log's last :data:`_CRASH_TAIL` bytes."""
+    at = log.rfind("Fatal Python error")
+    if at < 0:
+        return log[-_CRASH_TAIL:]
+    return re.sub(r"\nExtension modules: [^\n]*", "", log[at:]).strip()
+
+
+def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> dict[str, Any]:
+    """The outcome of a task whose worker died (``check``: ``signal:NAME`` or ``exit:N``).
+
+    ``phase`` is what the worker last wrote to its phase file
+    (:func:`aliasfuzz.fuzz.process.read_phase`), ``log`` the worker's log during the task.
+    Inside the system under test (``sut: ...``) the death is a ``crash`` of PyTorch (with
+    faulthandler's stack as ``diff``), unless the innermost frame of the dying thread is in
+    aliasfuzz's oracle (its code called from inside a pass). Anywhere else (the oracle,
+    the generator, the worker loop) it is an internal error of aliasfuzz, never a finding:
+    ``{"internal_error": text with the stacks, "summary": one line, "check"}``. Without a
+    phase (no file) the death counts as a crash, as before phases existed.
+    """
+    frame = innermost_frame(log)
+    oracle = _oracle_dir()
+    in_oracle = bool(
+        frame and oracle and str(Path(frame[0]).resolve()).startswith(oracle + os.sep)
+    )
+    where = phase or "sut: unknown"
+    if where.startswith("sut") and not in_oracle:
         return {
             "verdict": "crash",
             "check": check,
-            "seconds": time.perf_counter() - t0,
-            "explanation": f"worker died ({check}) while running the program",
-            "diff": tail,
+            "seconds": seconds,
+            "explanation": f"worker died ({check}) while running the program "
+            f"(in the system under test: {where.partition(': ')[2]})",
+            "diff": _dump(log),
         }
+    at = f"; innermost frame {Path(frame[0]).name}:{frame[1]} in {frame[2]}" if frame else ""
+    summary = f"worker died ({check}) in aliasfuzz ({where}{at}), not in the system under test"
+    return {
+        "internal_error": f"{summary}\nworker log of the task (faulthandler's stacks):\n{log}",
+        "summary": summary,
+        "check": check,
+        "seconds": seconds,
+    }
 
 
 def device_fault(device: str) -> str | None:
@@ -252,9 +333,11 @@ def _serve(proto) -> None:
     import torch  # noqa: F401 - imported before "ready"
 
     from aliasfuzz.campaign import _judge
+    from aliasfuzz.fuzz import process
     from aliasfuzz.fuzz.ir import Program
     from aliasfuzz.plugins import load_from_env
 
+    process.setup()  # before "ready": its cost never counts against a task's timeout
     load_from_env()  # pass plugins (ALIASFUZZ_PLUGINS) before any program runs
     proto.write(json.dumps({"ready": True}) + "\n")
     proto.flush()

@@ -55,6 +55,7 @@ def render_html(summary: dict) -> str:
         unknown=summary.get("unknown", {}),
         causes=summary["root_causes"],
         counts=summary["counts"],
+        internal=summary.get("internal_errors") or {"count": 0, "errors": []},
         coverage=summary["coverage"],
         kind_findings=kind_findings,
         seconds=summary["seconds_per_task"],

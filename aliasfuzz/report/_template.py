@@ -28,7 +28,16 @@ torch {{ c.versions.torch }} · triton {{ c.versions.triton }} · Python {{ c.ve
 <div class="card"><b>{{ "%.0f"|format(c.seconds or 0) }} s</b>wall time</div>
 <div class="card {{ 'bad' if counts.new else 'good' }}"><b>{{ counts.root_causes }}</b>root causes: {{ counts.new }} new, {{ counts.known }} known upstream, {{ counts.corpus }} already in the corpus</div>
 <div class="card"><b>{{ counts.raw_findings }}</b>raw findings (runs judged a finding; {{ counts.shrunk_findings }} shrunk and blamed)</div>
+<div class="card {{ 'bad' if internal.count else 'good' }}"><b>{{ internal.count }}</b>internal errors</div>
 </div>
+
+<h2 id="internal">Internal errors of aliasfuzz</h2>
+<p>Failures of the harness itself (an exception in aliasfuzz's code, or a worker that died
+outside the system under test): not findings, never written to the corpus. Fix them first:
+a program that hit one was not judged.</p>
+{% for e in internal.errors %}<details class="internal bad" {% if loop.first %}open{% endif %}>
+<summary>program {{ e.i }} on {{ e.pipeline }}{% if e.check %} ({{ e.check }}){% endif %}: {{ e.summary }}</summary>
+<pre>{{ e.stack }}</pre></details>{% else %}<p class="muted">none</p>{% endfor %}
 
 <h2>Verdicts per pipeline</h2>
 <table id="verdicts"><tr><th class="l">pipeline</th>{% for v in verdict_names %}<th>{{ v }}</th>{% endfor %}</tr>
@@ -119,9 +128,10 @@ reproduces a finding of the fast path; <i>hits</i>: sightings in this campaign, 
 
 <h2>Trends across campaigns</h2>
 {% if charts.trend %}<img alt="trends" src="{{ charts.trend }}">{% endif %}
-<table id="history"><tr><th class="l">campaign</th><th class="l">status</th><th>programs</th><th>programs/s</th><th>findings</th><th>new</th></tr>
+<table id="history"><tr><th class="l">campaign</th><th class="l">status</th><th>programs</th><th>programs/s</th><th>findings</th><th>new</th><th>internal errors</th></tr>
 {% for h in history %}<tr><td class="l">{{ h.id }}</td><td class="l">{{ h.status }}</td><td>{{ h.programs }}</td>
-<td>{{ "%.2f"|format(h.throughput or 0) }}</td><td>{{ h.findings }}</td><td>{{ h.new_findings }}</td></tr>{% endfor %}</table>
+<td>{{ "%.2f"|format(h.throughput or 0) }}</td><td>{{ h.findings }}</td><td>{{ h.new_findings }}</td>
+<td class="{{ 'bad' if h.internal_errors else '' }}">{{ h.internal_errors }}</td></tr>{% endfor %}</table>
 <p class="muted">Machine-readable data: summary.json next to this file.</p>
 </body></html>
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign.corpus import load_entry
-from aliasfuzz.campaign.driver import load_campaign
+from aliasfuzz.campaign.driver import INTERNAL, internal_error_row, load_campaign
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.repro import plan, program_text, render_repro, title
 from aliasfuzz.errors import InvalidArgument
@@ -208,6 +208,18 @@ def root_causes(
     return rows
 
 
+def internal_errors(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{"count", "errors"}``: every internal error of aliasfuzz in a campaign's journal
+    (tasks judged :data:`~aliasfuzz.campaign.driver.INTERNAL`, shrink steps' ``internal``
+    events), each ``{i, pipeline, check, summary, stack}`` in journal order."""
+    rows = [
+        internal_error_row(e)
+        for e in events
+        if e["t"] == "internal" or (e["t"] == "task" and e["outcome"]["verdict"] == INTERNAL)
+    ]
+    return {"count": len(rows), "errors": rows}
+
+
 def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any]:
     """The report data of campaign ``cid``; :class:`InvalidArgument` if it does not exist."""
     d = Path(state) / "runs" / cid
@@ -271,6 +283,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
             "root_causes": len(causes),
             **{status: sum(1 for r in causes if r["status"] == status) for status in STATUSES},
         },
+        "internal_errors": internal_errors(events),
         "history": [
             {
                 "id": c["id"],
@@ -280,6 +293,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
                 "status": c["status"],
                 "findings": len(c["findings"]),
                 "new_findings": sum(f["new"] for f in c["findings"]),
+                "internal_errors": c.get("internal_errors") or 0,
             }
             for c in history.campaigns()
         ],

@@ -5,7 +5,7 @@ argument the kernel stores to. Functionalization then records no mutation of it:
 functional wrapper neither clones it nor returns it, so the write is not copied back to
 the caller's tensor (and a dead wrapper may be dropped). Expected verdict: ``miscompile``.
 Pipelines: ``aot_eager``, ``inductor-reinplace`` (on CPU user kernels run interpreted,
-see ``aliasfuzz.passes.triton_compat``).
+see ``aliasfuzz.fuzz.triton_compat``).
 """
 
 _MOD = "torch._higher_order_ops.triton_kernel_wrap"

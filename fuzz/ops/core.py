@@ -37,7 +37,8 @@ __all__ = [
 
 
 #: Above this many elements (or program lanes), element-by-element checks and byte sets are
-#: skipped: generated programs stay far below it, so they are always checked exactly.
+#: skipped, or refused with a reason (:meth:`ValueMeta.elements`): generated programs stay
+#: far below it, so they are always checked exactly.
 ENUM_LIMIT = 1 << 16
 
 
@@ -108,7 +109,17 @@ class ValueMeta:
         return self.dtype in ("float32", "float64", "float16", "bfloat16")
 
     def elements(self) -> frozenset[int]:
-        """The footprint: storage element indices covered (brute force; small shapes only)."""
+        """The footprint: storage element indices covered (brute force).
+
+        Raises :class:`InvalidArgument` past :data:`ENUM_LIMIT` elements: enumerating a
+        large view would exhaust memory (a frozenset of 10**8 ints takes gigabytes), and a
+        program the checks cannot decide is rejected with that reason, never guessed.
+        """
+        if self.numel > ENUM_LIMIT:
+            raise InvalidArgument(
+                f"a view of {self.numel} elements is too large to check element by element "
+                f"(limit {ENUM_LIMIT})"
+            )
         ranges = [range(n) for n in self.shape]
         return frozenset(
             self.offset + sum(i * s for i, s in zip(idx, self.stride, strict=False))
@@ -116,7 +127,8 @@ class ValueMeta:
         )
 
     def byte_footprint(self) -> frozenset[int]:
-        """The footprint in bytes of the storage (brute force; small shapes only)."""
+        """The footprint in bytes of the storage (brute force; :class:`InvalidArgument` past
+        :data:`ENUM_LIMIT` elements, as :meth:`elements`)."""
         k = self.itemsize
         return frozenset(b for e in self.elements() for b in range(e * k, e * k + k))
 
@@ -124,7 +136,8 @@ class ValueMeta:
         """Whether two index tuples map to one element (PyTorch refuses writes there).
 
         Exact: decided by stride arithmetic when it can be (:func:`.overlap.self_overlap`),
-        else by enumerating every element."""
+        else by enumerating every element (:meth:`elements`: :class:`InvalidArgument` past
+        :data:`ENUM_LIMIT` elements, never a guess)."""
         from aliasfuzz.fuzz.ops.overlap import self_overlap
 
         ans = self_overlap(self).overlaps

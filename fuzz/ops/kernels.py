@@ -48,7 +48,7 @@ functionalization, ``triton_kernel_wrapper_functional`` with ``tensors_to_clone`
 kernels on plain CPU tensors run in Triton's interpreter
 (``triton.runtime.interpreter.InterpretedFunction``; no driver needed), so the eager
 reference runs anywhere. Under tracing on CPU the launch needs the compatibility layer of
-``passes/triton_compat.py`` (``shared/notes/pytorch-seams.md`` section 4). Without an
+``fuzz/triton_compat.py`` (``shared/notes/pytorch-seams.md`` section 4). Without an
 importable triton this family is empty.
 """
 
@@ -93,7 +93,7 @@ def _route_cpu_launches(kernel) -> None:
     A native launch needs a GPU driver. The instance's ``run`` (what
     ``JITFunction.__getitem__`` calls) sends launches whose tensors are all plain CPU
     tensors to ``InterpretedFunction``; anything else (CUDA tensors, tensors seen by a
-    tracer) goes to the class's ``run``, patched or not by ``passes/triton_compat.py``.
+    tracer) goes to the class's ``run``, patched or not by ``fuzz/triton_compat.py``.
     Plain tensors on several devices raise ``ValueError`` (a native launch refuses them as
     well); on the meta device, which holds no data, a launch does nothing.
     The object stays a ``JITFunction``, so Dynamo and Inductor's mutation analysis see it.
@@ -223,7 +223,7 @@ def launch(kernel, grid: Sequence[int], *args: Any, **constexprs: Any) -> None:
     every registered kernel): plain CPU tensors go to Triton's interpreter, which copies
     each distinct storage to the host once and back afterwards, so arguments sharing a
     storage (case b15) see each other's writes as on a GPU; CUDA and traced tensors take
-    the native (or ``passes/triton_compat.py``) path.
+    the native (or ``fuzz/triton_compat.py``) path.
     """
     kernel[tuple(grid)](*args, **constexprs)
 

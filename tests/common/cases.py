@@ -4,6 +4,10 @@ The cases live in the ``shared/`` folder beside the checkout (``ALIASFUZZ_CASES`
 overrides, e.g. on the GPU machine where only the checkout travels). Without them the
 case tests skip locally; under CI (``CI`` set) their absence is an error, so that CI can
 never pass by silently skipping the cases.
+
+:data:`KNOWN_GAPS` names the (case, pipeline) pairs the oracle cannot judge yet, each with
+the issue that fixes it: tests mark them ``xfail(strict=True)`` (:func:`gap_marks`), never
+skip them, so the day a gap closes the test says so.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["CASES", "case_paths", "cpu_case_paths"]
+import pytest
+
+__all__ = ["CASES", "KNOWN_GAPS", "case_paths", "cpu_case_paths", "gap_marks"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = Path(os.environ.get("ALIASFUZZ_CASES", ROOT.parent / "shared" / "cases"))
@@ -19,12 +25,29 @@ CASES = Path(os.environ.get("ALIASFUZZ_CASES", ROOT.parent / "shared" / "cases")
 if os.environ.get("CI") and not CASES.is_dir():
     raise RuntimeError(f"CI run without the seed cases: {CASES} does not exist")
 
+#: (case stem, pipeline) -> why the oracle's verdict differs from the case's expect line.
+KNOWN_GAPS: dict[tuple[str, str], str] = {
+    ("c06_indexed_update_ignores_caller_workspace", "inductor"): (
+        "issue 14: judged ok; Inductor's extra temporary is not a declined reinplace "
+        "candidate, so no missed-reinplace is found"
+    ),
+}
+
 
 def case_paths() -> list[Path]:
-    """Every case file, sorted by name (empty when the folder is absent)."""
-    return sorted(CASES.glob("b*.py")) if CASES.is_dir() else []
+    """Every case file (``*.py``), sorted by name (empty when the folder is absent)."""
+    return sorted(CASES.glob("*.py")) if CASES.is_dir() else []
 
 
 def cpu_case_paths() -> list[Path]:
     """The case files whose header says ``device: cpu``."""
     return [p for p in case_paths() if "\ndevice: cpu" in p.read_text()]
+
+
+def gap_marks(stem: str, pipelines: list[str] | tuple[str, ...]) -> list[pytest.MarkDecorator]:
+    """``[xfail(strict=True, reason=...)]`` when a known gap touches ``pipelines`` of case
+    ``stem`` (the reasons of all of them), else ``[]``."""
+    reasons = [KNOWN_GAPS[(stem, p)] for p in pipelines if (stem, p) in KNOWN_GAPS]
+    if not reasons:
+        return []
+    return [pytest.mark.xfail(strict=True, reason="; ".join(dict.fromkeys(reasons)))]

@@ -75,7 +75,7 @@ def _sharing(tensors) -> list[list[int]]:
 def _interpreted_triton():
     """Route native launches (``JITFunction.run``) to Triton's interpreter, for this block.
 
-    The same patch as ``passes/triton_compat.py`` (section 4 of pytorch-seams.md), scoped
+    The same patch as ``fuzz/triton_compat.py`` (section 4 of pytorch-seams.md), scoped
     to a test: no global driver or has_triton change leaks into other tests.
     """
     from triton.runtime.interpreter import InterpretedFunction

@@ -1,5 +1,7 @@
 """End-to-end campaigns on the debug pipelines (``aliasfuzz/campaign/_debug.py``):
 crash and hang isolation, shrinking a crash, exit codes, determinism, corpus and report.
+The ``aliasfuzz`` command runs in a fresh process (:func:`tests.common.cli.run_cli`);
+``run_campaign`` is the Python API.
 
 Worker processes start in 2-6 s (importing torch), so the tests share campaigns where
 they can and keep the program counts small.
@@ -16,9 +18,9 @@ from aliasfuzz.campaign.driver import run_campaign
 from aliasfuzz.campaign.options import CampaignOptions, merge_options
 from aliasfuzz.campaign.shrink import shrink
 from aliasfuzz.campaign.worker import Worker
-from aliasfuzz.cli import main
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from tests.common.cli import run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -106,7 +108,7 @@ def test_a_crash_shrinks_by_re_running_in_a_subprocess(tmp_path):
     assert set(bug) == {"internal_error"} and "deliberate harness bug" in bug["internal_error"]
 
 
-def test_exit_codes_dedup_report_and_determinism(tmp_path, capsys):
+def test_exit_codes_dedup_report_and_determinism(tmp_path):
     args = [
         "run",
         "--programs",
@@ -123,15 +125,17 @@ def test_exit_codes_dedup_report_and_determinism(tmp_path, capsys):
         str(tmp_path / "reports"),
         "-q",
     ]
-    assert main([*args, "--workers", "2"]) == 1  # new miscompiles
-    out1 = capsys.readouterr().out
+    first = run_cli(*args, "--workers", "2")
+    assert first.returncode == 1, first.stderr  # new miscompiles
+    out1 = first.stdout
     assert "(new" in out1 and "report: " in out1
     html = out1.split("report: ")[1].strip()
     assert html.endswith("index.html")
     summary = json.loads((tmp_path / "reports" / html.split("/")[-2] / "summary.json").read_text())
     assert summary["campaign"]["programs"] == 8 and summary["findings"]
-    assert main([*args, "--workers", "1"]) == 0  # the same findings: known
-    out2 = capsys.readouterr().out
+    second = run_cli(*args, "--workers", "1")
+    assert second.returncode == 0, second.stderr  # the same findings: in the corpus already
+    out2 = second.stdout
     assert "(in corpus" in out2 and "(new" not in out2
     # the two campaigns (different worker counts) ran the same programs
     runs = sorted((tmp_path / "state" / "runs").iterdir())
@@ -159,14 +163,10 @@ def test_exit_codes_dedup_report_and_determinism(tmp_path, capsys):
         ["check", "missing.py"],
     ],
 )
-def test_bad_flags_give_one_line_and_exit_2(argv, capsys):
-    try:
-        rc = main(argv)
-    except SystemExit as e:  # argparse's own errors
-        rc = e.code
-    err = capsys.readouterr().err
-    assert rc == 2
-    assert len(err.strip().splitlines()) == 1 and err.startswith("aliasfuzz: error:")
+def test_bad_flags_give_one_line_and_exit_2(argv, tmp_path):
+    r = run_cli(*argv, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("aliasfuzz: error:")
 
 
 def test_config_file_is_merged_under_flags(tmp_path):

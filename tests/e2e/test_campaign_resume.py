@@ -11,7 +11,12 @@ import sys
 import time
 
 from aliasfuzz.campaign.corpus import list_entries, load_entry
-from aliasfuzz.cli import main
+from tests.common.cli import run_cli
+
+
+def main(argv: list[str]) -> int:
+    """``aliasfuzz argv`` in a fresh process (as a user resumes); its exit code."""
+    return run_cli(*argv).returncode
 
 
 def _cmd(tmp, name, *extra):
@@ -98,7 +103,7 @@ def _cut_journal(state, keep) -> None:
     j.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in ev))
 
 
-def test_resume_honours_budget_flags_given_on_its_command_line(tmp_path, monkeypatch, capsys):
+def test_resume_honours_budget_flags_given_on_its_command_line(tmp_path, monkeypatch):
     monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
     state = tmp_path / "b" / "state"
     assert main(_cmd(tmp_path, "b")[3:] + ["--programs", "6"]) == 1  # later --programs wins
@@ -116,46 +121,44 @@ def test_resume_honours_budget_flags_given_on_its_command_line(tmp_path, monkeyp
     assert (saved["time"], saved["programs"]) == (50, None)  # the next resume keeps it
 
     _cut_journal(state, lambda e: e["t"] != "end")
-    main(["run", "--resume", str(run), "--programs", "3", "--workers", "2", "-q"])
+    r = run_cli("run", "--resume", run, "--programs", "3", "--workers", "2", "-q")
     assert sorted(e["i"] for e in _events(state) if e["t"] == "task") == [0, 1, 2]
     saved = json.loads((run / "options.json").read_text())
     assert (saved["time"], saved["programs"], saved["workers"]) == (None, 3, 2)
-    assert "programs" in capsys.readouterr().out
+    assert "programs" in r.stdout
 
 
-def test_resume_refuses_flags_that_would_change_the_campaign(tmp_path, monkeypatch, capsys):
+def test_resume_refuses_flags_that_would_change_the_campaign(tmp_path, monkeypatch):
     monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
     state = tmp_path / "c" / "state"
     main(_cmd(tmp_path, "c")[3:] + ["--programs", "1"])
     _cut_journal(state, lambda e: e["t"] != "end")
-    capsys.readouterr()
     for flags, name in [
         (["--seed", "9"], "--seed"),
         (["--pipelines", "debug-segfault"], "--pipelines"),
         (["--no-shrink"], "--no-shrink"),
         (["--config", "x.toml"], "--config"),
     ]:
-        rc = main(["run", "--resume", "--state", str(state), *flags, "-q"])
-        err = capsys.readouterr().err
-        assert rc == 2 and len(err.strip().splitlines()) == 1 and name in err, err
+        r = run_cli("run", "--resume", "--state", state, *flags, "-q")
+        err = r.stderr
+        assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and name in err, err
     assert not any(e["t"] == "end" for e in _events(state))  # nothing ran
 
 
-def test_a_second_driver_on_a_running_campaign_is_refused(tmp_path, capsys, monkeypatch):
+def test_a_second_driver_on_a_running_campaign_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
     from aliasfuzz.campaign.driver import _lock
-    from aliasfuzz.cli import main as cli_main
 
     state = tmp_path / "state"
     args = ["run", "--programs", "1", "--pipelines", "debug-miscompile", "--state", str(state),
             "--corpus", str(tmp_path / "corpus"), "--report", "none", "-q", "--workers", "1"]
-    assert cli_main(args) in (0, 1)
+    assert main(args) in (0, 1)
     (run_dir,) = (state / "runs").iterdir()
-    held = _lock(run_dir, run_dir.name)  # as a running driver holds it
+    held = _lock(run_dir, run_dir.name)  # as a running driver holds it (another process)
     try:
-        capsys.readouterr()
-        assert cli_main(["run", "--resume", str(run_dir), "--state", str(state), "-q"]) == 2
-        err = capsys.readouterr().err.strip().splitlines()
+        r = run_cli("run", "--resume", run_dir, "--state", state, "-q")
+        assert r.returncode == 2, r.stderr
+        err = r.stderr.strip().splitlines()
         assert len(err) == 1 and "being run by another aliasfuzz process" in err[0]
     finally:
         held.close()

@@ -1,6 +1,7 @@
 """Every bad input to the ``aliasfuzz`` CLI is one line on stderr and exit code 2, found
 before any work: bad flags, bad config files, semantically bad corpus entries (the others
-still replay), bad case files. Also: a campaign that dies of an internal error is
+still replay), bad case files. Each command runs in a fresh process, as a user runs it
+(:func:`tests.common.cli.run_cli`). Also: a campaign that dies of an internal error is
 ``failed`` in the history and not picked by ``--resume``."""
 
 from __future__ import annotations
@@ -14,8 +15,13 @@ import pytest
 from aliasfuzz.campaign import corpus as store
 from aliasfuzz.campaign import driver
 from aliasfuzz.campaign.options import DEFAULT_PIPELINES, CampaignOptions
-from aliasfuzz.cli import build_parser, main
+from aliasfuzz.cli import build_parser
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from tests.common.cli import run_cli
+
+#: A child that sees no GPU, whatever the machine has (the replay of a cuda entry and
+#: ``--device cuda`` must be refused with one line).
+_NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
 
 
 @pytest.fixture(autouse=True)
@@ -23,12 +29,13 @@ def _debug_pipelines(monkeypatch):
     monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
 
 
-def _one_line_error(capsys, argv, *needles) -> str:
-    """Run ``aliasfuzz argv``; assert exit 2 and a single stderr line holding ``needles``."""
-    rc = main(argv)
-    err = capsys.readouterr().err
+def _one_line_error(argv, *needles, env=None) -> str:
+    """Run ``aliasfuzz argv`` in a fresh process; assert exit 2 and a single stderr line
+    holding ``needles``."""
+    r = run_cli(*argv, env=env)
+    err = r.stderr
     lines = err.strip().splitlines()
-    assert rc == 2, err
+    assert r.returncode == 2, err
     assert len(lines) == 1 and lines[0].startswith("aliasfuzz: error: "), err
     for n in needles:
         assert n in lines[0], lines[0]
@@ -53,34 +60,31 @@ def _run(tmp_path, *extra) -> list[str]:
         (["--device", "tpu"], "device"),
     ],
 )
-def test_run_bad_numbers_and_device(tmp_path, capsys, flags, needle):
+def test_run_bad_numbers_and_device(tmp_path, flags, needle):
     argv = _run(tmp_path, *flags)
     if "--time" in flags:
         argv.remove("--programs"), argv.remove("1")
-    _one_line_error(capsys, argv, needle)
+    _one_line_error(argv, needle)
     assert not (tmp_path / "state").exists()  # nothing started
 
 
-def test_run_cuda_without_gpu(tmp_path, capsys, monkeypatch):
-    import torch
-
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    _one_line_error(capsys, _run(tmp_path, "--device", "cuda"), "cuda", "is_available")
+def test_run_cuda_without_gpu(tmp_path):
+    _one_line_error(_run(tmp_path, "--device", "cuda"), "cuda", "is_available", env=_NO_GPU)
 
 
-def test_run_corpus_is_a_file_and_report_unwritable(tmp_path, capsys):
+def test_run_corpus_is_a_file_and_report_unwritable(tmp_path):
     f = tmp_path / "afile"
     f.write_text("x")
     argv = _run(tmp_path)
     argv[argv.index("--corpus") + 1] = str(f)
-    _one_line_error(capsys, argv, "--corpus", "not a directory")
+    _one_line_error(argv, "--corpus", "not a directory")
     argv = _run(tmp_path)
     argv[argv.index("--report") + 1] = str(f / "x")
-    _one_line_error(capsys, argv, "--report", "not a directory")
+    _one_line_error(argv, "--report", "not a directory")
     assert not (tmp_path / "state").exists()
 
 
-def test_report_out_unwritable(tmp_path, capsys):
+def test_report_out_unwritable(tmp_path):
     f = tmp_path / "afile"
     f.write_text("x")
     # the campaign id check comes first: give it one in the history
@@ -93,9 +97,7 @@ def test_report_out_unwritable(tmp_path, capsys):
         show=False,
     )  # fmt: skip
     assert res.status == "done"
-    _one_line_error(
-        capsys, ["report", "--state", str(state), "--out", str(f / "x")], "--out", str(f)
-    )
+    _one_line_error(["report", "--state", str(state), "--out", str(f / "x")], "--out", str(f))
 
 
 # -- run: config files --------------------------------------------------------------------
@@ -118,20 +120,20 @@ def test_report_out_unwritable(tmp_path, capsys):
         ),
     ],
 )
-def test_config_values_of_the_wrong_type(tmp_path, capsys, text, needle):
+def test_config_values_of_the_wrong_type(tmp_path, text, needle):
     cfg = tmp_path / "c.toml"
     cfg.write_text(text)
     # no budget or pipeline flags: they would replace the config's values under test
     argv = ["run", "-q", "--state", str(tmp_path / "state"), "--config", str(cfg)]
-    _one_line_error(capsys, argv, needle)
+    _one_line_error(argv, needle)
     assert not (tmp_path / "state").exists()  # not even a 'running' campaign in history
 
 
-def test_config_not_utf8_or_a_directory(tmp_path, capsys):
+def test_config_not_utf8_or_a_directory(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_bytes(b"\xff\xfe[run]\n")
-    _one_line_error(capsys, _run(tmp_path, "--config", str(cfg)), "not UTF-8")
-    _one_line_error(capsys, _run(tmp_path, "--config", str(tmp_path)), "is a directory")
+    _one_line_error(_run(tmp_path, "--config", str(cfg)), "not UTF-8")
+    _one_line_error(_run(tmp_path, "--config", str(tmp_path)), "is a directory")
 
 
 def test_help_names_the_real_default_pipelines():
@@ -192,12 +194,7 @@ def _entry(corpus: Path, **meta_extra) -> Path:
     return new
 
 
-def test_replay_reports_semantically_bad_entries_as_corrupt_and_goes_on(
-    tmp_path, capsys, monkeypatch
-):
-    import torch
-
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+def test_replay_reports_semantically_bad_entries_as_corrupt_and_goes_on(tmp_path):
     c = tmp_path / "corpus"
     good = _entry(c)
     bad = {
@@ -207,9 +204,9 @@ def test_replay_reports_semantically_bad_entries_as_corrupt_and_goes_on(
         _entry(c, pipeline_options={"inductor_config": {"no_such_entry": 1}}).name: "no_such",
         _entry(c, device="cuda").name: "cuda",
     }
-    rc = main(["replay", str(c)])
-    out, err = capsys.readouterr()
-    assert rc == 2
+    r = run_cli("replay", c, env=_NO_GPU)
+    out, err = r.stdout, r.stderr
+    assert r.returncode == 2, out + err
     assert f"{good.name}" in out and "1 reproduces" in out and "5 corrupt" in out
     for name, why in bad.items():
         (line,) = [x for x in err.splitlines() if f"{name}/meta.json" in x]
@@ -217,18 +214,19 @@ def test_replay_reports_semantically_bad_entries_as_corrupt_and_goes_on(
     assert "Traceback" not in err
 
 
-def test_program_json_error_names_the_path_once(tmp_path, capsys):
+def test_program_json_error_names_the_path_once(tmp_path):
     c = tmp_path / "corpus"
     e = _entry(c)
     (e / "program.json").write_text("{")
-    assert main(["replay", str(c)]) == 2
-    err = capsys.readouterr().err
+    r = run_cli("replay", c)
+    assert r.returncode == 2
+    err = r.stderr
     assert err.count("program.json") == 1 and "not valid JSON" in err
 
 
 @pytest.mark.parametrize("t", ["0", "-1", "nan"])
-def test_replay_timeout_must_be_positive(tmp_path, capsys, t):
-    _one_line_error(capsys, ["replay", str(tmp_path), "--timeout", t], "--timeout")
+def test_replay_timeout_must_be_positive(tmp_path, t):
+    _one_line_error(["replay", str(tmp_path), "--timeout", t], "--timeout")
 
 
 # -- check: the user's case file is the user's code --------------------------------------
@@ -247,39 +245,40 @@ _OK = "def program(x):\n    return x + 1\ndef inputs():\n    return (torch.ones(
         ("import sys\nsys.exit(3)\n", ("SystemExit", "3")),
     ],
 )
-def test_check_case_raising_is_one_line_exit_2(tmp_path, capsys, body, needles):
+def test_check_case_raising_is_one_line_exit_2(tmp_path, body, needles):
     f = tmp_path / "case_raises.py"
     f.write_text(_HEADER + body)
-    _one_line_error(capsys, ["check", str(f)], str(f), *needles)
+    _one_line_error(["check", str(f)], str(f), *needles)
 
 
-def test_check_bad_files_name_the_file(tmp_path, capsys):
+def test_check_bad_files_name_the_file(tmp_path):
     syn = tmp_path / "syn.py"
     syn.write_text("def program(:\n")
-    _one_line_error(capsys, ["check", str(syn)], str(syn), "not valid Python")
+    _one_line_error(["check", str(syn)], str(syn), "not valid Python")
     noexp = tmp_path / "noexp.py"
     noexp.write_text("import torch\n" + _OK)
-    _one_line_error(capsys, ["check", str(noexp)], str(noexp), "no 'expect:' block")
-    _one_line_error(capsys, ["check", str(tmp_path)], str(tmp_path), "is a directory")
-    _one_line_error(capsys, ["check", str(tmp_path / "gone.py")], "no such case file")
+    _one_line_error(["check", str(noexp)], str(noexp), "no 'expect:' block")
+    _one_line_error(["check", str(tmp_path)], str(tmp_path), "is a directory")
+    _one_line_error(["check", str(tmp_path / "gone.py")], "no such case file")
 
 
-def test_check_good_case_still_judged(tmp_path, capsys):
+def test_check_good_case_still_judged(tmp_path):
     f = tmp_path / "good_case.py"
     f.write_text(_HEADER + _OK)
-    assert main(["check", str(f)]) == 0
-    assert "aot_eager: ok (as expected)" in capsys.readouterr().out
+    r = run_cli("check", f)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "aot_eager: ok (as expected)" in r.stdout
 
 
-def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path, capsys):
+def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path):
     state = tmp_path / "state"
     d = state / "runs" / "20260101-000000-s0"
     d.mkdir(parents=True)
     (d / "options.json").write_text("{")
     (d / "start.json").write_text("{}")
-    _one_line_error(capsys, ["run", "--resume", str(d)], "not a resumable campaign")
+    _one_line_error(["run", "--resume", str(d)], "not a resumable campaign")
     # options.json saved by an older aliasfuzz without up-front checks
     bad = CampaignOptions(programs=1, pipelines=("debug-miscompile",)).to_json()
     bad["pipeline_options"] = 3
     (d / "options.json").write_text(json.dumps(bad))
-    _one_line_error(capsys, ["run", "--resume", "--state", str(state)], "pipeline_options")
+    _one_line_error(["run", "--resume", "--state", str(state)], "pipeline_options")

@@ -18,12 +18,12 @@ import torch
 
 from aliasfuzz.passes import PIPELINES
 from aliasfuzz.passes.cases import load_case, observe
-from tests.common.cases import CASES
+from tests.common.cases import case_paths
 
 
 def _params():
     out = []
-    for path in sorted(CASES.glob("b*.py")):
+    for path in case_paths():
         text = path.read_text()
         block = text.split("expect:", 1)[1].split("device:", 1)[0] if "expect:" in text else ""
         for line in block.splitlines():

@@ -98,3 +98,23 @@ def test_rejection_reasons_are_countable():
     c1 = rejection_reason({"check": "torchscript", "explanation": "unscriptable: statement 1: tk.x"})
     c2 = rejection_reason({"check": "torchscript", "explanation": "unscriptable: statement 7: tk.x"})
     assert c1 == c2
+
+
+def test_internal_errors_column_and_a_history_written_before_it(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:  # the schema before the internal_errors column
+        db.execute(
+            "CREATE TABLE campaigns (id TEXT PRIMARY KEY, started REAL, finished REAL, "
+            "seed INTEGER, device TEXT, pipelines TEXT, budget TEXT, programs INTEGER, "
+            "tasks INTEGER, seconds REAL, throughput REAL, status TEXT, versions TEXT)"
+        )
+        db.execute(
+            "INSERT INTO campaigns VALUES ('old', 1.0, 2.0, 0, 'cpu', 'inductor', '1 s', "
+            "1, 1, 1.0, 1.0, 'done', '{}')"
+        )
+    h = History(path)
+    h.record({**_row("new", 300.0, 2), "internal_errors": 3}, {}, [])
+    got = {c["id"]: c["internal_errors"] for c in h.campaigns()}
+    assert got == {"old": 0, "new": 3}

@@ -21,13 +21,13 @@ import torch
 pytest.importorskip("triton")
 
 from aliasfuzz import plugins  # noqa: E402
+from aliasfuzz.fuzz import triton_compat  # noqa: E402
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec  # noqa: E402
 from aliasfuzz.fuzz.ops import REGISTRY, OpKind, lookup  # noqa: E402
 from aliasfuzz.fuzz.validate import infer  # noqa: E402
 from aliasfuzz.oracle import kernel_analysis as ka  # noqa: E402
 from aliasfuzz.oracle.judge import judge  # noqa: E402
 from aliasfuzz.oracle.verdict import Verdict  # noqa: E402
-from aliasfuzz.passes import triton_compat  # noqa: E402
 
 M6 = Path(__file__).resolve().parents[2] / "bench" / "mutants" / "m6_triton_readonly.py"
 cpu_layer = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU Triton layer only")

@@ -16,7 +16,8 @@ import torch
 
 pytest.importorskip("triton")
 
-from aliasfuzz.passes import run_function, triton_compat  # noqa: E402
+from aliasfuzz.fuzz import process, triton_compat  # noqa: E402
+from aliasfuzz.passes import run_function  # noqa: E402
 
 # These tests are about the CPU layer; with a GPU the real driver and launches are used.
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU Triton layer only")
@@ -54,6 +55,10 @@ def into_input(x, y):
 
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
+    # The tests call the kernels themselves for their eager reference: a native launch on
+    # CPU needs the process setup every aliasfuzz entry point does for itself (in random
+    # order nothing else may have done it yet: 0 active drivers).
+    process.setup()
     path = tmp_path_factory.mktemp("kernels") / "aliasfuzz_test_add_kernel.py"
     path.write_text(textwrap.dedent(KERNEL))
     spec = importlib.util.spec_from_file_location(path.stem, path)

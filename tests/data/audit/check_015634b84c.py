@@ -2,7 +2,7 @@
 
 A user Triton kernel writes ``first * 10`` then ``second + 1`` and is launched with the
 same tensor for both pointers (``k(x, x)``, PyTorch #196657). The script runs, with torch
-and triton only (plus aliasfuzz's CPU Triton layer, ``passes/triton_compat.py``: a fake
+and triton only (plus aliasfuzz's CPU Triton layer, ``fuzz/triton_compat.py``: a fake
 sm_90 target for Inductor's mutation analysis, launches in Triton's interpreter):
 
 1. eager: ``x = [1, 11, 2, 3]``;
@@ -33,7 +33,7 @@ from torch._inductor.fx_passes import post_grad
 from torch._inductor.fx_utils import FakeTensorUpdater
 from torch._inductor.virtualized import V
 
-from aliasfuzz.passes import triton_compat
+from aliasfuzz.fuzz import triton_compat
 
 
 @triton.jit

@@ -1,0 +1,132 @@
+"""The process layer (``fuzz/process.py``): each entry point sets the process up itself, and
+a worker's death is attributed by the phase its child last wrote.
+
+Fresh processes where the point is a fresh process: the Python API's eager reference and
+judge on a program with a user Triton kernel, with nothing else run before in the process.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from aliasfuzz.campaign.worker import attribute_death, innermost_frame
+from aliasfuzz.fuzz import process
+
+M6 = Path(__file__).resolve().parents[2] / "bench" / "mutants" / "programs" / "m6_triton_readonly.py"
+
+
+def _fresh(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize(
+    "api",
+    [
+        # the eager reference alone, as the oracle and the pipelines call it
+        "from aliasfuzz.fuzz.eager import run_callable\n"
+        "from aliasfuzz.oracle.confirm import run_callable_named\n"
+        "r = run_callable_named(case.module.program, ['x'], case.module.inputs())\n"
+        "assert r.error is None, r.error\n"
+        "print(r.inputs_after[0].tolist())\n",
+        # the oracle's entry point on the case
+        "from aliasfuzz.oracle.cases import judge_one\n"
+        "print(judge_one(case, 'aot_eager').verdict.value)\n",
+    ],
+    ids=["eager-reference", "judge"],
+)
+def test_a_fresh_process_runs_a_user_triton_kernel_on_cpu(api):
+    pytest.importorskip("triton")
+    r = _fresh(
+        "from aliasfuzz.oracle.cases import load_case\n"
+        f"case = load_case({str(M6)!r})\n" + api
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() in ("ok", str([float(i + 1) for i in range(8)])), r.stdout
+
+
+def test_phases_nest_and_are_written_for_the_parent(tmp_path, monkeypatch):
+    phase_file = tmp_path / "phase"
+    monkeypatch.setenv(process.PHASE_ENV, str(phase_file))
+    monkeypatch.setattr(process, "_fd", None)
+    monkeypatch.setattr(process, "_written", None)
+    assert process.phase() == "harness"
+    with process.system_under_test("pipeline aot_eager"):
+        assert process.read_phase(phase_file) == "sut: pipeline aot_eager"
+        with process.harness("oracle"):
+            assert process.read_phase(phase_file) == "harness: oracle"
+            with process.system_under_test("eager"):
+                assert process.read_phase(phase_file) == "sut: eager"
+            assert process.read_phase(phase_file) == "harness: oracle"
+        assert process.phase() == "sut: pipeline aot_eager"
+    assert process.read_phase(phase_file) == "harness"
+    with pytest.raises(ValueError), process.system_under_test("eager"):
+        raise ValueError("the program's own failure")
+    assert process.read_phase(phase_file) == "harness"  # left on an exception too
+    assert process.read_phase(tmp_path / "missing") is None
+
+
+def test_setup_is_idempotent():
+    process.setup()
+    process.setup()
+    assert process._SETUP_DONE
+
+
+_DUMP = """\
+Fatal Python error: Aborted
+
+Current thread 0x00007f3e90030b80 (most recent call first):
+  File "{inner}", line 4 in _bytes
+  File "/x/aliasfuzz/campaign/_judge.py", line 70 in _judged
+
+Extension modules: numpy._core._multiarray_umath, torch._C (total: 2)
+"""
+
+
+def _oracle_file() -> str:
+    import aliasfuzz.oracle.footprints as fp
+
+    return fp.__file__
+
+
+@pytest.mark.parametrize(
+    ("phase", "inner", "internal"),
+    [
+        ("sut: pipeline inductor", "/x/torch/_inductor/fx_passes/reinplace.py", False),
+        ("sut: eager", "/tmp/w/src/program_1.py", False),
+        ("harness", "/x/torch/functional.py", True),  # the oracle called torch: ours
+        ("harness: oracle", "/x/torch/functional.py", True),
+        ("sut: pipeline inductor-reinplace", None, True),  # the oracle, called by a pass
+        (None, "/x/torch/_inductor/fx_passes/reinplace.py", False),  # no phase: as before
+    ],
+)
+def test_a_death_is_attributed_by_where_it_happened(phase, inner, internal):
+    log = _DUMP.format(inner=inner or _oracle_file())
+    out = attribute_death("signal:SIGABRT", phase, log, 1.0)
+    if internal:
+        assert set(out) == {"internal_error", "summary", "check", "seconds"}
+        assert out["check"] == "signal:SIGABRT"
+        assert "not in the system under test" in out["summary"]
+        assert "_bytes" in out["summary"] and "_bytes" in out["internal_error"]
+    else:
+        assert (out["verdict"], out["check"]) == ("crash", "signal:SIGABRT")
+        assert out["diff"].startswith("Fatal Python error") and "Extension" not in out["diff"]
+
+
+def test_innermost_frame_reads_the_dying_thread():
+    log = (
+        "Fatal Python error: Segmentation fault\n\n"
+        'Thread 0x1 (most recent call first):\n  File "/a.py", line 1 in other\n\n'
+        'Current thread 0x2 (most recent call first):\n  File "/b.py", line 4 in _bytes\n'
+    )
+    assert innermost_frame(log) == ("/b.py", 4, "_bytes")
+    assert innermost_frame("no dump here") is None
