@@ -54,6 +54,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz import process
 from aliasfuzz.fuzz.eager import EagerResult, alias_map
 from aliasfuzz.passes import hygiene
 from aliasfuzz.passes.hygiene import HookNotFound, resolve
@@ -464,6 +465,12 @@ def cut(
 
     options = options or PipelineOptions()
     hygiene.setup_process()
+    # a worker dying here died in PyTorch (the snapshot glue around it is a few lines)
+    with process.system_under_test(f"stages of {pipeline}"):
+        return _cut(pipeline, fn, make_inputs, input_names, options, program, device)
+
+
+def _cut(pipeline, fn, make_inputs, input_names, options, program, device) -> list[StageRun]:
     if pipeline == "torchscript":
         if program is None:
             raise InvalidArgument("cutting torchscript needs the program")

@@ -76,12 +76,13 @@ def rebuild(paths: list[str], corpus: Path, *, budget: int = 40, timeout: float 
     """Re-judge every entry under ``paths`` into ``corpus`` (see the module docstring)."""
     entries = entries_of(paths)
     bugs = load_known(corpus)
-    worker = Worker(Path(tempfile.mkdtemp(prefix="aliasfuzz-rebuild-")), timeout=timeout, recycle=50)
-    try:
-        for path in entries:
-            print(f"{path.name}: {_one(worker, path, corpus, bugs, budget)}", flush=True)
-    finally:
-        worker.close()
+    with tempfile.TemporaryDirectory(prefix="aliasfuzz-rebuild-") as tmp:
+        worker = Worker(Path(tmp), timeout=timeout, recycle=50)
+        try:
+            for path in entries:
+                print(f"{path.name}: {_one(worker, path, corpus, bugs, budget)}", flush=True)
+        finally:
+            worker.close()
     return 0
 
 

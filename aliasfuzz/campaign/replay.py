@@ -86,8 +86,9 @@ def replay_task(entry: CorpusEntry) -> dict[str, Any]:
 def replay_rows(paths: list[str], *, timeout: float = 120.0) -> list[ReplayRow]:
     """Replay every entry under ``paths``; one :class:`ReplayRow` each, in order."""
     rows: list[ReplayRow] = []
-    root = Path(tempfile.mkdtemp(prefix="aliasfuzz-replay-"))
-    worker = Worker(root, timeout=timeout, recycle=50)
+    # the worker's caches and log live only as long as the replay
+    tmp = tempfile.TemporaryDirectory(prefix="aliasfuzz-replay-")
+    worker = Worker(Path(tmp.name), timeout=timeout, recycle=50)
     try:
         for path in entries_of(paths):
             try:
@@ -113,6 +114,7 @@ def replay_rows(paths: list[str], *, timeout: float = 120.0) -> list[ReplayRow]:
             rows.append(ReplayRow(entry.id, status, want, got, out.get("explanation", "")[:120]))
     finally:
         worker.close()
+        tmp.cleanup()
     return rows
 
 
