@@ -127,10 +127,19 @@ def _inductor_config(options: Any, extra: dict[str, Any] | None = None):
     return cfg.patch(patch)
 
 
-def _decomposition_table(pipeline: str) -> dict:
-    if pipeline.startswith("inductor"):
-        return resolve("torch._inductor.decomposition", "select_decomp_table")()
-    return {}
+def _decomposition_table(pipeline: str, *, functional_only: bool = False) -> dict:
+    """The decompositions ``pipeline`` traces with (Inductor's table, or none for
+    ``aot_eager``). ``functional_only`` keeps the entries of functional overloads: under
+    AOTAutograd, functionalization rewrites ``out=`` and in-place calls into functional ones
+    before any decomposition sees them, so a table applied without functionalization must
+    not meet them either (Inductor's ``add`` decomposition has no ``out``, for one)."""
+    if not pipeline.startswith("inductor"):
+        return {}
+    table = resolve("torch._inductor.decomposition", "select_decomp_table")()
+    if functional_only:
+        table = {k: v for k, v in table.items()
+                 if not getattr(getattr(k, "_schema", None), "is_mutable", False)}
+    return table
 
 
 # -- the front-end stages -------------------------------------------------------------
@@ -146,7 +155,7 @@ def _dynamo_backend(_pipeline: str) -> Callable:
 def _decomposition_backend(pipeline: str) -> Callable:
     make_fx = resolve("torch.fx.experimental.proxy_tensor", "make_fx")
     enable_python_dispatcher = resolve("torch._dispatch.python", "enable_python_dispatcher")
-    table = _decomposition_table(pipeline)
+    table = _decomposition_table(pipeline, functional_only=True)
 
     def backend(gm, example_inputs):
         # AOTAutograd traces with the Python dispatcher on, so CompositeImplicitAutograd
