@@ -8,10 +8,14 @@
 #   bash bench/gpu/h200.sh throughput                     # short 16-worker campaigns
 #   bash bench/gpu/h200.sh campaign-start SECONDS         # 16-worker campaign, detached
 #   bash bench/gpu/h200.sh campaign-wait                  # wait for it, copy its summary
+#   bash bench/gpu/h200.sh campaign SECONDS SEED          # the same in the foreground
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 ALIASFUZZ_CASES=$PWD/.gpu/cases PYTHONPATH=/tmp/site
+export PYTHONUNBUFFERED=1 ALIASFUZZ_CASES=$PWD/.gpu/cases ALIASFUZZ_AUDIT=$PWD/.gpu/audit/labels.tsv \
+  PYTHONPATH=/tmp/site
+# cuBLAS needs a fixed workspace for the deterministic second eager opinion (oracle/opinions.py)
+export CUBLAS_WORKSPACE_CONFIG=${CUBLAS_WORKSPACE_CONFIG:-:4096:8}
 STATE=/tmp/af-state
 W=${ALIASFUZZ_GPU_WORKERS:-16}
 
@@ -21,7 +25,9 @@ summary() {  # the newest campaign's summary.json -> $OUT/$1
     [ -n "$s" ] && cp "$s" "$OUT/$1"
 }
 
-for phase in "$@"; do
+while [ $# -gt 0 ]; do
+  phase=$1
+  shift
   case $phase in
     setup)
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -55,11 +61,12 @@ for phase in "$@"; do
       done
       ;;
     campaign-start)
-      setsid nohup python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "${2:-600}" \
+      secs=${1:-600}
+      shift
+      setsid nohup python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" \
         --seed 2026 -q --corpus /tmp/af-corpus --state "$STATE" --report /tmp/af-reports \
         > /tmp/af-campaign.log 2>&1 < /dev/null &
       echo "campaign started, pid $!"
-      shift
       ;;
     campaign-wait)
       while pgrep -f "aliasfuzz.cli run --device cuda" > /dev/null; do sleep 5; done
@@ -69,7 +76,15 @@ for phase in "$@"; do
       tar czf "$OUT/campaign-corpus.tgz" -C /tmp af-corpus 2>/dev/null
       tar czf "$OUT/campaign-state.tgz" -C /tmp af-state 2>/dev/null
       ;;
-    [0-9]*) ;;  # the argument of campaign-start
+    campaign)  # campaign SECONDS SEED, foreground: summary and log to $OUT
+      secs=$1 seed=$2
+      shift 2
+      python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" --seed "$seed" -q \
+        --corpus "/tmp/af-corpus-$seed" --state "$STATE" --report /tmp/af-reports \
+        > "$OUT/campaign-$seed.log" 2>&1
+      grep -E "^(root causes|campaign|report|internal)" "$OUT/campaign-$seed.log"
+      summary "campaign-$seed-summary.json"
+      ;;
     *) echo "h200.sh: unknown phase $phase" >&2; exit 2 ;;
   esac
 done
