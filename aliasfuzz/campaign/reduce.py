@@ -2,7 +2,7 @@
 
 Each move makes a program simpler in one way; :mod:`.shrink` draws one choice per statement,
 output and input and keeps the candidates that still fail. Body moves, per statement
-(simplest first, :data:`DROP` < :data:`BYPASS` < :data:`KEEP`):
+(simplest first, :data:`DROP` < :data:`BYPASS` < the canonical rewrites < :data:`KEEP`):
 
 * drop: the statement goes, and with it every later statement and output that uses a name
   it binds (transitively);
@@ -11,7 +11,22 @@ output and input and keeps the candidates that still fail. Body moves, per state
   ``out=``) binds the argument it wrote, so the write disappears; a view, functional,
   scatter or factory op with one result binds its first argument of the result's shape and
   dtype (none: not bypassable). A statement that binds nothing (setitem, mutating custom
-  ops, Triton launches) has nothing to rebind: its bypass is its drop.
+  ops, Triton launches) has nothing to rebind: its bypass is its drop;
+* canonical rewrite (:func:`canonical_forms`): the statement is replaced by the canonical
+  statement of what it does, so that the op kind a minimized finding keeps says what the
+  failure needs and not which op happened to do it. A statement writing exactly one tensor
+  argument (in-place, ``out=``, setitem forms, mutating custom ops, Triton launches with one
+  written argument) becomes :data:`CANONICAL_WRITE`, ``add_.Scalar(t, other=1)`` on the
+  argument ``t`` it wrote (``1.0`` on floating dtypes; none for bool), binding the name the
+  original bound (an alias of ``t``, as the original's was); the write's extent becomes the
+  whole of ``t``. A functional or scatter statement with one result that bypass cannot
+  replace becomes :data:`CANONICAL_CLONE`, ``clone`` of its first argument of the result's
+  dtype (where the result's shape differs from every argument's: a shape equal but a dtype
+  not is no clone's), then :data:`CANONICAL_FACTORY`, ``zeros`` of the result's shape and
+  dtype (reading nothing: its argument only gives the device). ``add_.Scalar``, ``clone``
+  and ``zeros`` statements are canonical already and get no rewrite. A rewrite may not
+  validate (a shape its users reject, a whole-tensor write where only part was allowed):
+  the shrinker rejects that candidate like any other.
 
 Input moves, per input (simplest first, :data:`DENSE` < :data:`OWN_STORAGE` < keep):
 
@@ -37,15 +52,21 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from aliasfuzz.fuzz.ir import Program, StorageSpec, TensorSpec, contiguous_strides
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec, contiguous_strides
+from aliasfuzz.fuzz.ops.core import OpKind
 
 __all__ = [
     "BYPASS",
+    "CANONICAL",
+    "CANONICAL_CLONE",
+    "CANONICAL_FACTORY",
+    "CANONICAL_WRITE",
     "DENSE",
     "DROP",
     "KEEP",
     "OWN_STORAGE",
     "bypass_targets",
+    "canonical_forms",
     "dense_storages",
     "input_options",
     "needed_features",
@@ -55,11 +76,33 @@ __all__ = [
 ]
 
 DROP, BYPASS, KEEP = "drop", "bypass", "keep"
+CANONICAL_WRITE, CANONICAL_CLONE, CANONICAL_FACTORY = (
+    "canonical-write",
+    "canonical-clone",
+    "canonical-factory",
+)
+#: The canonical rewrites, simplest first (the order :func:`statement_options` offers them).
+CANONICAL = (CANONICAL_WRITE, CANONICAL_CLONE, CANONICAL_FACTORY)
 DENSE, OWN_STORAGE = "dense", "own-storage"
 
 #: Per statement: index tuples into its arguments, one per bound name (``()``: it binds
 #: nothing, so bypassing it is dropping it), or None (not bypassable).
 Targets = tuple[tuple[int, ...] | None, ...]
+
+#: Per statement: its canonical rewrites (action -> the replacing statement, written with the
+#: original's argument names), in :data:`CANONICAL` order; empty where none applies.
+Canonicals = tuple[dict[str, Op], ...]
+
+#: The registry rows of the canonical statements (what a rewrite never rewrites again).
+_CANONICAL_OPS = {CANONICAL_WRITE: "add_.Scalar", CANONICAL_CLONE: "clone", CANONICAL_FACTORY: "zeros"}
+
+#: Op kinds whose statements write their mutated arguments (a write rewrites to ``add_``).
+_WRITE_KINDS = frozenset({OpKind.INPLACE, OpKind.OUT, OpKind.CUSTOM, OpKind.TRITON})
+
+#: Op kinds whose statements return fresh memory read from their arguments.
+_PRODUCER_KINDS = frozenset({OpKind.FUNCTIONAL, OpKind.SCATTER})
+
+_FLOAT_DTYPES = frozenset({"float32", "float64", "float16", "bfloat16"})
 
 
 # -- body moves ------------------------------------------------------------------------
@@ -102,9 +145,72 @@ def _same_type(a, b) -> bool:
     return a is not None and b is not None and (a.shape, a.dtype) == (b.shape, b.dtype)
 
 
-def statement_options(targets: Targets) -> tuple[tuple[str, ...], ...]:
-    """Per statement, its actions simplest first: drop, bypass (where it differs), keep."""
-    return tuple((DROP, BYPASS, KEEP) if t else (DROP, KEEP) for t in targets)
+def canonical_forms(program: Program) -> Canonicals:
+    """Per statement of ``program``, its canonical rewrites (see the module docstring).
+
+    From the validated layouts: a write is a statement of kind ``inplace``, ``out``,
+    ``custom`` or ``triton`` with exactly one written argument position
+    (:meth:`~aliasfuzz.fuzz.ops.core.OpDef.mutated_indices`; a launch given one tensor in
+    two written positions has two) of a non-bool dtype, binding no name or one name of the
+    written argument's shape and dtype; its rewrite is ``add_.Scalar(t, other=1 | 1.0)``
+    binding that name (or a fresh one). A producer is a ``functional`` or ``scatter``
+    statement with one result and no bypass target (:func:`bypass_targets`); its rewrites
+    are ``clone`` of its first argument of the result's dtype, offered where the result's
+    shape differs from every argument's, and ``zeros`` of the result's shape and dtype with
+    the statement's first argument as its device. A statement whose op is already one of
+    these gets none. Raises :class:`~aliasfuzz.errors.InvalidArgument` when ``program``
+    does not validate.
+    """
+    from aliasfuzz.fuzz.validate import infer
+
+    taken = _names(program)
+    out = []
+    for step in infer(program).steps:
+        forms = {} if step.op.op in _CANONICAL_OPS.values() else _canonical(step, taken)
+        taken |= {o for op in forms.values() for o in op.out}
+        out.append(forms)
+    return tuple(out)
+
+
+def _canonical(step, taken: set[str]) -> dict[str, Op]:
+    op, kind, outs = step.op, step.opdef.kind, step.outs
+    if kind in _WRITE_KINDS:
+        mutated = step.opdef.mutated_indices(len(step.args))
+        if len(mutated) != 1 or len(outs) > 1:
+            return {}
+        t = step.args[mutated[0]]
+        if t is None or t.dtype == "bool" or (outs and not _same_type(outs[0], t)):
+            return {}
+        name = op.out[0] if op.out else _fresh(f"{op.args[mutated[0]]}_w", taken)
+        other = 1.0 if t.dtype in _FLOAT_DTYPES else 1
+        write = Op("add_.Scalar", (op.args[mutated[0]],), {"other": other}, (name,))
+        return {CANONICAL_WRITE: write}
+    if kind not in _PRODUCER_KINDS or len(outs) != 1 or outs[0] is None or _targets(step):
+        return {}
+    res = outs[0]
+    tensors = [(a, m) for a, m in zip(op.args, step.args, strict=True) if m is not None]
+    if not tensors:
+        return {}
+    forms = {}
+    if all(m.shape != res.shape for _, m in tensors):
+        src = next((a for a, m in tensors if m.dtype == res.dtype), None)
+        if src is not None:
+            forms[CANONICAL_CLONE] = Op("clone", (src,), {}, op.out)
+    params = {"shape": list(res.shape), "dtype": res.dtype}
+    forms[CANONICAL_FACTORY] = Op("zeros", (tensors[0][0],), params, op.out)
+    return forms
+
+
+def statement_options(
+    targets: Targets, canonicals: Canonicals | None = None
+) -> tuple[tuple[str, ...], ...]:
+    """Per statement, its actions simplest first: drop, bypass (where it differs), its
+    canonical rewrites (``canonicals``, default none), keep."""
+    canonicals = canonicals or ({},) * len(targets)
+    return tuple(
+        (DROP, *((BYPASS,) if t else ()), *[a for a in CANONICAL if a in c], KEEP)
+        for t, c in zip(targets, canonicals, strict=True)
+    )
 
 
 def reduce_program(
@@ -112,32 +218,41 @@ def reduce_program(
     actions: Sequence[str | bool],
     keep_outputs: Sequence[bool],
     targets: Targets | None = None,
+    canonicals: Canonicals | None = None,
 ) -> Program:
-    """``program`` with each statement dropped, bypassed or kept, and outputs removed.
+    """``program`` with each statement dropped, bypassed, rewritten or kept, and outputs removed.
 
-    ``actions`` has one entry per statement: :data:`DROP`, :data:`BYPASS` or :data:`KEEP`
-    (``False``/``True`` mean drop/keep); ``keep_outputs`` one flag per output. A statement
-    using a name bound by a dropped statement is dropped too (transitively), and so is an
-    output naming one; names bound by a bypassed statement are replaced, in later
-    statements and outputs, by the arguments ``targets`` (default
+    ``actions`` has one entry per statement: :data:`DROP`, :data:`BYPASS`, one of
+    :data:`CANONICAL` or :data:`KEEP` (``False``/``True`` mean drop/keep); ``keep_outputs``
+    one flag per output. A statement using a name bound by a dropped statement is dropped
+    too (transitively), and so is an output naming one; names bound by a bypassed statement
+    are replaced, in later statements and outputs, by the arguments ``targets`` (default
     :func:`bypass_targets`) gives; an output renamed to one already returned is returned
-    once. Raises :class:`ValueError` on a list of the wrong length, an unknown action or
-    the bypass of a statement that has none. The result is not validated.
+    once. A rewritten statement is replaced by its form in ``canonicals`` (default
+    :func:`canonical_forms`), its arguments renamed like any statement's. Raises
+    :class:`ValueError` on a list of the wrong length, an unknown action, or a bypass or
+    rewrite the statement does not have. The result is not validated.
     """
     if len(actions) != len(program.body) or len(keep_outputs) != len(program.outputs):
         raise ValueError("one action per statement and one flag per output")
     acts = [{True: KEEP, False: DROP}.get(a, a) if isinstance(a, bool) else a for a in actions]
-    if not set(acts) <= {DROP, BYPASS, KEEP}:
+    if not set(acts) <= {DROP, BYPASS, KEEP, *CANONICAL}:
         raise ValueError(f"unknown statement action in {sorted(set(map(str, acts)))}")
     if targets is None:
         targets = bypass_targets(program) if BYPASS in acts else (None,) * len(acts)
+    if canonicals is None:
+        canonicals = canonical_forms(program) if set(CANONICAL) & set(acts) else ({},) * len(acts)
     rename: dict[str, str] = {}
     gone: set[str] = set()
     body = []
     for i, (op, act, tgt) in enumerate(zip(program.body, acts, targets, strict=True)):
-        args = tuple(rename.get(a, a) for a in op.args)
         if act == BYPASS and tgt is None:
             raise ValueError(f"statement {i} ({op.op}) cannot be bypassed")
+        if act in CANONICAL:
+            if act not in canonicals[i]:
+                raise ValueError(f"statement {i} ({op.op}) has no {act} rewrite")
+            op = canonicals[i][act]
+        args = tuple(rename.get(a, a) for a in op.args)
         if gone & set(args) or act == DROP or (act == BYPASS and not tgt):
             gone |= set(op.out)
         elif act == BYPASS:
@@ -303,7 +418,9 @@ def needed_features(program: Program) -> dict[str, Any]:
     """What ``program`` keeps that the shrinker's moves could remove, as sorted lists.
 
     ``op_kinds``: the :class:`~aliasfuzz.fuzz.ops.core.OpKind` values of its statements
-    (drop and bypass remove statements). ``input_features``:
+    (drop and bypass remove statements; a canonical rewrite turns a write of any kind into
+    ``inplace`` and a producer into ``functional`` or ``factory``, so on a minimized program
+    a kind other than those is one whose rewrite lost the failure). ``input_features``:
 
     * ``aliased-inputs`` when two inputs (not ``None``) share a storage: un-aliasing
       removes it, and aliased inputs are what functionalization and the reinplace pass
@@ -318,7 +435,8 @@ def needed_features(program: Program) -> dict[str, Any]:
     unused bool input), and the one dtype-bound root cause audited (int64 ``addcmul_``) is
     told apart by its stage. On a program :func:`~.shrink.shrink` minimized, each feature
     is needed in the greedy sense: the single moves that would remove it were tried and
-    lost the failure. It is not where the budget ran out, where the finding did not
+    lost the failure; an ``inplace``, ``functional`` or ``factory`` kind may stand for any
+    write or producer (the canonical forms). It is not where the budget ran out, where the finding did not
     reproduce (left unshrunk), where densifying was not offered (values that a ``values``
     storage cannot hold), or for a kind whose only statements cannot be bypassed and feed
     ones that stay (a view of another shape). Raises

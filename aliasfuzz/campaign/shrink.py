@@ -53,8 +53,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from aliasfuzz.campaign.reduce import (
+    Canonicals,
     Targets,
     bypass_targets,
+    canonical_forms,
     dense_storages,
     input_options,
     needed_features,
@@ -120,27 +122,52 @@ class _Plan:
     nodes: tuple[tuple[tuple[str, Any], tuple[Any, ...]], ...]
     targets: Targets
     dense: dict[str, StorageSpec]
+    canonicals: Canonicals
+    encoding: str = "booleans"
 
     def keep_everything(self) -> list[bool | int]:
         """The choice sequence that draws the program itself (each node's last option)."""
-        return [True if len(options) == 2 else len(options) - 1 for _, options in self.nodes]
+        out: list[bool | int] = []
+        for _, options in self.nodes:
+            if len(options) == 2 or self.encoding == "booleans":
+                out += [True] * (len(options) - 1)
+            else:
+                out.append(len(options) - 1)
+        return out
 
 
-def _plan(program: Program, body_first: bool = False) -> _Plan:
+#: How a node of more than two options is drawn: ``booleans``, one boolean per option but
+#: the last, the first False picking its option (all True: the original); ``integers``, one
+#: integer (the last: the original). A node of two options is one boolean either way.
+ENCODINGS = ("booleans", "integers")
+
+
+def _plan(
+    program: Program,
+    body_first: bool = False,
+    canonical: bool = True,
+    encoding: str = "booleans",
+) -> _Plan:
     """The nodes of ``program``: its inputs' first (unless ``body_first``), then its outputs
-    and its statements from the last to the first."""
+    and its statements from the last to the first; with the canonical rewrites unless
+    ``canonical`` is False (``bench/shrink.py`` compares), drawn as ``encoding`` says."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}")
     try:
         targets = bypass_targets(program)
         dense = dense_storages(program)
+        canonicals = canonical_forms(program) if canonical else ({},) * len(program.body)
     except InvalidArgument:  # every candidate is rejected anyway (the original included)
-        targets, dense = (None,) * len(program.body), {}
+        targets, dense, canonicals = (None,) * len(program.body), {}, ({},) * len(program.body)
     inputs = [(("layout", name), o) for name, o in input_options(program, dense).items()]
     inputs += [
         (("grad", t.name), (False, True)) for t in program.inputs if t.requires_grad and not t.none
     ]
     body = [(("output", j), (False, True)) for j in range(len(program.outputs))]
-    body += [(("statement", i), o) for i, o in enumerate(statement_options(targets))][::-1]
-    return _Plan(tuple(body + inputs if body_first else inputs + body), targets, dense)
+    options = statement_options(targets, canonicals)
+    body += [(("statement", i), o) for i, o in enumerate(options)][::-1]
+    nodes = tuple(body + inputs if body_first else inputs + body)
+    return _Plan(nodes, targets, dense, canonicals, encoding)
 
 
 def _apply(program: Program, plan: _Plan, picks: dict[tuple[str, Any], Any]) -> Program:
@@ -151,6 +178,7 @@ def _apply(program: Program, plan: _Plan, picks: dict[tuple[str, Any], Any]) -> 
         [picks[("statement", i)] for i in range(n)],
         [picks[("output", j)] for j in range(len(program.outputs))],
         plan.targets,
+        plan.canonicals,
     )
     layouts = {name: o for (kind, name), o in picks.items() if kind == "layout"}
     drop_grad = [name for (kind, name), o in picks.items() if kind == "grad" and not o]
@@ -183,7 +211,11 @@ def _strategy(program: Program, plan: _Plan):
     def choose(draw, options: tuple[Any, ...]) -> Any:
         if len(options) == 2:
             return options[draw(st.booleans())]
-        return options[draw(st.integers(0, len(options) - 1))]
+        if plan.encoding == "integers":
+            return options[draw(st.integers(0, len(options) - 1))]
+        # every boolean is drawn, so a node's choices keep their length and place
+        flags = [draw(st.booleans()) for _ in options[:-1]]
+        return options[flags.index(False) if False in flags else -1]
 
     @st.composite
     def _reduced(draw) -> Program:
