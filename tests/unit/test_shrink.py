@@ -9,19 +9,26 @@ from pathlib import Path
 import pytest
 import torch
 
+from aliasfuzz.campaign import shrink as shrink_mod
 from aliasfuzz.campaign.reduce import (
     BYPASS,
+    CANONICAL_CLONE,
+    CANONICAL_FACTORY,
+    CANONICAL_WRITE,
     DENSE,
     DROP,
     KEEP,
     OWN_STORAGE,
     bypass_targets,
+    canonical_forms,
     dense_storages,
     input_options,
     needed_features,
     reduce_inputs,
+    statement_options,
 )
 from aliasfuzz.campaign.shrink import (
+    is_valid,
     keep_everything,
     reduce_program,
     reductions,
@@ -518,3 +525,276 @@ def test_budget_bounds_the_executions_of_every_move(budget):
     assert spent == len(need.calls) <= budget
     assert same_failure(BAD, out) and NeedsAliasedAdd()(small) == BAD
     assert spent < shrink(p, dict(BAD), NeedsAliasedAdd(), budget=200)[2]
+
+
+# -- canonical rewrites ------------------------------------------------------------------
+def _writes_program() -> Program:
+    """One write of each kind, a producer bypass cannot replace, and two canonical forms.
+
+    ``x`` (4, 4) float32, ``k`` (4,) int64, ``b`` (4,) bool, ``a`` (4, 3), ``w`` (3, 4)."""
+    p = Program(
+        (_f32("s0", 16, 1), StorageSpec("s1", 4, "int64"), StorageSpec("s2", 4, "bool"),
+         _f32("s3", 12, 2), _f32("s4", 12, 3)),
+        (
+            TensorSpec("x", "s0", (4, 4), (4, 1)),
+            TensorSpec("k", "s1", (4,), (1,)),
+            TensorSpec("b", "s2", (4,), (1,)),
+            TensorSpec("a", "s3", (4, 3), (3, 1)),
+            TensorSpec("w", "s4", (3, 4), (4, 1)),
+        ),
+        (
+            Op("addcmul_", ("x", "x", "x"), {"value": 1}, ("v0",)),  # 0: inplace, binds x
+            Op("add.out", ("k", "k", "k"), {}, ("v1",)),  # 1: out= into an int64 k
+            Op("fz.add_one_", ("v0",), {}, ()),  # 2: mutating custom op, binds nothing
+            Op("tk.scale_", ("v0",), {"grid": [1], "BLOCK": 16, "n": 16, "alpha": 2.0}, ()),  # 3
+            Op("tk.scale_then_shift", ("x", "x"), {"grid": [1], "BLOCK": 16}, ()),  # 4: two
+            Op("setitem.Scalar", ("b",), {"idx": [0], "value": True}, ()),  # 5: bool
+            Op("matmul", ("a", "w"), {}, ("m",)),  # 6: (4, 4), like no argument
+            Op("sin", ("x",), {}, ("s",)),  # 7: bypassable
+            Op("add_.Scalar", ("m",), {"other": 2.0}, ("v2",)),  # 8: canonical already
+            Op("clone", ("a",), {}, ("c",)),  # 9: canonical already
+            Op("zeros", ("a",), {"shape": [2], "dtype": "int64"}, ("z",)),  # 10: factory
+            Op("sum", ("k",), {"dim": 0}, ("t",)),  # 11: int64 (), no same-dtype clone shape
+            Op("mean", ("x",), {"dim": 0}, ("r",)),  # 12: (4,) float32, shape of no argument
+        ),
+        ("v1", "v2", "c", "s", "z", "t", "r"),
+    )
+    p.validate()
+    return p
+
+
+def test_canonical_forms_of_each_write_and_producer():
+    p = _writes_program()
+    forms = canonical_forms(p)
+    assert forms[0] == {CANONICAL_WRITE: Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",))}
+    # out=: the written argument is the out tensor; an integer dtype gets an integer scalar
+    assert forms[1] == {CANONICAL_WRITE: Op("add_.Scalar", ("k",), {"other": 1}, ("v1",))}
+    # a write binding nothing binds a fresh name, unused, unique in the program
+    assert forms[2] == {CANONICAL_WRITE: Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v0_w",))}
+    assert forms[3] == {CANONICAL_WRITE: Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v0_w_1",))}
+    assert forms[4] == {}  # a launch writing two argument positions (one tensor twice)
+    assert forms[5] == {}  # bool: no add_ scalar is valid
+    assert forms[6] == {
+        CANONICAL_CLONE: Op("clone", ("a",), {}, ("m",)),
+        CANONICAL_FACTORY: Op("zeros", ("a",), {"shape": [4, 4], "dtype": "float32"}, ("m",)),
+    }
+    assert forms[7] == {}  # bypass replaces it
+    assert forms[8] == forms[9] == forms[10] == {}  # canonical already
+    assert forms[11] == {
+        CANONICAL_CLONE: Op("clone", ("k",), {}, ("t",)),
+        CANONICAL_FACTORY: Op("zeros", ("k",), {"shape": [], "dtype": "int64"}, ("t",)),
+    }
+    assert forms[12][CANONICAL_CLONE] == Op("clone", ("x",), {}, ("r",))
+    opts = statement_options(bypass_targets(p), forms)
+    assert opts[0] == (DROP, BYPASS, CANONICAL_WRITE, KEEP)
+    assert opts[2] == (DROP, CANONICAL_WRITE, KEEP)  # binds nothing: bypass is drop
+    assert opts[4] == opts[5] == (DROP, KEEP)
+    assert opts[6] == (DROP, CANONICAL_CLONE, CANONICAL_FACTORY, KEEP)
+    assert opts[7] == (DROP, BYPASS, KEEP)
+
+
+def test_a_canonical_write_keeps_its_users_reading_the_written_tensor():
+    p = _writes_program()
+    acts = [KEEP] * len(p.body)
+    acts[0] = CANONICAL_WRITE  # v0 = x.add_(1.0): v0 is x, as it was
+    acts[1] = CANONICAL_WRITE
+    acts[2] = CANONICAL_WRITE
+    r = reduce_program(p, acts, [True] * len(p.outputs))
+    r.validate()
+    assert _rows(r)[:3] == [
+        ("add_.Scalar", ("x",), ("v0",)),
+        ("add_.Scalar", ("k",), ("v1",)),
+        ("add_.Scalar", ("v0",), ("v0_w",)),
+    ]
+    assert r.body[3:] == p.body[3:] and r.outputs == p.outputs
+    typed = infer(r)
+    assert typed.values["v0"] == typed.values["x"] and typed.values["v1"] == typed.values["k"]
+    # a rewrite after a bypass reads the renamed argument: v0 -> x
+    acts = [KEEP] * len(p.body)
+    acts[0], acts[3] = BYPASS, CANONICAL_WRITE
+    r = reduce_program(p, acts, [True] * len(p.outputs))
+    assert ("add_.Scalar", ("x",), ("v0_w_1",)) in _rows(r)
+    assert ("fz.add_one_", ("x",), ()) in _rows(r)
+    with pytest.raises(ValueError, match="statement 4 .tk.scale_then_shift. has no canonical-write"):
+        reduce_program(p, [KEEP] * 4 + [CANONICAL_WRITE] + [KEEP] * 8, [True] * 7)
+
+
+def test_a_canonical_producer_keeps_its_name_and_its_users():
+    p = _writes_program()
+    acts = [KEEP] * len(p.body)
+    acts[6] = CANONICAL_FACTORY  # m = zeros([4, 4]): add_.Scalar(m) still reads a (4, 4) m
+    r = reduce_program(p, acts, [True] * len(p.outputs))
+    r.validate()
+    assert r.body[6] == Op("zeros", ("a",), {"shape": [4, 4], "dtype": "float32"}, ("m",))
+    assert needed_features(r)["op_kinds"] == [
+        "custom", "factory", "functional", "inplace", "out", "triton"
+    ]
+    acts[6] = CANONICAL_CLONE  # m = a.clone(): (4, 3), and add_.Scalar takes any shape
+    r = reduce_program(p, acts, [True] * len(p.outputs))
+    assert is_valid(r) and infer(r).values["m"].shape == (4, 3)
+
+
+def _matmul_feeds_add() -> Program:
+    """``m = a @ w`` (4, 4) from (4, 3) and (3, 4), then ``v = x.add_(m)``: clone(a) is (4, 3),
+    which does not broadcast to x, so the clone rewrite does not validate; zeros does."""
+    p = Program(
+        (_f32("s0", 16, 1), _f32("s3", 12, 2), _f32("s4", 12, 3)),
+        (
+            TensorSpec("x", "s0", (4, 4), (4, 1)),
+            TensorSpec("a", "s3", (4, 3), (3, 1)),
+            TensorSpec("w", "s4", (3, 4), (4, 1)),
+        ),
+        (Op("matmul", ("a", "w"), {}, ("m",)), Op("add_", ("x", "m"), {}, ("v",))),
+        ("v",),
+    )
+    p.validate()
+    return p
+
+
+def test_invalid_rewrites_are_rejected_and_never_run():
+    p = _matmul_feeds_add()
+    assert not is_valid(reduce_program(p, [CANONICAL_CLONE, KEEP], [True]))
+    assert is_valid(reduce_program(p, [CANONICAL_FACTORY, KEEP], [True]))
+    calls = []
+
+    def evaluate(q: Program) -> dict:  # the failure needs x.add_(m) with m a fresh (4, 4)
+        calls.append(q)
+        hit = any(op.op == "add_" and op.args == ("x", "m") for op in q.body)
+        return dict(BAD) if hit else dict(OK)
+
+    small, _, _ = shrink(p, evaluate(p), evaluate, budget=40)
+    assert all(is_valid(q) for q in calls)
+    assert [op.op for op in small.body] == ["zeros", "add_"]
+    assert needed_features(small)["op_kinds"] == ["factory", "inplace"]
+
+
+class NeedsWriteTo:
+    """A stub ``evaluate``: the failure needs some write into ``d`` (a dropout of ``x``)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, q: Program) -> dict:
+        self.calls.append(q.dumps())
+        steps = infer(q).steps
+        d = next((s.outs[0] for s in steps if s.op.op == "dropout_eval"), None)
+        hit = d is not None and any(
+            s.opdef.written(s.args, s.op.params) and d in s.opdef.written(s.args, s.op.params)
+            for s in steps
+        )
+        return dict(BAD) if hit else dict(OK)
+
+
+def _dropout_then(write: Op, *more: Op, outputs=("e",), matmul_inputs=False) -> Program:
+    """``e = sin(y); d = dropout(x, training=False)``, then ``write`` into ``d`` and ``more``
+    (with ``matmul_inputs``, two more inputs ``a`` (4, 3) and ``w`` (3, 4))."""
+    storages, inputs = (_f32("s0", 16, 1), _f32("s1", 16, 2)), (
+        TensorSpec("x", "s0", (4, 4), (4, 1)),
+        TensorSpec("y", "s1", (4, 4), (4, 1)),
+    )
+    if matmul_inputs:
+        storages += (_f32("s3", 12, 3), _f32("s4", 12, 4))
+        inputs += (TensorSpec("a", "s3", (4, 3), (3, 1)), TensorSpec("w", "s4", (3, 4), (4, 1)))
+    p = Program(
+        storages,
+        inputs,
+        (Op("sin", ("y",), {}, ("e",)), Op("dropout_eval", ("x",), {"p": 0.5}, ("d",)), write, *more),
+        outputs,
+    )
+    p.validate()
+    return p
+
+
+#: The writes the campaign's PyTorch #195422 entries kept (each through dropout's result).
+DROPOUT_WRITES = {
+    "custom": lambda: _dropout_then(Op("fz.add_one_", ("d",), {}, ())),
+    "out": lambda: _dropout_then(Op("add.out", ("y", "y", "d"), {}, ("v",)), outputs=("v",)),
+    "inplace": lambda: _dropout_then(
+        Op("addcmul_", ("d", "y", "e"), {"value": 1}, ("v",)), outputs=("v", "e")
+    ),
+    "triton": lambda: _dropout_then(
+        Op("tk.scale_", ("d",), {"grid": [1], "BLOCK": 16, "n": 16, "alpha": 2.0}, ())
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(DROPOUT_WRITES))
+def test_keep_everything_replays_programs_with_rewrites(kind):
+    from hypothesis.internal.conjecture.data import ConjectureData
+
+    p = DROPOUT_WRITES[kind]()
+    choices = keep_everything(p)
+    # per node: a two-way node one boolean; a node of n options n - 1 booleans
+    n_options = [len(o) for _, o in shrink_mod._plan(p).nodes]
+    assert choices == [True] * sum(n - 1 for n in n_options)
+    assert any(n > 2 for n in n_options)  # the write has a rewrite
+    data = ConjectureData.for_choices(choices)
+    assert data.draw(reductions(p)) == p and data.choices == tuple(choices)
+    plan = shrink_mod._plan(p, encoding="integers")
+    data = ConjectureData.for_choices(plan.keep_everything())
+    assert data.draw(shrink_mod._strategy(p, plan)) == p
+
+
+def test_keep_everything_of_a_program_with_rewrites_is_pinned():
+    """The exact sequence of one program: inputs' layouts (none move), outputs, then the
+    statements last to first (``hypothesis`` replays it byte for byte)."""
+    p = DROPOUT_WRITES["out"]()
+    assert [name for name, _ in shrink_mod._plan(p).nodes] == [
+        ("output", 0), ("statement", 2), ("statement", 1), ("statement", 0)
+    ]
+    # v = add.out(y, y, out=d): drop, bypass, rewrite, keep; dropout: drop, bypass, keep;
+    # sin(y): drop, bypass, keep
+    assert keep_everything(p) == [True, True, True, True, True, True, True, True]
+    assert shrink_mod._plan(p, encoding="integers").keep_everything() == [True, 3, 2, 2]
+
+
+@pytest.mark.parametrize("kind", list(DROPOUT_WRITES))
+def test_every_write_kind_shrinks_to_the_canonical_write(kind):
+    p = DROPOUT_WRITES[kind]()
+    need = NeedsWriteTo()
+    small, _, _ = shrink(p, need(p), need, budget=40)
+    assert [op.op for op in small.body] == ["dropout_eval", "add_.Scalar"]
+    assert needed_features(small) == {"op_kinds": ["inplace", "view"], "input_features": []}
+    # without the rewrite, the kind of the write stays (the split this move removes)
+    plan = shrink_mod._plan(p, canonical=False)
+    strategy = shrink_mod._strategy(p, plan)
+    old, _, _ = shrink_mod._minimize(p, need(p), NeedsWriteTo(), 40, strategy, plan.keep_everything())
+    assert p.body[2].op in [op.op for op in old.body]
+    assert kind in needed_features(old)["op_kinds"]
+
+
+def test_shrinking_with_rewrites_is_deterministic():
+    p = DROPOUT_WRITES["inplace"]()
+    runs = []
+    for _ in range(2):
+        need = NeedsWriteTo()
+        small, _, spent = shrink(p, dict(BAD), need, budget=200)
+        runs.append((small.dumps(), spent, need.calls))
+    assert runs[0] == runs[1]
+    assert len(set(runs[0][2])) == len(runs[0][2]) > 3
+
+
+def test_the_dropout_bug_gives_one_feature_set_whatever_the_write():
+    """PyTorch #195422 (eval-mode dropout decomposed to a clone: a write through its result
+    is lost) judged for real on ``aot_eager``, through each kind of write and through a
+    write that reads a ``matmul``: every one shrinks to the same needed features."""
+    from aliasfuzz.campaign import _judge
+
+    def evaluate(q: Program) -> dict:
+        return _judge.evaluate(q, "aot_eager", "cpu")
+
+    mm = _dropout_then(
+        Op("matmul", ("a", "w"), {}, ("m",)),
+        Op("add_", ("d", "m"), {}, ("v",)),
+        outputs=("v",),
+        matmul_inputs=True,
+    )
+    programs = [make() for make in DROPOUT_WRITES.values()] + [mm]
+    features = []
+    for p in programs:
+        out = evaluate(p)
+        assert out["verdict"] == "miscompile", out["explanation"]
+        small, small_out, _ = shrink(p, out, evaluate, budget=40)
+        assert same_failure(out, small_out)
+        features.append(needed_features(small))
+    assert features == [{"op_kinds": ["inplace", "view"], "input_features": []}] * len(programs)
