@@ -8,9 +8,13 @@ the findings the driver would shrink: one per pre-shrink signature. Then each fi
 minimized by each of ``--minimizers``, every candidate run on the finding's pipeline in an
 isolated :class:`~aliasfuzz.campaign.worker.Worker`:
 
-* ``moves``: :func:`aliasfuzz.campaign.shrink.shrink` (drop, bypass, un-alias, densify, drop
-  ``requires_grad``; the inputs' choices drawn before the outputs' and statements');
-* ``moves-body-first``: the same moves with the inputs' choices drawn last;
+* ``moves``: :func:`aliasfuzz.campaign.shrink.shrink` (drop, bypass, canonical rewrite,
+  un-alias, densify, drop ``requires_grad``; the inputs' choices drawn before the outputs'
+  and statements'; a node of n > 2 options drawn as n - 1 booleans);
+* ``moves-integers``: the same, a node of more than two options drawn as one integer;
+* ``no-canonical``: the shrinker before the canonical rewrite (its moves, a node of three
+  options one integer);
+* ``moves-body-first``: ``moves`` with the inputs' choices drawn last;
 * ``drop-only``: the shrinker before the bypass and input moves (kept here, verbatim: keep or
   drop each output and statement);
 * ``ddmin``: the statement-deletion delta debugger the campaign used before Hypothesis;
@@ -24,8 +28,10 @@ on the same outcomes; delete it after changing torch or the oracle). Prints one 
 finding and, per minimizer: the median and total of minimized statements and executions,
 how many findings end with at most 2 statements, the moves in the results (statements
 bypassed, i.e. gone while a later statement that used them stayed; inputs given their own
-storage or densified; ``requires_grad`` dropped) and the aliased and strided inputs left
-(inputs sharing a storage with another; inputs non-contiguous or at an offset).
+storage or densified; ``requires_grad`` dropped), the aliased and strided inputs left
+(inputs sharing a storage with another; inputs non-contiguous or at an offset), and the
+number of distinct ``needed_features`` among the findings, over all and per (pipeline,
+verdict, check class) as the corpus keys them (fewer: fewer entries for one bug).
 """
 
 from __future__ import annotations
@@ -105,13 +111,17 @@ def drop_only(program: Program, outcome: dict[str, Any], evaluate, budget: int):
     return shrink_mod._minimize(program, outcome, evaluate, budget, strategy, everything)
 
 
-def moves_body_first(program: Program, outcome: dict[str, Any], evaluate, budget: int):
-    """:func:`shrink` with the outputs' and statements' choices drawn before the inputs'."""
-    plan = shrink_mod._plan(program, body_first=True)
-    strategy = shrink_mod._strategy(program, plan)
-    return shrink_mod._minimize(
-        program, outcome, evaluate, budget, strategy, plan.keep_everything()
-    )
+def _variant(**plan_kw):
+    """:func:`shrink` with :func:`~aliasfuzz.campaign.shrink._plan` given ``plan_kw``."""
+
+    def minimize(program: Program, outcome: dict[str, Any], evaluate, budget: int):
+        plan = shrink_mod._plan(program, **plan_kw)
+        strategy = shrink_mod._strategy(program, plan)
+        return shrink_mod._minimize(
+            program, outcome, evaluate, budget, strategy, plan.keep_everything()
+        )
+
+    return minimize
 
 
 def _strided(t) -> bool:
@@ -253,12 +263,14 @@ def _save_cache(args, findings, outcomes) -> None:
 
 MINIMIZERS = {
     "moves": shrink,
-    "moves-body-first": moves_body_first,
+    "moves-integers": _variant(encoding="integers"),
+    "no-canonical": _variant(canonical=False, encoding="integers"),
+    "moves-body-first": _variant(body_first=True),
     "drop-only": drop_only,
     "ddmin": ddmin,
     "hypothesis+ddmin": _moves_then_dd,
 }
-DEFAULT_MINIMIZERS = "moves,moves-body-first,drop-only"
+DEFAULT_MINIMIZERS = "moves,moves-integers,no-canonical"
 
 
 def _input_summary(rows, name) -> str:
@@ -280,7 +292,24 @@ def _summary(name: str, rows) -> None:
         f"{sum(x <= 2 for x in st)}/{len(st)} at <= 2), median {statistics.median(ex)} "
         f"executions (total {sum(ex)}, max {max(ex)}); "
         + ", ".join(f"{k} {v}" for k, v in moves.items())
-        + f"; left: {_input_summary(rows, name)}"
+        + f"; left: {_input_summary(rows, name)}; {_feature_summary(rows, name)}"
+    )
+
+
+def _feature_summary(rows, name) -> str:
+    """Distinct ``needed_features`` over the findings, and summed over the groups of one
+    (pipeline, verdict, check class) (what the corpus key adds to them)."""
+    from aliasfuzz.oracle.differential import check_class
+
+    def key(r):
+        return json.dumps(r[name]["features"], sort_keys=True)
+
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["pipeline"], r["verdict"], check_class(r["check"])), set()).add(key(r))
+    return (
+        f"{len({key(r) for r in rows})} distinct needed_features, "
+        f"{sum(len(g) for g in groups.values())} over (pipeline, verdict, check)"
     )
 
 

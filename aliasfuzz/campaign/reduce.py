@@ -253,7 +253,9 @@ def reduce_program(
                 raise ValueError(f"statement {i} ({op.op}) has no {act} rewrite")
             op = canonicals[i][act]
         args = tuple(rename.get(a, a) for a in op.args)
-        if gone & set(args) or act == DROP or (act == BYPASS and not tgt):
+        # a bypassed statement's names need only the arguments they are rebound to
+        needs = {args[j] for j in tgt} if act == BYPASS and tgt else set(args)
+        if gone & needs or act == DROP or (act == BYPASS and not tgt):
             gone |= set(op.out)
         elif act == BYPASS:
             rename.update((o, args[j]) for o, j in zip(op.out, tgt, strict=True))

@@ -3,13 +3,16 @@
 A reduction of a program is one choice per *node* (:class:`_Plan`), each among options
 ordered simplest first, the last being the original (the moves are those of :mod:`.reduce`):
 per input, its layout (dense < own storage < as is, where a move applies) and whether it
-still requires grad; per output, drop < keep; per statement, drop < bypass < keep (drop <
-keep where bypassing is dropping or impossible). A dropped statement takes every later
-statement and output that uses it along (:func:`without_statement`); a bypassed one leaves
-its users reading the argument it stood for. :func:`reductions` is the Hypothesis strategy
-of those reduced programs (an invalid one is rejected): a node of two options is a boolean,
-one of three an integer, so Hypothesis, shrinking toward False and 0, tries the simplest
-first.
+still requires grad; per output, drop < keep; per statement, drop < bypass < canonical
+rewrite < keep, each where the statement has it (a write: ``add_.Scalar`` on the argument it
+wrote; a producer bypass cannot replace: ``clone`` < ``zeros``). A dropped statement takes
+every later statement and output that uses it along (:func:`without_statement`); a bypassed
+one leaves its users reading the argument it stood for; a rewritten one leaves them reading
+the name it bound. :func:`reductions` is the Hypothesis strategy of those reduced programs
+(an invalid one is rejected): a node of two options is a boolean, one of n > 2 options n - 1
+booleans of which the first False picks its option (all True: the original), so
+Hypothesis, shrinking toward False, tries the simplest first. Every boolean of a node is
+drawn whatever the first False, so a node's choices keep their place in the sequence.
 
 The draw order is the inputs, then the outputs, then the statements last to first,
 because Hypothesis tries its simplifications roughly in draw order: an output or a late
@@ -21,7 +24,9 @@ candidates run again on the new inputs; drawn first, it succeeds (it nearly alwa
 before them. On the findings of two default campaigns (``bench/shrink.py``,
 ``bench/runs/shrink-2026-11-30.txt``) inputs first needed 2 % fewer executions than inputs
 last, and booleans for two-way nodes 11 % fewer than integers everywhere (Hypothesis's
-integer passes try more candidates), for the same program sizes.
+integer passes try more candidates), for the same program sizes. With the canonical
+rewrites, nodes of three and four options drawn as booleans needed XXX
+(``bench/runs/shrink-canonical-2026-11-30.txt``).
 
 :func:`shrink` starts Hypothesis from the finding itself: the choice sequence "keep
 everything" is saved in an :class:`~hypothesis.database.InMemoryExampleDatabase` under the

@@ -110,6 +110,18 @@ def _rows(p: Program) -> list[tuple]:
     return [(op.op, op.args, op.out) for op in p.body]
 
 
+def test_a_bypass_needs_only_the_argument_it_stands_for():
+    p = _ten()
+    acts = [KEEP] * 10
+    acts[2], acts[3] = DROP, BYPASS  # v3 = add(v1, v2) without v2: v3 is v1 still
+    r = reduce_program(p, acts, [True, True, True])
+    r.validate()
+    assert ("clone", ("v1",), ("v8",)) in _rows(r) and r.outputs == ("v8", "v9", "v6")
+    acts[1] = DROP  # v1 gone: the bypass has nothing to stand for
+    r = reduce_program(p, acts, [True, True, True])
+    assert "v8" not in {o for op in r.body for o in op.out} and r.outputs == ("v6",)
+
+
 # The smallest programs holding both needed statements verbatim (their arguments included):
 # every producer of a name they read stays, bypassed down to ``x`` as far as it can be.
 NEEDED_VERBATIM = {
