@@ -7,7 +7,8 @@ output and input and keeps the candidates that still fail. Body moves, per state
 * drop: the statement goes, and with it every later statement and output that uses a name
   it binds (transitively);
 * bypass: the statement goes, but the names it binds are rebound to one of its arguments,
-  so its users survive (:func:`bypass_targets`): an op that writes an argument (in-place,
+  so its users survive (and need only that argument: a drop of another one's producer
+  leaves them) (:func:`bypass_targets`): an op that writes an argument (in-place,
   ``out=``) binds the argument it wrote, so the write disappears; a view, functional,
   scatter or factory op with one result binds its first argument of the result's shape and
   dtype (none: not bypassable). A statement that binds nothing (setitem, mutating custom
@@ -438,10 +439,11 @@ def needed_features(program: Program) -> dict[str, Any]:
     told apart by its stage. On a program :func:`~.shrink.shrink` minimized, each feature
     is needed in the greedy sense: the single moves that would remove it were tried and
     lost the failure; an ``inplace``, ``functional`` or ``factory`` kind may stand for any
-    write or producer (the canonical forms). It is not where the budget ran out, where the finding did not
-    reproduce (left unshrunk), where densifying was not offered (values that a ``values``
-    storage cannot hold), or for a kind whose only statements cannot be bypassed and feed
-    ones that stay (a view of another shape). Raises
+    write or producer (the canonical forms). It is not where the budget ran out, where the
+    finding did not reproduce (left unshrunk), where densifying was not offered (values that
+    a ``values`` storage cannot hold), or for a kind whose only statements can be neither
+    bypassed nor rewritten and feed ones that stay (a view of another shape, a multi-result
+    view such as ``split``). Raises
     :class:`~aliasfuzz.errors.InvalidArgument` on an op the registry does not know.
     """
     from aliasfuzz.fuzz.ops import lookup
