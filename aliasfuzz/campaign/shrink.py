@@ -25,7 +25,9 @@ before them. On the findings of two default campaigns (``bench/shrink.py``,
 ``bench/runs/shrink-2026-11-30.txt``) inputs first needed 2 % fewer executions than inputs
 last, and booleans for two-way nodes 11 % fewer than integers everywhere (Hypothesis's
 integer passes try more candidates), for the same program sizes. With the canonical
-rewrites, nodes of three and four options drawn as booleans needed XXX
+rewrites (nodes of up to four options), n - 1 booleans needed 13 % fewer executions than
+one integer per node (1179 against 1356 on 53 findings of seeds 0 and 5) for the same
+statements and the same distinct ``needed_features`` but one
 (``bench/runs/shrink-canonical-2026-11-30.txt``).
 
 :func:`shrink` starts Hypothesis from the finding itself: the choice sequence "keep
