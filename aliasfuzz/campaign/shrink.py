@@ -199,9 +199,10 @@ def reductions(program: Program):
     (:func:`~.reduce.input_options`: dense, own storage, keep) and per input that requires
     grad whether it still does; per output keep or not; per statement from the last to the
     first its action (:func:`~.reduce.statement_options`: drop, bypass where it differs from
-    drop, keep). A choice of two is a boolean (True: the original), of three an integer
-    (2: the original); :func:`keep_everything` is the sequence that gives ``program``
-    itself. Draws that make an invalid program are rejected (``hypothesis.reject``).
+    drop, its canonical rewrites, keep). A choice of two is a boolean (True: the original),
+    of n > 2 options n - 1 booleans, the first False picking its option (all True: the
+    original); :func:`keep_everything` is the sequence that gives ``program`` itself. Draws
+    that make an invalid program are rejected (``hypothesis.reject``).
     """
     return _strategy(program, _plan(program))
 
