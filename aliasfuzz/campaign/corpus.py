@@ -108,6 +108,14 @@ def roots(
     return keys
 
 
+def known_root(root: dict[str, Any], issue: str) -> dict[str, Any]:
+    """The root-cause key of a finding that matches a known upstream bug: one corpus entry
+    per bug and verdict, whatever check saw it or which incidental ops its program kept (a
+    known bug is already triaged; its variants only add hits to its entry)."""
+    return {"stage": root["stage"], "verdict": root["verdict"], "check": "known",
+            "evidence": [f"known:{issue}"]}
+
+
 def entry_id(root: dict[str, Any]) -> str:
     """A stable folder name for a root-cause key: ``<verdict>-<stage>-<hash>``."""
     digest = hashlib.sha256(json.dumps(root, sort_keys=True).encode()).hexdigest()[:10]
@@ -262,6 +270,8 @@ def record(
     paths, known = [], None
     for root in roots(small, outcome, pipeline, blame):
         bug, related = match(bugs, root, set(ops), {pipeline})
+        if bug:
+            root = known_root(root, bug.issue)
         meta = {
             "root": root,
             "stages": blame.get("stages") or [],

@@ -33,6 +33,9 @@ __all__ = ["KnownBug", "load_known", "match"]
 
 FILENAME = "known.toml"
 
+#: The checkout's own list, read when a corpus has none (a fresh ``--corpus DIR``).
+DEFAULT = Path(__file__).resolve().parents[2] / "corpus" / FILENAME
+
 _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "pipelines", "related"}
 
 
@@ -79,12 +82,16 @@ def _bug(where: str, t: Any) -> KnownBug:
 
 
 def load_known(corpus: str | Path) -> list[KnownBug]:
-    """The bugs of ``<corpus>/known.toml`` (empty when the file does not exist).
+    """The bugs of ``<corpus>/known.toml``, or of the checkout's ``corpus/known.toml``
+    (:data:`DEFAULT`) when the corpus has none, so that a campaign into a fresh corpus still
+    counts known bugs apart; empty when neither exists (a non-editable install).
 
     Raises :class:`InvalidArgument` (one line naming the file) when it is not valid TOML
     or a table is malformed.
     """
     path = Path(corpus) / FILENAME
+    if not path.is_file():
+        path = DEFAULT
     if not path.is_file():
         return []
     try:

@@ -60,9 +60,9 @@ second eager opinion contradicted eager: <code>undefined-eager</code>).</p>
 {% for p, reasons in rejections.items() %}<table class="rejections"><tr><th class="l">{{ p }}: reason</th><th>runs</th></tr>
 {% for r, n in reasons.items() %}<tr><td class="l">{{ r }}</td><td>{{ n }}</td></tr>{% endfor %}
 </table>{% else %}<p class="muted">none</p>{% endfor %}
-{% if undefined_eager %}<p>Of these, <code>undefined-eager</code> (eager contradicted by a second eager opinion), by opinion:</p>
-<table class="rejections"><tr><th class="l">pipeline</th><th>runs</th><th>deterministic</th><th>other device</th><th>only deterministic</th><th>only other device</th></tr>
-{% for p, c in undefined_eager.items() %}<tr><td class="l">{{ p }}</td><td>{{ c.runs }}</td><td>{{ c.deterministic }}</td><td>{{ c["other-device"] }}</td><td>{{ c["only-deterministic"] }}</td><td>{{ c["only-other-device"] }}</td></tr>{% endfor %}
+{% if undefined_eager %}<p>Second eager opinions (they review findings), and the findings they turned into <code>undefined-eager</code> (eager contradicted by a second eager opinion), by opinion:</p>
+<table class="rejections"><tr><th class="l">pipeline</th><th>reviewed</th><th>reviewed on the other device</th><th>undefined-eager</th><th>deterministic</th><th>other device</th><th>only deterministic</th><th>only other device</th></tr>
+{% for p, c in undefined_eager.items() %}<tr><td class="l">{{ p }}</td><td>{{ c.reviewed }}</td><td>{{ c["reviewed-other-device"] }}</td><td>{{ c.runs }}</td><td>{{ c.deterministic }}</td><td>{{ c["other-device"] }}</td><td>{{ c["only-deterministic"] }}</td><td>{{ c["only-other-device"] }}</td></tr>{% endfor %}
 </table>{% endif %}
 
 <h2>Runs the oracle could not decide</h2>

@@ -117,22 +117,31 @@ def _rejections(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 def undefined_eager_counts(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """pipeline -> counts of runs judged ``invalid-program`` / ``undefined-eager`` (a second
-    eager opinion contradicted eager, ``oracle/opinions.py``): ``runs``, how many each opinion
-    (``deterministic``, ``other-device``) contradicted, and how many only one of them did
-    (``only-other-device``: what the CPU-vs-CUDA opinion alone caught)."""
+    """pipeline -> counts of the second eager opinions (``oracle/opinions.py``; they review
+    findings only): ``reviewed``, the runs a second opinion reviewed, and
+    ``reviewed-other-device``, those the other device also did (a GPU host), so that a zero
+    below means "looked and agreed", not "never looked"; ``runs``, the runs judged
+    ``invalid-program`` / ``undefined-eager``; how many each opinion (``deterministic``,
+    ``other-device``) contradicted; and how many only one of them did (``only-other-device``:
+    what the CPU-vs-CUDA opinion alone caught). Pipelines no opinion reviewed are left out."""
     out: dict[str, Counter] = defaultdict(Counter)
     for e in tasks:
         o = e["outcome"]
+        ran = [op for op in o.get("opinions") or [] if op.get("status") != "unavailable"]
+        if not ran:
+            continue
+        c = out[e["pipeline"]]
+        c["reviewed"] += 1
+        c["reviewed-other-device"] += any(op["name"] == "other-device" for op in ran)
         if o.get("verdict") != "invalid-program" or o.get("check") != "undefined-eager":
             continue
-        bad = {op["name"] for op in o.get("opinions") or [] if op.get("status") == "disagree"}
-        c = out[e["pipeline"]]
+        bad = {op["name"] for op in ran if op.get("status") == "disagree"}
         c["runs"] += 1
         for name in ("deterministic", "other-device"):
             c[name] += name in bad
             c[f"only-{name}"] += bad == {name}
-    keys = ("runs", "deterministic", "other-device", "only-deterministic", "only-other-device")
+    keys = ("reviewed", "reviewed-other-device", "runs", "deterministic", "other-device",
+            "only-deterministic", "only-other-device")
     return {p: {k: c[k] for k in keys} for p, c in sorted(out.items())}
 
 

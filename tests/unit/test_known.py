@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from aliasfuzz.campaign.known import load_known, match
+from aliasfuzz.campaign import corpus as store
+from aliasfuzz.campaign import known
+from aliasfuzz.campaign.known import KnownBug, load_known, match
 from aliasfuzz.errors import InvalidArgument
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
@@ -67,5 +69,31 @@ def test_a_malformed_table_is_a_one_line_error(tmp_path, text, needle):
     assert needle in str(e.value) and "\n" not in str(e.value)
 
 
-def test_no_table_means_no_known_bugs(tmp_path):
+def test_a_fresh_corpus_reads_the_checkouts_table(tmp_path):
+    # a campaign into a new --corpus DIR still counts known bugs apart
+    assert [b.issue for b in load_known(tmp_path)] == [b.issue for b in load_known(CORPUS)]
+
+
+def test_no_table_anywhere_means_no_known_bugs(tmp_path, monkeypatch):
+    monkeypatch.setattr(known, "DEFAULT", tmp_path / "absent.toml")
     assert load_known(tmp_path) == []
+
+
+def test_variants_of_a_known_bug_are_hits_of_one_entry(tmp_path):
+    from tests.unit.test_corpus_store import _program
+
+    bug = KnownBug(issue="pytorch/pytorch#1", title="t", stage="decomposition", ops=("add_.Scalar",))
+    out = {"verdict": "miscompile", "check": "values", "explanation": "x differs"}
+    blame = {"stage": "decomposition", "stages": ["decomposition"]}
+
+    def rec(program, check="values", bugs=(bug,)):
+        hit = {"pipeline": "aot_eager", "campaign": "c", "program_index": len(program.body)}
+        return store.record(tmp_path, program, program, {**out, "check": check}, "aot_eager",
+                            blame, list(bugs), {"campaign": "c", "program_index": 0, "seed": 0})
+
+    a, b = rec(_program(2)), rec(_program(1), check="inputs")
+    assert a.known == b.known == "pytorch/pytorch#1"
+    assert a.paths == b.paths  # two programs, two checks: one entry
+    # without the bug the same two programs are two roots (their needed features differ)
+    c, d = rec(_program(2), bugs=()), rec(_program(1), check="inputs", bugs=())
+    assert len({a.paths, c.paths, d.paths}) == 3

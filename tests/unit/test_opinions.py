@@ -143,9 +143,10 @@ def test_campaign_counts_undefined_eager_by_opinion(monkeypatch):
                "opinions": [o.to_json() for o in dev_only.opinions]}
     both = dict(outcome, opinions=[dict(o, status="disagree") for o in outcome["opinions"]])
     kept = {"verdict": "miscompile", "check": "values", "opinions": outcome["opinions"]}
-    tasks = [{"pipeline": "inductor", "outcome": o} for o in (outcome, outcome, both, kept)]
+    never = {"verdict": "ok", "check": None}
+    tasks = [{"pipeline": "inductor", "outcome": o} for o in (outcome, outcome, both, kept, never)]
     assert undefined_eager_counts(tasks) == {
-        "inductor": {"runs": 3, "deterministic": 1, "other-device": 3,
+        "inductor": {"reviewed": 4, "reviewed-other-device": 4, "runs": 3, "deterministic": 1, "other-device": 3,
                      "only-deterministic": 0, "only-other-device": 2},
     }
     assert rejection_reason(outcome) == "undefined-eager: eager disagrees with eager on cuda"
