@@ -87,7 +87,6 @@ def test_variants_of_a_known_bug_are_hits_of_one_entry(tmp_path):
     blame = {"stage": "decomposition", "stages": ["decomposition"]}
 
     def rec(program, check="values", bugs=(bug,)):
-        hit = {"pipeline": "aot_eager", "campaign": "c", "program_index": len(program.body)}
         return store.record(tmp_path, program, program, {**out, "check": check}, "aot_eager",
                             blame, list(bugs), {"campaign": "c", "program_index": 0, "seed": 0})
 
