@@ -13,8 +13,10 @@ Output: one line per result on stdout, errors as one line on stderr. Exit codes:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -97,7 +99,8 @@ def _cmd_run(args) -> int:
     if opts.report not in (None, "", "none"):
         check_writable_dir(opts.report, "--report")
     opts.plugins = tuple(activate_plugins(opts.plugins))
-    res = run_campaign(opts, resume=resume, show=not args.quiet)
+    with _interruptible():
+        res = run_campaign(opts, resume=resume, show=not args.quiet)
     for f in sorted(res.findings, key=_finding_order):
         stage = ",".join(f.get("stages") or []) or "unblamed"
         status = "new" if f["new"] else "in corpus"
@@ -142,6 +145,24 @@ def _cmd_run(args) -> int:
     if res.status == "interrupted":
         return 130
     return 1 if res.failing else 0
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """SIGTERM and SIGINT stop a campaign as Ctrl-C does (``interrupted``, exit 130,
+    resumable): a batch scheduler's or CI's timeout sends SIGTERM, and a shell starts a
+    background job with SIGINT ignored, so neither would otherwise reach the driver's
+    ``KeyboardInterrupt`` handler. The previous handlers are restored afterwards."""
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def _finding_order(f: dict) -> tuple:

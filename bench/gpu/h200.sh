@@ -9,6 +9,9 @@
 #   bash bench/gpu/h200.sh campaign-start SECONDS         # 16-worker campaign, detached
 #   bash bench/gpu/h200.sh campaign-wait                  # wait for it, copy its summary
 #   bash bench/gpu/h200.sh campaign SECONDS SEED          # the same in the foreground
+#   bash bench/gpu/h200.sh campaign-part SECONDS SEED STOP  # interrupt at STOP s of this
+#       script, save state+corpus to $OUT/resume.tgz (a campaign longer than one device call)
+#   bash bench/gpu/h200.sh campaign-resume                # .gpu/resume.tgz: --resume it
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
@@ -84,6 +87,29 @@ while [ $# -gt 0 ]; do
         > "$OUT/campaign-$seed.log" 2>&1
       grep -E "^(root causes|campaign|report|internal)" "$OUT/campaign-$seed.log"
       summary "campaign-$seed-summary.json"
+      ;;
+    campaign-part)  # the first part of a campaign longer than one call (10 minutes)
+      secs=$1 seed=$2 stop=$3
+      shift 3
+      python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" --seed "$seed" -q \
+        --corpus /tmp/af-corpus --state "$STATE" --report /tmp/af-reports \
+        > /tmp/af-campaign.log 2>&1 < /dev/null &
+      pid=$!
+      while [ "$SECONDS" -lt "$stop" ] && kill -0 "$pid" 2>/dev/null; do sleep 2; done
+      kill -INT "$pid" 2>/dev/null  # KeyboardInterrupt: journal closed, status interrupted
+      wait "$pid"; echo "campaign exit $? at ${SECONDS}s"
+      tail -3 /tmp/af-campaign.log
+      tar czf "$OUT/resume.tgz" -C /tmp af-corpus af-state af-campaign.log
+      ls -la "$OUT/resume.tgz"
+      ;;
+    campaign-resume)  # the rest of it, from .gpu/resume.tgz (the last call's $OUT/resume.tgz)
+      tar xzf .gpu/resume.tgz -C /tmp || exit 1
+      python3 -m aliasfuzz.cli run --resume --state "$STATE" -q >> /tmp/af-campaign.log 2>&1
+      echo "resume exit $?"
+      grep -E "^(root causes|campaign|report|internal)" /tmp/af-campaign.log
+      cp /tmp/af-campaign.log "$OUT/campaign.log"
+      summary campaign-summary.json
+      tar czf "$OUT/campaign-corpus.tgz" -C /tmp af-corpus 2>/dev/null
       ;;
     *) echo "h200.sh: unknown phase $phase" >&2; exit 2 ;;
   esac

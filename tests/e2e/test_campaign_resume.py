@@ -96,6 +96,35 @@ def test_kill_9_then_resume_loses_nothing(tmp_path, monkeypatch):
     assert sorted((e["i"], e["h"]) for e in tasks) == ref_h
 
 
+def test_sigterm_interrupts_a_campaign_that_resume_finishes(tmp_path, monkeypatch):
+    # a CI timeout or a batch scheduler sends SIGTERM; a background job started by a shell
+    # ignores SIGINT: both must leave an interrupted, resumable campaign (exit 130)
+    env = dict(os.environ, ALIASFUZZ_DEBUG_PIPELINES="1", ALIASFUZZ_DEBUG_DELAY="0.3")
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    proc = subprocess.Popen(
+        _cmd(tmp_path, "t"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )
+    state = tmp_path / "t" / "state"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if list(state.glob("runs/*/journal.jsonl")) and sum(
+            e["t"] == "task" for e in _events(state)
+        ) >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    before = _events(state)
+    assert not any(e["t"] == "end" for e in before)
+    assert sum(e["t"] == "task" for e in before) < 16
+    assert main(["run", "--resume", "--state", str(state), "-q"]) == 1
+    after = _events(state)
+    assert sorted(e["i"] for e in after if e["t"] == "task") == list(range(16))
+    assert after[-1]["t"] == "end"
+
+
 def _cut_journal(state, keep) -> None:
     """Keep the journal events ``keep`` accepts (a simulated kill -9 after them)."""
     (j,) = (state / "runs").glob("*/journal.jsonl")
