@@ -89,25 +89,32 @@ def make_inputs(program: Program, device: str | torch.device = "cpu") -> tuple[A
     return tuple(out)
 
 
-def clone_inputs(inputs: Sequence[Any]) -> tuple[Any, ...]:
-    """Deep copies of ``inputs`` with the same sizes, strides, offsets and storage sharing.
+def clone_inputs(inputs: Sequence[Any], device: str | None = None) -> tuple[Any, ...]:
+    """Deep copies of ``inputs`` with the same sizes, strides, offsets and storage sharing,
+    on ``device`` (default: each input's own).
 
-    Inputs on one storage stay on one (cloned) storage; ``requires_grad`` leaves stay
-    leaves; non-tensors are passed through. Used wherever a run needs a pristine copy of
-    inputs it must not consume (confirmation runs, TorchScript's per-call eager twin).
+    Inputs on one storage stay on one (copied, byte for byte) storage; ``requires_grad``
+    leaves stay leaves; non-tensors are passed through. Used wherever a run needs a pristine
+    copy of inputs it must not consume (confirmation runs, TorchScript's per-call eager
+    twin) and for the other-device eager opinion (``oracle/opinions.py``).
     """
-    clones: dict[Any, Any] = {}
+    copies: dict[Any, Any] = {}
     out = []
     for t in inputs:
         if not isinstance(t, torch.Tensor):
             out.append(t)
             continue
+        dev = t.device if device is None else torch.device(device)
         st = t.untyped_storage()
         key = (st.data_ptr(), str(t.device)) if st.nbytes() else id(st)
-        if key not in clones:
-            clones[key] = st.clone()
-        c = torch.empty(0, dtype=t.dtype, device=t.device)
-        c.set_(clones[key], t.storage_offset(), t.size(), t.stride())
+        if key not in copies:
+            if dev == t.device:
+                copies[key] = st.clone()
+            else:
+                raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(st)
+                copies[key] = raw.detach().to(dev, copy=True).untyped_storage()
+        c = torch.empty(0, dtype=t.dtype, device=dev)
+        c.set_(copies[key], t.storage_offset(), t.size(), t.stride())
         out.append(c.requires_grad_() if t.requires_grad else c)
     return tuple(out)
 

@@ -43,7 +43,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.errors import InvalidArgument, one_line
-from aliasfuzz.fuzz.eager import EagerResult
+from aliasfuzz.fuzz.eager import EagerResult, clone_inputs
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle.differential import differential
 from aliasfuzz.oracle.verdict import Verdict
@@ -133,22 +133,9 @@ def other_device(device: str) -> str | None:
 
 def moved(inputs: Sequence[Any], device: str) -> tuple[Any, ...]:
     """Copies of ``inputs`` on ``device`` with the same sizes, strides, offsets and storage
-    sharing (each storage copied once, byte for byte); non-tensors passed through."""
-    copies: dict[Any, Any] = {}
-    out = []
-    for t in inputs:
-        if not isinstance(t, torch.Tensor):
-            out.append(t)
-            continue
-        st = t.untyped_storage()
-        key = (st.data_ptr(), str(t.device)) if st.nbytes() else id(st)
-        if key not in copies:
-            raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(st)
-            copies[key] = raw.detach().to(device, copy=True).untyped_storage()
-        c = torch.empty(0, dtype=t.dtype, device=device)
-        c.set_(copies[key], t.storage_offset(), t.size(), t.stride())
-        out.append(c.requires_grad_() if t.requires_grad else c)
-    return tuple(out)
+    sharing (each storage copied once, byte for byte); non-tensors passed through
+    (:func:`aliasfuzz.fuzz.eager.clone_inputs` onto another device)."""
+    return clone_inputs(inputs, device)
 
 
 Runner = Callable[[], EagerResult]
