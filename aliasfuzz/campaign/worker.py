@@ -246,6 +246,13 @@ def _dump(log: str) -> str:
     return re.sub(r"\nExtension modules: [^\n]*", "", log[at:]).strip()
 
 
+#: glibc's messages when malloc/free find the heap corrupted (the process then aborts).
+_HEAP_CORRUPTION = re.compile(
+    r"corrupted (?:size vs\. prev_size|double-linked list|top size)[^\n]*|double free[^\n]*|"
+    r"free\(\): invalid [^\n]*|malloc\(\): [^\n]*|malloc_consolidate\(\): [^\n]*"
+)
+
+
 def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> dict[str, Any]:
     """The outcome of a task whose worker died (``check``: ``signal:NAME`` or ``exit:N``).
 
@@ -275,6 +282,17 @@ def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> 
         }
     at = f"; innermost frame {Path(frame[0]).name}:{frame[1]} in {frame[2]}" if frame else ""
     summary = f"worker died ({check}) in aliasfuzz ({where}{at}), not in the system under test"
+    heap = _HEAP_CORRUPTION.search(log)
+    if heap:
+        # glibc notices a corrupted heap at a later malloc/free, wherever that happens:
+        # the write that corrupted it came earlier in the process, most likely from a
+        # compiled kernel or an eager op writing out of bounds. Still not a finding
+        # (nothing shows which run wrote), but the summary must not blame aliasfuzz.
+        summary = (
+            f"worker died ({check}): glibc found the heap corrupted ({heap.group(0)!r}) "
+            f"while aliasfuzz ran ({where}{at}); the corrupting write came earlier in the "
+            "process, most likely from the system under test (an out-of-bounds write)"
+        )
     return {
         "internal_error": f"{summary}\nworker log of the task (faulthandler's stacks):\n{log}",
         "summary": summary,

@@ -130,3 +130,16 @@ def test_innermost_frame_reads_the_dying_thread():
     )
     assert innermost_frame(log) == ("/b.py", 4, "_bytes")
     assert innermost_frame("no dump here") is None
+
+
+def test_heap_corruption_seen_in_the_harness_is_not_blamed_on_aliasfuzz():
+    # glibc aborts at the malloc that finds the heap corrupted (here in the harness), but
+    # the corrupting write came earlier: still an internal error, never a finding, with a
+    # summary that points at the likely writer instead of aliasfuzz
+    log = "corrupted size vs. prev_size\n" + _DUMP.format(inner=_oracle_file())
+    out = attribute_death("signal:SIGABRT", "harness", log, 1.0)
+    assert "verdict" not in out
+    assert "heap corrupted ('corrupted size vs. prev_size')" in out["summary"]
+    assert "out-of-bounds write" in out["summary"]
+    plain = attribute_death("signal:SIGABRT", "harness", _DUMP.format(inner=_oracle_file()), 1.0)
+    assert "heap" not in plain["summary"]
