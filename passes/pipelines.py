@@ -199,6 +199,31 @@ def _inductor_noreinplace(run: _Run, ex: Execution) -> None:
     ex.extra["pass_calls"] = len(log.captures)
 
 
+def drop_dead_getitems(gm: torch.fx.GraphModule) -> int:
+    """Erase the ``operator.getitem`` nodes of ``gm`` that nothing uses; their number.
+
+    Inductor's lowering never evaluates an output nobody reads, but running the post-grad
+    graph as Python does: after the reinplace pass turns ``_foreach_add`` into
+    ``_foreach_add_`` (which returns None), the leftover ``getitem`` of its result raised
+    ``'NoneType' object is not subscriptable`` on the fast path only (a false crash the
+    second audit found). A getitem has no side effect, so erasing a dead one changes
+    nothing else.
+    """
+    import operator
+
+    erased = 0
+    while True:  # a getitem of a dead getitem dies in turn
+        dead = [
+            n for n in gm.graph.nodes
+            if n.op == "call_function" and n.target is operator.getitem and not n.users
+        ]
+        if not dead:
+            return erased
+        for n in dead:
+            gm.graph.erase_node(n)
+        erased += len(dead)
+
+
 def _post_grad_only(run: _Run) -> Callable:
     """An ``inner_compile`` for ``compile_fx`` that stops where Inductor's codegen starts.
 
@@ -219,6 +244,7 @@ def _post_grad_only(run: _Run) -> Callable:
     def inner(gm: torch.fx.GraphModule, example_inputs, **kwargs):
         run.clock.switch("compile")
         post_grad(gm, is_inference=bool(kwargs.get("is_inference", False)))
+        drop_dead_getitems(gm)
         gm.recompile()
         run.clock.switch("run")
         return make_boxed_func(gm.forward)

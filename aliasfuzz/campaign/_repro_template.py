@@ -49,6 +49,8 @@ if not torch.cuda.is_available():
 
 def post_grad_only(gm, example_inputs, **kwargs):  # Inductor up to its post-grad passes
     _recursive_post_grad_passes(gm, is_inference=bool(kwargs.get("is_inference")))
+    for n in [n for n in gm.graph.nodes if n.target is operator.getitem and not n.users]:
+        gm.graph.erase_node(n)  # Inductor never reads an output nobody uses
     gm.recompile()
     return make_boxed_func(gm.forward)  # run the post-grad graph instead of generated code
 {% endif %}

@@ -222,7 +222,8 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     parts = _parts(p)
     imports = parts.pop("imports")
     if p.mode == "fastpath":
-        imports = [*imports, "from torch._functorch.aot_autograd import make_boxed_func",
+        imports = [*imports, "import operator",
+                   "from torch._functorch.aot_autograd import make_boxed_func",
                    "from torch._inductor.compile_fx import _recursive_post_grad_passes, compile_fx"]
     if check == "copies" and p.mode != "fx":
         imports = [*imports, "from torch._inductor.fx_passes import post_grad"]

@@ -80,7 +80,9 @@ def test_layout_readout_rejects_the_audited_false_positive(entry):
 
 def test_layout_readout_keeps_the_genuine_addcmul_finding_valid():
     # addcmul-int-through-fma reads an unwritten input only to produce int64 values
-    _load(ROOT / "corpus" / "miscompile-inductor-546ef8cf3a").validate()
+    from tests.common.audit import program_of
+
+    program_of("miscompile-inductor-546ef8cf3a").validate()
 
 
 def test_layout_readout_keeps_a_clone_result_valid():

@@ -70,3 +70,31 @@ def test_inductor_noreinplace_skips_the_pass_and_stays_correct():
     ex = run_pipeline("inductor-noreinplace", p, make_inputs(p))
     assert_eager_equal(p, ex)
     assert ex.extra["pass_calls"] == 0 and ex.decisions == []
+
+
+def test_fast_path_runs_a_reinplaced_foreach_like_inductor():
+    # the reinplace pass turns _foreach_add into _foreach_add_ (returning None) and leaves a
+    # getitem of its result that nothing reads; Inductor never evaluates it, and the fast
+    # path must not either (it raised "'NoneType' object is not subscriptable": the
+    # false crash-reinplace of the second audit)
+    p = program([("_foreach_add_.Scalar", ("x",), {"other": 0.5}, ())], ())
+    for pipeline in ("inductor-reinplace", "inductor"):
+        assert_eager_equal(p, run_pipeline(pipeline, p, make_inputs(p)))
+
+
+def test_drop_dead_getitems_keeps_what_is_read():
+    import operator
+
+    from aliasfuzz.passes.pipelines import drop_dead_getitems
+
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    pair = g.call_function(torch.ops.aten.split.Tensor, (x, 2))
+    first = g.call_function(operator.getitem, (pair, 0))
+    g.call_function(operator.getitem, (pair, 1))  # dead
+    g.output((first,))
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    assert drop_dead_getitems(gm) == 1
+    gm.recompile()
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"].count(operator.getitem) == 1
+    assert torch.equal(gm(torch.arange(4.0))[0], torch.tensor([0.0, 1.0]))

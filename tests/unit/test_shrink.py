@@ -442,7 +442,9 @@ def test_needed_features_names_op_kinds_and_input_features():
 
 # -- the strategy's replay and the shrinker with the new moves ---------------------------
 def _e60() -> Program:
-    return Program.loads((ROOT / "corpus/miscompile-aot_eager-e60bdbfb27/program.json").read_text())
+    from tests.common.audit import program_of
+
+    return program_of("miscompile-aot_eager-e60bdbfb27")  # frozen audit data (tests/data/audit)
 
 
 @pytest.mark.parametrize(
