@@ -24,6 +24,7 @@ stage is ``reinplace`` without cutting. Mapping to the audit's stage labels
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,6 +131,28 @@ def departure(
     return None
 
 
+def _error_types(e: BaseException) -> list[str]:
+    """The type names of ``e`` and of the exceptions it was raised from (``__cause__``,
+    else an unsuppressed ``__context__``), outermost first."""
+    out: list[str] = []
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        out.append(type(cur).__name__)
+        cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
+    return out
+
+
+def _same_error(e: BaseException, finding: str) -> bool:
+    """Whether a stage's exception ``e`` can be the crash a finding's explanation
+    (``finding``) reports: some type in its chain is named there (a wrapper such as
+    ``BackendCompilerFailed`` names the error it wraps in its message)."""
+    text = f"{e}"
+    names = _error_types(e) + re.findall(r"\b([A-Z]\w*(?:Error|Exception))\b", text)[:3]
+    return any(re.search(rf"\b{re.escape(n)}\b", finding) for n in names)
+
+
 def blame(
     pipeline: str,
     verdict: str,
@@ -138,8 +161,14 @@ def blame(
     runs: Sequence[Any],
     names: Sequence[str],
     shadow: Callable[[], EagerResult | None] | None = None,
+    error: str | None = None,
 ) -> Blame:
     """Blame a finding (``verdict``/``check`` on ``pipeline``) on the stages of ``runs``.
+
+    ``error`` is a crash finding's explanation (what the pipeline raised): a stage that
+    raises an exception whose type (or innermost cause's type) it does not name says
+    nothing about this crash (our cut can fail on its own where the pipeline does not)
+    and is inconclusive.
 
     ``runs`` are :class:`aliasfuzz.passes.stages.StageRun` in pipeline order, ``eager``
     the reference on fresh inputs, ``names`` the input names, ``shadow`` the fp64 run
@@ -167,6 +196,10 @@ def blame(
             # a stage that raises on a value finding says nothing about the values (our
             # cut may trace what the pipeline itself never traces that way)
             inconclusive = r.result.error is not None and not crash
+            if crash and error and r.result.error is not None and not _same_error(
+                r.result.error, error
+            ):
+                inconclusive, why = True, f"{why}; not the finding's error"
         if inconclusive:
             trail.append((r.stage, f"inconclusive ({why})"))
             continue
@@ -193,7 +226,7 @@ def blame(
 
 def blame_program(
     program: Any, pipeline: str, verdict: str, check: str | None,
-    device: str = "cpu", options: Any = None,
+    device: str = "cpu", options: Any = None, error: str | None = None,
 ) -> Blame:
     """:func:`blame` for an IR program: eager on fresh inputs, then every cut of
     ``pipeline`` (:func:`aliasfuzz.passes.stages.cut`) on fresh inputs each.
@@ -214,4 +247,5 @@ def blame_program(
 
     eager = run_callable_named(fn, names, make())
     runs = cut(pipeline, fn, make, names, options=_options(options), program=program, device=device)
-    return blame(pipeline, verdict, check, eager, runs, names, shadow=_shadow(fn, names, make))
+    return blame(pipeline, verdict, check, eager, runs, names, shadow=_shadow(fn, names, make),
+                 error=error)

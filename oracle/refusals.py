@@ -84,6 +84,18 @@ REFUSALS: tuple[Refusal, ...] = (
         "(non-ATen) operator whose output has alias annotations'); pytorch-seams.md section 2",
     ),
     Refusal(
+        "functionalize-as-strided-view-chain",
+        (),
+        r"mutation on a view chain of length \d+, where view \d+ was an as_strided\(\) call",
+        None,
+        None,
+        "functionalization bans a mutation through a view chain holding as_strided "
+        "(non-compositional); the error names the workaround",
+        "aten/src/ATen/FunctionalStorageImpl.cpp / FunctionalTensorWrapper.cpp: 'as_strided() "
+        "is non-compositional, and therefore is not possible to functionalize properly today, "
+        "so this behavior is banned in compile' (pytorch/pytorch#104505)",
+    ),
+    Refusal(
         "inductor-cpu-user-triton",
         (),
         r"0 compatible backends for target \(cpu\)",

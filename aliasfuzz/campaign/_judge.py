@@ -127,8 +127,10 @@ def blame(
     if pipeline in _debug.DEBUG_PIPELINES:
         b = Blame(None, reason=f"{pipeline} is a debug pipeline")
     else:
+        crash = outcome["verdict"] in ("crash", "timeout")
         b = blame_program(program, pipeline, outcome["verdict"], outcome.get("check"),
-                          device, options or None)
+                          device, options or None,
+                          error=outcome.get("explanation") if crash else None)
     out = b.to_json()
     out["full"] = None
     if pipeline == "inductor-reinplace":

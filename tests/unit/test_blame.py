@@ -27,6 +27,37 @@ EAGER = _res(torch.tensor([1.0, 11.0, 2.0, 3.0]))
 # -- the rule ----------------------------------------------------------------------------
 
 
+def _raising(e: BaseException) -> EagerResult:
+    return EagerResult(error=e)
+
+
+def test_a_stage_raising_another_error_than_the_crash_is_inconclusive():
+    # second audit: our decomposition cut raised IndexError where AOTAutograd's refusal is
+    # a RuntimeError wrapped in BackendCompilerFailed; the crash was blamed on decomposition
+    def wrapped() -> BaseException:
+        try:
+            try:
+                raise RuntimeError("setStorage: sizes [2] ... are out of bounds")
+            except RuntimeError as inner:
+                raise ValueError("backend='compiler_fn' raised:") from inner
+        except ValueError as outer:
+            return outer
+
+    runs = [
+        _run("dynamo", _res(torch.tensor([1.0, 11.0, 2.0, 3.0]))),
+        _run("decomposition", _raising(IndexError("list index out of range"))),
+        _run("functionalization", _raising(wrapped())),
+        _run("aot", _raising(wrapped())),
+    ]
+    error = "compiled raises _Failed: trace: BackendCompilerFailed: backend='backend' " \
+            "raised: RuntimeError: setStorage: sizes [2] ... are out of bounds"
+    b = blame("aot_eager", "crash", "exceptions", EAGER, runs, [], error=error)
+    assert b.stage == "functionalization", b.trail
+    assert b.trail[1][1].startswith("inconclusive (raises IndexError")
+    # without the finding's error, any raising stage departs (the former rule)
+    assert blame("aot_eager", "crash", "exceptions", EAGER, runs, []).stage == "decomposition"
+
+
 def test_the_first_stage_of_the_final_departing_run_is_blamed():
     runs = [
         _run("dynamo", _res(torch.tensor([1.0, 11.0, 2.0, 3.0]))),

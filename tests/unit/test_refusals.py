@@ -83,6 +83,12 @@ def test_dynamo_unsupported_and_its_subclasses_are_refusals():
         ("RuntimeError", "unsupported operation: more than one element of the written-to "
          "tensor refers to a single memory location.", None),
         ("AssertionError", "incorrect out shape after application of ViewMeta sequence", None),
+        # second audit: functionalization's documented ban, the workaround in its message
+        ("BackendCompilerFailed", "backend='backend' raised:\nRuntimeError: During "
+         "torch.compile, encountered a mutation on a view chain of length 2, where view 1 was "
+         "an as_strided() call. as_strided() is non-compositional, and therefore is not "
+         "possible to functionalize properly today,so this behavior is banned in compile.",
+         "functionalize-as-strided-view-chain"),
     ],
 )
 def test_not_supported_needs_a_not_implemented_error_saying_so(error_type, message, rule):
