@@ -29,13 +29,13 @@ output and input and keeps the candidates that still fail. Body moves, per state
   validate (a shape its users reject, a whole-tensor write where only part was allowed):
   the shrinker rejects that candidate like any other.
 
-Input moves, per input (simplest first, :data:`UNUSED` < :data:`DENSE` < :data:`OWN_STORAGE`
-< keep):
+Input moves, per input (simplest first, :data:`DENSE` < :data:`OWN_STORAGE` < keep):
 
-* drop if unused: an input that no kept statement and no output names any more is removed
-  from the signature (a move of its own, not a clean-up: an unused input that shares its
-  storage with a used one still changes what AOTAutograd sees, so dropping it may lose the
-  failure); the last live input is kept;
+* drop if unused (a choice of its own per input, so that it never hides the layout moves):
+  an input that no kept statement and no output names any more is removed from the
+  signature. It is a move, not a clean-up: an unused input on a used one's storage still
+  changes what AOTAutograd sees, so the drop may lose the failure. The last live input
+  stays;
 
 * own storage (un-alias): an input sharing its storage with another input is moved to a copy
   of that storage (same spec and init under a fresh name, so the same values);
@@ -72,7 +72,6 @@ __all__ = [
     "DROP",
     "KEEP",
     "OWN_STORAGE",
-    "UNUSED",
     "bypass_targets",
     "canonical_forms",
     "dense_storages",
@@ -91,7 +90,7 @@ CANONICAL_WRITE, CANONICAL_CLONE, CANONICAL_FACTORY = (
 )
 #: The canonical rewrites, simplest first (the order :func:`statement_options` offers them).
 CANONICAL = (CANONICAL_WRITE, CANONICAL_CLONE, CANONICAL_FACTORY)
-DENSE, OWN_STORAGE, UNUSED = "dense", "own-storage", "drop-unused"
+DENSE, OWN_STORAGE = "dense", "own-storage"
 
 #: Per statement: index tuples into its arguments, one per bound name (``()``: it binds
 #: nothing, so bypassing it is dropping it), or None (not bypassable).
@@ -352,19 +351,14 @@ def _fresh(base: str, taken: Collection[str]) -> str:
 
 
 def input_options(program: Program, dense: Mapping[str, StorageSpec]) -> dict[str, tuple[str, ...]]:
-    """Per input that an input move may change, its actions simplest first, ending with
-    keep: :data:`UNUSED` for every live input of a program with more than one (whether it
-    is unused is decided on the reduced program, :func:`reduce_inputs`), :data:`DENSE`
-    where ``dense`` (:func:`dense_storages`) has a storage for it, then :data:`OWN_STORAGE`
-    where it shares its storage with another input."""
+    """Per input that a layout move changes, its actions simplest first, ending with keep:
+    :data:`DENSE` where ``dense`` (:func:`dense_storages`) has a storage for it, then
+    :data:`OWN_STORAGE` where it shares its storage with another input."""
     shared = _shared_storages(program)
-    several = len(_live(program)) > 1
     out = {}
     for t in _live(program):
-        opts = (
-            ((UNUSED,) if several else ())
-            + ((DENSE,) if t.name in dense else ())
-            + ((OWN_STORAGE,) if t.storage in shared else ())
+        opts = ((DENSE,) if t.name in dense else ()) + (
+            (OWN_STORAGE,) if t.storage in shared else ()
         )
         if opts:
             out[t.name] = (*opts, KEEP)
@@ -376,13 +370,11 @@ def reduce_inputs(
     layouts: Mapping[str, str],
     drop_grad: Collection[str] = (),
     dense: Mapping[str, StorageSpec] | None = None,
+    drop_unused: Collection[str] = (),
 ) -> Program:
-    """``program`` with its inputs moved as ``layouts`` says (input name -> :data:`UNUSED`,
-    :data:`DENSE`, :data:`OWN_STORAGE` or :data:`KEEP`) and ``requires_grad`` dropped on
-    ``drop_grad``.
-
-    :data:`UNUSED` removes the input when no statement argument and no output of
-    ``program`` names it, and keeps it otherwise (and keeps the first such input when it
+    """``program`` with its inputs moved as ``layouts`` says (input name -> :data:`DENSE`,
+    :data:`OWN_STORAGE` or :data:`KEEP`) and ``requires_grad`` dropped on ``drop_grad``; each input of ``drop_unused`` that no statement
+    argument and no output of ``program`` names is removed (all but the first when that
     would remove every live input).
 
     :data:`OWN_STORAGE` moves the input to a copy of its storage named
@@ -393,9 +385,11 @@ def reduce_inputs(
     storage. The result is not validated.
     """
     names = {t.name for t in program.inputs}
-    if not set(layouts) | set(drop_grad) <= names:
-        raise ValueError(f"unknown inputs {sorted(set(layouts) | set(drop_grad) - names)}")
-    if not set(layouts.values()) <= {UNUSED, DENSE, OWN_STORAGE, KEEP}:
+    if not set(layouts) | set(drop_grad) | set(drop_unused) <= names:
+        raise ValueError(
+            f"unknown inputs {sorted(set(layouts) | set(drop_grad) | set(drop_unused) - names)}"
+        )
+    if not set(layouts.values()) <= {DENSE, OWN_STORAGE, KEEP}:
         raise ValueError(f"unknown input action in {sorted(set(layouts.values()))}")
     if dense is None and DENSE in layouts.values():
         dense = dense_storages(program)
@@ -403,10 +397,7 @@ def reduce_inputs(
         dense[n].name for n, a in layouts.items() if a == DENSE and n in dense
     }
     named = {a for op in program.body for a in op.args} | set(program.outputs)
-    unused = [
-        t.name for t in _live(program)
-        if layouts.get(t.name) == UNUSED and t.name not in named
-    ]
+    unused = [t.name for t in _live(program) if t.name in drop_unused and t.name not in named]
     if unused and len(unused) == len(_live(program)):
         unused = unused[1:]
     added: dict[str, list[StorageSpec]] = {}
@@ -415,7 +406,6 @@ def reduce_inputs(
         if t.name in unused:
             continue
         act = layouts.get(t.name, KEEP)
-        act = KEEP if act == UNUSED else act
         st = program.storage_by_name[t.storage]
         if act == DENSE:
             if not dense or t.name not in dense:

@@ -19,7 +19,6 @@ from aliasfuzz.campaign.reduce import (
     DROP,
     KEEP,
     OWN_STORAGE,
-    UNUSED,
     bypass_targets,
     canonical_forms,
     dense_storages,
@@ -367,10 +366,7 @@ def test_unalias_gives_an_input_a_copy_of_its_storage():
     p = _aliased_program()
     dense = dense_storages(p)
     assert set(dense) == {"x1"}  # x0 and y are contiguous at offset 0
-    assert input_options(p, dense) == {
-        "x0": (UNUSED, OWN_STORAGE, KEEP), "x1": (UNUSED, DENSE, OWN_STORAGE, KEEP),
-        "y": (UNUSED, KEEP),
-    }
+    assert input_options(p, dense) == {"x0": (OWN_STORAGE, KEEP), "x1": (DENSE, OWN_STORAGE, KEEP)}
     r = reduce_inputs(p, {"x1": OWN_STORAGE}, dense=dense)
     r.validate()
     assert [s.name for s in r.storages] == ["s0", "s0_x1", "s1"]
@@ -759,11 +755,11 @@ def test_keep_everything_of_a_program_with_rewrites_is_pinned():
     statements last to first (``hypothesis`` replays it byte for byte)."""
     p = DROPOUT_WRITES["out"]()
     assert [name for name, _ in shrink_mod._plan(p).nodes] == [
-        ("layout", "x"), ("layout", "y"), ("output", 0), ("statement", 2), ("statement", 1),
+        ("input", "x"), ("input", "y"), ("output", 0), ("statement", 2), ("statement", 1),
         ("statement", 0),
     ]
-    # inputs x, y: drop if unused, keep; v = add.out(y, y, out=d): drop, bypass, rewrite,
-    # keep; dropout: drop, bypass, keep; sin(y): drop, bypass, keep
+    # inputs x, y: dropped if unused or not; v = add.out(y, y, out=d): drop, bypass,
+    # rewrite, keep; dropout: drop, bypass, keep; sin(y): drop, bypass, keep
     assert keep_everything(p) == [True] * 10
     assert shrink_mod._plan(p, encoding="integers").keep_everything() == [True, True, True, 3, 2, 2]
 
@@ -821,26 +817,27 @@ def test_the_dropout_bug_gives_one_feature_set_whatever_the_write():
 
 
 def test_an_unused_input_is_dropped_unless_the_failure_needs_it():
-    # _aliased_program's y is on a storage of its own; x1 shares x0's storage
-    p = _aliased_and_added().with_body(
-        (Op("add_", ("x0", "y"), {}, ("v2",)),), ("v2",)
-    )
-    r = reduce_inputs(p, {"x1": UNUSED, "x0": UNUSED})  # x0 is named: kept
+    # _aliased_program: x1 shares x0's storage, y has its own; only x0 and y are named
+    p = _aliased_and_added().with_body((Op("add_", ("x0", "y"), {}, ("v2",)),), ("v2",))
+    r = reduce_inputs(p, {}, drop_unused=("x0", "x1"))  # x0 is named: kept
     assert [t.name for t in r.inputs] == ["x0", "y"] and r.body == p.body
     assert [s.name for s in r.storages] == ["s0", "s1"]
     r.validate()
-    # the last live input stays, even unused
     q = p.with_body((Op("zeros", ("x0",), {"size": [2]}, ("z",)),), ("z",))
-    assert [t.name for t in reduce_inputs(q, {"x0": UNUSED}).inputs] == ["x0", "x1", "y"]
-    assert len(reduce_inputs(q, {n: UNUSED for n in ("x1", "y")}).inputs) == 1
+    assert [t.name for t in reduce_inputs(q, {}, drop_unused=("x1", "y")).inputs] == ["x0"]
+    # the last live input stays, even unused
+    assert len(reduce_inputs(q.with_body((), ()), {}, drop_unused=("x0", "x1", "y")).inputs) == 1
 
-    def evaluate(q: Program) -> dict:  # fails only while x1 still aliases x0 (unused)
+    def aliased(q: Program) -> dict:  # fails only while x1 still aliases x0, unused or not
         shared = len({t.storage for t in q.inputs}) < len(q.inputs)
         return dict(BAD) if any(op.op == "add_" for op in q.body) and shared else dict(OK)
 
-    small, _, _ = shrink(p, evaluate(p), evaluate, budget=60)
-    assert [t.name for t in small.inputs] == ["x0", "x1", "y"]  # x1 unused but needed
-    assert needed_features(small)["input_features"][0] == "aliased-inputs"
-    ok = lambda q: dict(BAD) if any(op.op == "add_" for op in q.body) else dict(OK)  # noqa: E731
-    small, _, _ = shrink(p, ok(p), ok, budget=60)
+    small, _, _ = shrink(p, aliased(p), aliased, budget=60)
+    assert [t.name for t in small.inputs] == ["x0", "x1", "y"]
+    assert "aliased-inputs" in needed_features(small)["input_features"]
+
+    def plain(q: Program) -> dict:
+        return dict(BAD) if any(op.op == "add_" for op in q.body) else dict(OK)
+
+    small, _, _ = shrink(p, plain(p), plain, budget=60)
     assert [t.name for t in small.inputs] == ["x0", "y"]
