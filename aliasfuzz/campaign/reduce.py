@@ -31,6 +31,12 @@ output and input and keeps the candidates that still fail. Body moves, per state
 
 Input moves, per input (simplest first, :data:`DENSE` < :data:`OWN_STORAGE` < keep):
 
+* drop if unused (a choice of its own per input, so that it never hides the layout moves):
+  an input that no kept statement and no output names any more is removed from the
+  signature. It is a move, not a clean-up: an unused input on a used one's storage still
+  changes what AOTAutograd sees, so the drop may lose the failure. The last live input
+  stays;
+
 * own storage (un-alias): an input sharing its storage with another input is moved to a copy
   of that storage (same spec and init under a fresh name, so the same values);
 * dense: an input with a non-contiguous layout or a non-zero offset becomes a contiguous
@@ -364,9 +370,12 @@ def reduce_inputs(
     layouts: Mapping[str, str],
     drop_grad: Collection[str] = (),
     dense: Mapping[str, StorageSpec] | None = None,
+    drop_unused: Collection[str] = (),
 ) -> Program:
     """``program`` with its inputs moved as ``layouts`` says (input name -> :data:`DENSE`,
-    :data:`OWN_STORAGE` or :data:`KEEP`) and ``requires_grad`` dropped on ``drop_grad``.
+    :data:`OWN_STORAGE` or :data:`KEEP`) and ``requires_grad`` dropped on ``drop_grad``; each input of ``drop_unused`` that no statement
+    argument and no output of ``program`` names is removed (all but the first when that
+    would remove every live input).
 
     :data:`OWN_STORAGE` moves the input to a copy of its storage named
     ``<storage>_<input>`` (made unique); :data:`DENSE` to ``dense[name]`` (default
@@ -376,8 +385,10 @@ def reduce_inputs(
     storage. The result is not validated.
     """
     names = {t.name for t in program.inputs}
-    if not set(layouts) | set(drop_grad) <= names:
-        raise ValueError(f"unknown inputs {sorted(set(layouts) | set(drop_grad) - names)}")
+    if not set(layouts) | set(drop_grad) | set(drop_unused) <= names:
+        raise ValueError(
+            f"unknown inputs {sorted(set(layouts) | set(drop_grad) | set(drop_unused) - names)}"
+        )
     if not set(layouts.values()) <= {DENSE, OWN_STORAGE, KEEP}:
         raise ValueError(f"unknown input action in {sorted(set(layouts.values()))}")
     if dense is None and DENSE in layouts.values():
@@ -385,9 +396,15 @@ def reduce_inputs(
     taken = _names(program) | {
         dense[n].name for n, a in layouts.items() if a == DENSE and n in dense
     }
+    named = {a for op in program.body for a in op.args} | set(program.outputs)
+    unused = [t.name for t in _live(program) if t.name in drop_unused and t.name not in named]
+    if unused and len(unused) == len(_live(program)):
+        unused = unused[1:]
     added: dict[str, list[StorageSpec]] = {}
     inputs = []
     for t in program.inputs:
+        if t.name in unused:
+            continue
         act = layouts.get(t.name, KEEP)
         st = program.storage_by_name[t.storage]
         if act == DENSE:

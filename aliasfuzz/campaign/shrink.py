@@ -170,6 +170,9 @@ def _plan(
     inputs += [
         (("grad", t.name), (False, True)) for t in program.inputs if t.requires_grad and not t.none
     ]
+    live = [t.name for t in program.inputs if not t.none]
+    if len(live) > 1:  # drop if unused (reduce_inputs decides on the reduced program)
+        inputs += [(("input", name), (False, True)) for name in live]
     body = [(("output", j), (False, True)) for j in range(len(program.outputs))]
     options = statement_options(targets, canonicals)
     body += [(("statement", i), o) for i, o in enumerate(options)][::-1]
@@ -189,15 +192,17 @@ def _apply(program: Program, plan: _Plan, picks: dict[tuple[str, Any], Any]) -> 
     )
     layouts = {name: o for (kind, name), o in picks.items() if kind == "layout"}
     drop_grad = [name for (kind, name), o in picks.items() if kind == "grad" and not o]
-    return reduce_inputs(reduced, layouts, drop_grad, plan.dense)
+    unused = [name for (kind, name), o in picks.items() if kind == "input" and not o]
+    return reduce_inputs(reduced, layouts, drop_grad, plan.dense, unused)
 
 
 def reductions(program: Program):
     """The Hypothesis strategy of valid reductions of ``program`` (see the module docstring).
 
     Draws, in this order: per input that a layout move changes, its layout
-    (:func:`~.reduce.input_options`: dense, own storage, keep) and per input that requires
-    grad whether it still does; per output keep or not; per statement from the last to the
+    (:func:`~.reduce.input_options`: dense, own storage, keep), per input that requires
+    grad whether it still does, and, when there are several live inputs, per input whether
+    it stays once unused; per output keep or not; per statement from the last to the
     first its action (:func:`~.reduce.statement_options`: drop, bypass where it differs from
     drop, its canonical rewrites, keep). A choice of two is a boolean (True: the original),
     of n > 2 options n - 1 booleans, the first False picking its option (all True: the

@@ -503,8 +503,11 @@ def test_input_moves_undo_what_the_failure_does_not_need(needs_alias):
     assert needed_features(small)["input_features"] == want
     if needs_alias:  # x1 keeps s0 and its layout: densifying it would un-alias it
         assert small.inputs[1] == p.inputs[1]
-    else:
-        assert all(torch.equal(a, b) for a, b in zip(_values(p), _values(small), strict=True))
+    else:  # add_(x0, y) does not name x1: it is dropped; the others keep their values
+        assert [t.name for t in small.inputs] == ["x0", "y"]
+        before = dict(zip([t.name for t in p.inputs], _values(p), strict=True))
+        assert all(torch.equal(before[t.name], v)
+                   for t, v in zip(small.inputs, _values(small), strict=True))
 
 
 class NeedsAliasedAdd:
@@ -754,12 +757,13 @@ def test_keep_everything_of_a_program_with_rewrites_is_pinned():
     statements last to first (``hypothesis`` replays it byte for byte)."""
     p = DROPOUT_WRITES["out"]()
     assert [name for name, _ in shrink_mod._plan(p).nodes] == [
-        ("output", 0), ("statement", 2), ("statement", 1), ("statement", 0)
+        ("input", "x"), ("input", "y"), ("output", 0), ("statement", 2), ("statement", 1),
+        ("statement", 0),
     ]
-    # v = add.out(y, y, out=d): drop, bypass, rewrite, keep; dropout: drop, bypass, keep;
-    # sin(y): drop, bypass, keep
-    assert keep_everything(p) == [True, True, True, True, True, True, True, True]
-    assert shrink_mod._plan(p, encoding="integers").keep_everything() == [True, 3, 2, 2]
+    # inputs x, y: dropped if unused or not; v = add.out(y, y, out=d): drop, bypass,
+    # rewrite, keep; dropout: drop, bypass, keep; sin(y): drop, bypass, keep
+    assert keep_everything(p) == [True] * 10
+    assert shrink_mod._plan(p, encoding="integers").keep_everything() == [True, True, True, 3, 2, 2]
 
 
 @pytest.mark.parametrize("kind", list(DROPOUT_WRITES))
@@ -812,3 +816,30 @@ def test_the_dropout_bug_gives_one_feature_set_whatever_the_write():
         assert same_failure(out, small_out)
         features.append(needed_features(small))
     assert features == [{"op_kinds": ["inplace", "view"], "input_features": []}] * len(programs)
+
+
+def test_an_unused_input_is_dropped_unless_the_failure_needs_it():
+    # _aliased_program: x1 shares x0's storage, y has its own; only x0 and y are named
+    p = _aliased_and_added().with_body((Op("add_", ("x0", "y"), {}, ("v2",)),), ("v2",))
+    r = reduce_inputs(p, {}, drop_unused=("x0", "x1"))  # x0 is named: kept
+    assert [t.name for t in r.inputs] == ["x0", "y"] and r.body == p.body
+    assert [s.name for s in r.storages] == ["s0", "s1"]
+    r.validate()
+    q = p.with_body((Op("zeros", ("x0",), {"size": [2]}, ("z",)),), ("z",))
+    assert [t.name for t in reduce_inputs(q, {}, drop_unused=("x1", "y")).inputs] == ["x0"]
+    # the last live input stays, even unused
+    assert len(reduce_inputs(q.with_body((), ()), {}, drop_unused=("x0", "x1", "y")).inputs) == 1
+
+    def aliased(q: Program) -> dict:  # fails only while x1 still aliases x0, unused or not
+        shared = len({t.storage for t in q.inputs}) < len(q.inputs)
+        return dict(BAD) if any(op.op == "add_" for op in q.body) and shared else dict(OK)
+
+    small, _, _ = shrink(p, aliased(p), aliased, budget=60)
+    assert [t.name for t in small.inputs] == ["x0", "x1", "y"]
+    assert "aliased-inputs" in needed_features(small)["input_features"]
+
+    def plain(q: Program) -> dict:
+        return dict(BAD) if any(op.op == "add_" for op in q.body) else dict(OK)
+
+    small, _, _ = shrink(p, plain(p), plain, budget=60)
+    assert [t.name for t in small.inputs] == ["x0", "y"]
