@@ -24,7 +24,12 @@ promise them"):
     #197489 (closed as a silent-correctness bug, shared case b05).
 
 Any other argument (a view of an input, an intermediate of another op, anything on a
-written storage) makes the program ``invalid`` with a message starting ``layout-readout:``;
+written storage) makes the program ``invalid`` with a message starting ``layout-readout:``.
+So does ``as_strided`` reaching a storage element that is not an element of the tensor it is
+taken from: its result then "will depend on the current layout in memory" (the
+``torch.as_strided`` docs), which functionalization does not keep (it gives a mutated tensor
+a storage of its own: the second audit's four false ``setStorage ... out of bounds`` crashes;
+PyTorch #140171);
 the generator retries such statements, so generated programs read layout only under the
 contract. Used by :func:`aliasfuzz.fuzz.validate.infer`.
 """
@@ -35,7 +40,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["FRESH_LAYOUT", "LAYOUT_READOUT", "LayoutReads"]
+__all__ = ["FRESH_LAYOUT", "LAYOUT_READOUT", "LayoutReads", "storage_elements"]
 
 #: The rule's name, the first word of its rejection messages.
 LAYOUT_READOUT = "layout-readout"
@@ -45,6 +50,35 @@ FRESH_LAYOUT: dict[str, str] = {
     "clone": "aten::clone returns a tensor of its own storage; PyTorch #197489 (Inductor "
     "must not drop a clone whose storage offset differs from its source)",
 }
+
+
+#: Above this many elements :func:`_outside` does not enumerate (and rejects nothing).
+_ENUM_LIMIT = 1 << 14
+
+
+def storage_elements(m: Any) -> set[int] | None:
+    """The storage elements (in ``m.dtype`` units) a strided layout reaches; None above
+    :data:`_ENUM_LIMIT` elements."""
+    if m.numel > _ENUM_LIMIT:
+        return None
+    out = {m.offset}
+    for n, st in zip(m.shape, m.stride, strict=True):
+        if n == 0:
+            return set()
+        out = {e + k * st for e in out for k in range(n)}
+    return out
+
+
+def _outside(result: Any, source: Any) -> int | None:
+    """The smallest storage element ``result`` reaches that ``source`` does not (None: none,
+    or too large to enumerate, or not on one storage with one dtype)."""
+    if result.storage != source.storage or result.dtype != source.dtype:
+        return None
+    r, s = storage_elements(result), storage_elements(source)
+    if r is None or s is None:
+        return None
+    extra = r - s
+    return min(extra) if extra else None
 
 
 class LayoutReads:
@@ -58,7 +92,15 @@ class LayoutReads:
     def check(self, step: Any) -> None:
         """Raise :class:`InvalidArgument` (``layout-readout: ...``) when ``step`` (a
         :class:`~aliasfuzz.fuzz.validate.Step`) reads the layout of an argument no
-        contract promises."""
+        contract promises, or is an ``as_strided`` reaching outside its source."""
+        if step.op.op == "as_strided" and step.args and step.args[0] is not None:
+            outside = _outside(step.outs[0], step.args[0])
+            if outside is not None:
+                raise InvalidArgument(
+                    f"{LAYOUT_READOUT}: as_strided reaches element {outside} of the storage, "
+                    f"not an element of {step.op.args[0]!r}: its result depends on the "
+                    "storage layout, which compiled code does not keep"
+                )
         if "observes_layout" not in step.opdef.tags:
             return
         for name, meta in zip(step.op.args, step.args, strict=True):

@@ -117,17 +117,26 @@ def gen_expand(draw: Draw, metas: Metas) -> dict:
 
 
 def gen_as_strided(draw: Draw, metas: Metas) -> dict:
-    m = metas[0]
-    cap = m.storage_nbytes // m.itemsize
-    if cap == 0:
-        raise GenerationFailure("empty storage")
-    nd = draw.integer(0, 2)
-    size = [draw.integer(1, 3) for _ in range(nd)]
-    stride = [draw.integer(1, 3) if not draw.boolean(0.1) else 0 for _ in range(nd)]
-    span = sum((n - 1) * s for n, s in zip(size, stride, strict=False)) + 1
-    if span > cap:
-        size, stride, span = [1] * nd, [1] * nd, 1
-    return {"size": size, "stride": stride, "offset": draw.integer(0, cap - span)}
+    """An ``as_strided`` whose every element is an element of its source: one reaching
+    further depends on the storage layout (rule ``layout-readout``,
+    :mod:`aliasfuzz.fuzz.layout_contract`). Tries a few layouts, then a single element."""
+    from aliasfuzz.fuzz.layout_contract import storage_elements
+
+    els = storage_elements(metas[0])
+    if not els:
+        raise GenerationFailure("as_strided of an empty (or too large to enumerate) tensor")
+    pool = sorted(els)
+    for _ in range(8):
+        nd = draw.integer(0, 2)
+        size = [draw.integer(1, 3) for _ in range(nd)]
+        stride = [draw.integer(1, 3) if not draw.boolean(0.1) else 0 for _ in range(nd)]
+        offset = draw.choice(pool)
+        reach = {offset}
+        for n, st in zip(size, stride, strict=True):
+            reach = {e + k * st for e in reach for k in range(n)}
+        if reach <= els:
+            return {"size": size, "stride": stride, "offset": offset}
+    return {"size": [], "stride": [], "offset": draw.choice(pool)}
 
 
 def gen_diagonal(draw: Draw, metas: Metas) -> dict:

@@ -145,3 +145,22 @@ def test_every_audited_layout_readout_row_is_no_finding():
         held = NOT_FINDINGS / r["entry"]
         if held.is_dir():  # the programs we hold are rejected by this rule
             assert f"{LAYOUT_READOUT}: " in _rejected(_load(held))
+
+
+def _as_strided_of_a_view(size, stride, offset) -> Program:
+    # x0 = arange(3)[:2] mutated, then an as_strided of it (second audit, 726c72ec63)
+    return Program(
+        (StorageSpec("s0", 3),),
+        (TensorSpec("x0", "s0", (2,), (1,)),),
+        (Op("add_.Scalar", ("x0",), {"other": 1.0}, ("v0",)),
+         Op("as_strided", ("x0",), {"size": size, "stride": stride, "offset": offset}, ("v1",))),
+        ("v1",),
+    )
+
+
+def test_as_strided_outside_its_source_is_a_layout_readout():
+    why = _rejected(_as_strided_of_a_view([], [], 2))  # element 2 is x0's storage, not x0
+    assert f"{LAYOUT_READOUT}: as_strided reaches element 2 of the storage" in why
+    assert _rejected(_as_strided_of_a_view([2], [1], 1)).startswith("statement 1: layout-readout")
+    for size, stride, offset in [([], [], 1), ([2], [1], 0), ([2, 2], [0, 1], 0)]:
+        _as_strided_of_a_view(size, stride, offset).validate()  # within x0: kept
