@@ -274,9 +274,28 @@ def _step(index: int, op: Op, values: dict[str, ValueMeta | None]) -> Step:
         )
     try:
         check_rules(d, op, args)
+        _check_scatter_result(d, op, outs)
     except NoEagerMeaning as e:
         raise e.at(f"statement {index}") from None
     return Step(index, op, d, args, outs)
+
+
+def _check_scatter_result(d: OpDef, op: Op, outs: tuple[ValueMeta | None, ...]) -> None:
+    """A functional scatter (``select_scatter``, ``slice_scatter``, ...) copies its base and
+    writes a part of the copy. Eager's copy can keep a self-overlapping base's strides
+    (``select_scatter`` of strides ``(1, 3)`` returns strides ``(1, 3)``; the registry's
+    ``infer`` gives eager's layout), and then the write lands on every index that shares
+    an element: the result depends on the fresh tensor's layout, which no pipeline
+    promises (the second audit's 26ee7c642f). Rejected as ``self-overlapping-write``."""
+    if d.kind is not OpKind.SCATTER or not outs or outs[0] is None:
+        return
+    ans = self_overlap(outs[0])
+    if ans.overlaps is None or ans.overlaps:
+        rule = next(r for r in RULES if r.name == "self-overlapping-write")
+        why = ("its fresh result maps two indices to one element" if ans.overlaps
+               else _undecided("its fresh result overlaps itself", outs[0]))
+        raise NoEagerMeaning(rule.name, rule.summary,
+                             f"{op.op}: {why} (eager kept its base's layout) and is written")
 
 
 def infer(program: Program) -> Typed:

@@ -198,3 +198,23 @@ def test_generator_filter_keeps_foreach_entries_disjoint():
     assert not ok_foreach((v, v))
     assert not ok_foreach((v, v.view((2,), (1,), 2)))
     assert ok_foreach((v.view((2,), (1,), 0), v.view((2,), (1,), 2)))
+
+
+def test_a_scatter_of_a_self_overlapping_base_has_no_eager_meaning():
+    # second audit, 26ee7c642f: select_scatter copies x2 keeping its overlapping strides
+    # (1, 3) and writes row 3 of the copy, which also changes [0, 1]
+    from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+    from aliasfuzz.fuzz.ops.core import NoEagerMeaning
+
+    def prog(shape, stride):
+        return Program(
+            (StorageSpec("s0", 16), StorageSpec("s1", 2)),
+            (TensorSpec("x2", "s0", shape, stride, 4), TensorSpec("x1", "s1", (2,), (1,))),
+            (Op("select_scatter", ("x2", "x1"), {"dim": 0, "index": 3}, ("v",)),),
+            ("v",),
+        )
+
+    with pytest.raises(NoEagerMeaning) as e:
+        prog((4, 2), (1, 3)).validate()
+    assert e.value.rule == "self-overlapping-write" and "fresh result" in str(e.value)
+    prog((4, 2), (2, 1)).validate()  # a base without internal overlap: one meaning
