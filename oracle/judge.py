@@ -211,7 +211,7 @@ def judge(
         j.verdict, j.check = Verdict.INVALID_PROGRAM, "eager"
         j.explanation = f"eager raises {type(eager.error).__name__}: {eager.error}"
         return j
-    unsupported = _unsupported(name, ex)
+    unsupported = _unsupported(name, ex, make())
     if unsupported is not None:
         j.verdict, j.check, j.explanation = Verdict.UNSUPPORTED, "unsupported", unsupported
         return j
@@ -402,13 +402,14 @@ WAIVED: dict[str, dict[str, str]] = {
 }
 
 
-def _unsupported(pipeline: str, ex: Any) -> str | None:
+def _unsupported(pipeline: str, ex: Any, inputs: Any = None) -> str | None:
     """``"<rule>: <why> (<error type>)"`` when the pipeline's failure is a documented
-    refusal (:data:`aliasfuzz.oracle.refusals.REFUSALS`), else None."""
+    refusal (:data:`aliasfuzz.oracle.refusals.REFUSALS`) for a call on ``inputs`` (fresh
+    inputs of the program), else None."""
     from aliasfuzz.oracle.refusals import classify
 
     failure = getattr(ex, "failure", None)
-    refusal = classify(pipeline, failure)
+    refusal = classify(pipeline, failure, inputs)
     if refusal is None:
         return None
     what = failure.message.splitlines()[0][:160] if failure.message else ""

@@ -35,9 +35,14 @@ class Refusal:
     stages: frozenset[str] | None  # None: every stage
     why: str  # one line, shown in the explanation
     source: str  # where PyTorch documents the refusal
+    # only when an input of the call maps two indices to one element (the refusal is about
+    # such an input; without one, the compiler made the overlap: a crash)
+    needs_overlapping_input: bool = False
 
-    def matches(self, pipeline: str, failure: Any) -> bool:
+    def matches(self, pipeline: str, failure: Any, inputs: Any = None) -> bool:
         if self.pipelines is not None and pipeline not in self.pipelines:
+            return False
+        if self.needs_overlapping_input and not _overlapping_input(inputs):
             return False
         if self.stages is not None and failure.stage not in self.stages:
             return False
@@ -46,6 +51,17 @@ class Refusal:
             return False
         text = f"{failure.error_type}: {failure.message}"
         return self.pattern is None or re.search(self.pattern, text) is not None
+
+
+def _overlapping_input(inputs: Any) -> bool:
+    """Whether some tensor of ``inputs`` has internal overlap (ATen's own test)."""
+    import torch
+
+    return any(
+        isinstance(t, torch.Tensor) and t.layout == torch.strided
+        and torch._debug_has_internal_overlap(t) == 1
+        for t in inputs or ()
+    )
 
 
 _TS = frozenset({"torchscript"})
@@ -96,6 +112,21 @@ REFUSALS: tuple[Refusal, ...] = (
         "so this behavior is banned in compile' (pytorch/pytorch#104505)",
     ),
     Refusal(
+        "internal-overlap-input-write-back",
+        (),
+        r"more than one element of the written-to tensor refers to a single memory location",
+        None,
+        None,
+        "the program mutates an input with internal overlap (an expanded or otherwise "
+        "self-overlapping layout): the compiled input write-back is a whole-tensor copy_, "
+        "which ATen refuses for such a tensor",
+        "aten/src/ATen/MemoryOverlap.cpp assert_no_internal_overlap ('unsupported operation: "
+        "more than one element of the written-to tensor refers to a single memory location. "
+        "Please clone() the tensor before performing the operation.'), raised by the "
+        "copy_ AOTAutograd emits for a mutated input",
+        needs_overlapping_input=True,
+    ),
+    Refusal(
         "inductor-cpu-user-triton",
         (),
         r"0 compatible backends for target \(cpu\)",
@@ -139,9 +170,11 @@ REFUSALS: tuple[Refusal, ...] = (
 )
 
 
-def classify(pipeline: str, failure: Any) -> Refusal | None:
+def classify(pipeline: str, failure: Any, inputs: Any = None) -> Refusal | None:
     """The first row of :data:`REFUSALS` matching ``failure`` under ``pipeline``, or None
-    (``failure`` is a :class:`~aliasfuzz.passes.execution.Failure`; None gives None)."""
+    (``failure`` is a :class:`~aliasfuzz.passes.execution.Failure`; None gives None).
+    ``inputs`` are the call's fresh inputs (rows with ``needs_overlapping_input`` need
+    them; without them those rows never match)."""
     if failure is None:
         return None
-    return next((r for r in REFUSALS if r.matches(pipeline, failure)), None)
+    return next((r for r in REFUSALS if r.matches(pipeline, failure, inputs)), None)

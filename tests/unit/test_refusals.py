@@ -151,3 +151,17 @@ def test_a_pipeline_raising_a_not_supported_error_is_unsupported_end_to_end():
     assert (j.verdict, j.check) == (Verdict.UNSUPPORTED, "unsupported"), j.explanation
     assert j.explanation.startswith("not-implemented: ")
     assert not j.verdict.is_finding
+
+
+def test_a_write_back_refused_for_an_overlapping_input_is_a_refusal_only_then():
+    # second audit (00af3b6014, 70424add4e): x0 has strides (0, 0, 4); eager writes one
+    # element, AOTAutograd's write-back copy_ into the whole input is refused by ATen
+    msg = Failure("compile", "RuntimeError", "unsupported operation: more than one element "
+                  "of the written-to tensor refers to a single memory location. Please clone() "
+                  "the tensor before performing the operation.")
+    expanded = torch.arange(4.0).as_strided((3, 2, 2), (0, 0, 1))
+    dense = torch.arange(12.0).reshape(3, 2, 2)
+    assert classify("aot_eager", msg, (dense, expanded)).rule == "internal-overlap-input-write-back"
+    # no overlapping input: the compiler made the overlap, a crash
+    assert classify("aot_eager", msg, (dense,)) is None
+    assert classify("aot_eager", msg) is None
