@@ -131,26 +131,30 @@ def departure(
     return None
 
 
-def _error_types(e: BaseException) -> list[str]:
-    """The type names of ``e`` and of the exceptions it was raised from (``__cause__``,
-    else an unsuppressed ``__context__``), outermost first."""
-    out: list[str] = []
-    seen: set[int] = set()
+def _chain(e: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
     cur: BaseException | None = e
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        out.append(type(cur).__name__)
+    while cur is not None and all(cur is not x for x in out):
+        out.append(cur)
         cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
     return out
 
 
 def _same_error(e: BaseException, finding: str) -> bool:
     """Whether a stage's exception ``e`` can be the crash a finding's explanation
-    (``finding``) reports: some type in its chain is named there (a wrapper such as
-    ``BackendCompilerFailed`` names the error it wraps in its message)."""
-    text = f"{e}"
-    names = _error_types(e) + re.findall(r"\b([A-Z]\w*(?:Error|Exception))\b", text)[:3]
-    return any(re.search(rf"\b{re.escape(n)}\b", finding) for n in names)
+    (``finding``) reports: an exception of its chain (``__cause__``/``__context__``) whose
+    type is named there and whose message starts as a message there does (types alone
+    are too coarse: our decomposition cut's ``AssertionError: sources must not be empty``
+    is not AOTAutograd's ``AssertionError: incorrect out shape``). A wrapper such as
+    ``BackendCompilerFailed`` carries the error it wraps in its chain."""
+    for x in _chain(e):
+        name = type(x).__name__
+        if not re.search(rf"\b{re.escape(name)}\b", finding):
+            continue
+        head = str(x).strip().splitlines()[0][:20] if str(x).strip() else ""
+        if not head or head in finding:
+            return True
+    return False
 
 
 def blame(
