@@ -26,7 +26,9 @@ promise them"):
 Any other argument (a view of an input, an intermediate of another op, anything on a
 written storage) makes the program ``invalid`` with a message starting ``layout-readout:``.
 So does ``as_strided`` reaching a storage element that is not an element of the tensor it is
-taken from: its result then "will depend on the current layout in memory" (the
+taken from, or of a tensor whose storage was written before (its absolute offset and strides
+then address a storage functionalization replaced): its result "will depend on the current
+layout in memory" (the
 ``torch.as_strided`` docs), which functionalization does not keep (it gives a mutated tensor
 a storage of its own: the second audit's four false ``setStorage ... out of bounds`` crashes;
 PyTorch #140171);
@@ -94,6 +96,12 @@ class LayoutReads:
         :class:`~aliasfuzz.fuzz.validate.Step`) reads the layout of an argument no
         contract promises, or is an ``as_strided`` reaching outside its source."""
         if step.op.op == "as_strided" and step.args and step.args[0] is not None:
+            if step.args[0].storage in self._written:
+                raise InvalidArgument(
+                    f"{LAYOUT_READOUT}: as_strided of {step.op.args[0]!r} after its storage "
+                    "was written: its absolute offset and strides address a storage "
+                    "functionalization replaces"
+                )
             outside = _outside(step.outs[0], step.args[0])
             if outside is not None:
                 raise InvalidArgument(

@@ -159,8 +159,14 @@ def _as_strided_of_a_view(size, stride, offset) -> Program:
 
 
 def test_as_strided_outside_its_source_is_a_layout_readout():
-    why = _rejected(_as_strided_of_a_view([], [], 2))  # element 2 is x0's storage, not x0
+    unwritten = _as_strided_of_a_view([], [], 2)
+    outside = unwritten.with_body(unwritten.body[1:], ("v1",))  # element 2 is not x0's
+    why = _rejected(outside)
     assert f"{LAYOUT_READOUT}: as_strided reaches element 2 of the storage" in why
-    assert _rejected(_as_strided_of_a_view([2], [1], 1)).startswith("statement 1: layout-readout")
+    assert _rejected(_as_strided_of_a_view([], [], 2)).startswith("statement 1: layout-readout")
+    # even within x0: x0 was written, functionalization gave it a storage of its own
+    assert "after its storage was written" in _rejected(_as_strided_of_a_view([2], [1], 0))
+    unwritten = _as_strided_of_a_view([2], [1], 0)
     for size, stride, offset in [([], [], 1), ([2], [1], 0), ([2, 2], [0, 1], 0)]:
-        _as_strided_of_a_view(size, stride, offset).validate()  # within x0: kept
+        step = Op("as_strided", ("x0",), {"size": size, "stride": stride, "offset": offset}, ("v1",))
+        unwritten.with_body((step,), ("v1",)).validate()  # within an unwritten x0: kept
