@@ -113,9 +113,11 @@ def _cmd_run(args) -> int:
         )
     if res.findings:
         ids = {i for f in res.findings for i in (f.get("ids") or [f["id"]])}
-        n_known = len({f["id"] for f in res.findings if f.get("known")})
-        n_new = len({f["id"] for f in res.findings if f["new"] and not f.get("known")})
-        print(f"root causes: {len(ids)} ({n_new} new, {n_known} known upstream)")
+        known = {i for i in ids if _entry_known(opts.corpus, i)}
+        fresh = {i for f in res.findings if f["new"] for i in (f.get("ids") or [f["id"]])}
+        n_new = len(fresh - known)
+        print(f"root causes: {len(ids)} ({n_new} new, {len(known)} known upstream, "
+              f"{len(ids) - n_new - len(known)} already in the corpus)")
     rate = res.programs / res.seconds if res.seconds else 0.0
     counts = ", ".join(f"{p}/{v}: {n}" for (p, v), n in sorted(res.verdicts.items()))
     print(
@@ -145,6 +147,16 @@ def _cmd_run(args) -> int:
     if res.status == "interrupted":
         return 130
     return 1 if res.failing else 0
+
+
+def _entry_known(corpus: str, entry: str) -> bool:
+    """Whether corpus entry ``entry`` is a known upstream bug (its ``meta.json``)."""
+    import json
+
+    try:
+        return bool(json.loads((Path(corpus) / entry / "meta.json").read_text()).get("known"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 @contextlib.contextmanager

@@ -101,6 +101,9 @@ def _default_workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+#: The most worker processes a campaign starts (a few per core of the largest host).
+MAX_WORKERS = 512
+
 @dataclass
 class CampaignOptions:
     """Everything one campaign needs; JSON-able (it is saved in the campaign directory).
@@ -159,8 +162,9 @@ class CampaignOptions:
             raise InvalidArgument("--time must be a finite number > 0 of seconds")
         if self.seed < 0:
             raise InvalidArgument("--seed must be >= 0")
-        if self.workers < 1:
-            raise InvalidArgument("--workers must be >= 1")
+        if not 1 <= self.workers <= MAX_WORKERS:
+            # each worker is a process and a thread; 100,000 failed to start a thread
+            raise InvalidArgument(f"--workers must be between 1 and {MAX_WORKERS}")
         if not (math.isfinite(self.timeout) and self.timeout > 0):
             raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
         if self.recycle < 1:

@@ -209,8 +209,14 @@ def root_causes(
             "known_issue": next((e["known"] for e in evs if e.get("known")), None),
             **_entry_fields(corpus, rid),
         }
-        known = row.get("known_bug") or ({"issue": row["known_issue"]} if row["known_issue"] else None)
+        # an entry's own meta says whether its root is a known bug (a finding's event names
+        # the first known root of all it was written under: not this one's, necessarily)
+        if "error" in row:
+            known = {"issue": row["known_issue"]} if row["known_issue"] else None
+        else:
+            known = row.get("known_bug")
         row["known_bug"] = known
+        row["known_issue"] = known.get("issue") if known else None
         row["status"] = "known" if known else ("corpus" if rid in known_before else "new")
         rows.append(row)
     rows.sort(key=lambda r: (STATUSES.index(r["status"]), _rank(r["verdict"]), r["id"]))

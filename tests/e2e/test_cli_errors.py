@@ -55,6 +55,7 @@ def _run(tmp_path, *extra) -> list[str]:
     [
         (["--time", "nan"], "--time"),
         (["--time", "inf"], "--time"),
+        (["--workers", "100000"], "--workers must be between 1 and 512"),
         (["--shrink-budget", "-1"], "--shrink-budget"),
         (["--timeout", "nan"], "--timeout"),
         (["--device", "tpu"], "device"),

@@ -96,3 +96,19 @@ def test_variants_of_a_known_bug_are_hits_of_one_entry(tmp_path):
     # without the bug the same two programs are two roots (their needed features differ)
     c, d = rec(_program(2), bugs=()), rec(_program(1), check="inputs", bugs=())
     assert len({a.paths, c.paths, d.paths}) == 3
+
+
+def test_a_second_root_of_a_known_finding_is_new_in_the_report(tmp_path):
+    # a finding written under two roots (functionalization: known #196657; reinplace: new)
+    # names the first known bug in its event; the report must read each entry's own meta
+    from aliasfuzz.report.data import root_causes
+    from tests.unit.test_corpus_store import _meta, _program
+
+    p = _program()
+    bug = {"issue": "pytorch/pytorch#196657", "title": "t", "related": False}
+    a, _ = store.write_entry(tmp_path, p, {**_meta(p), "known": bug})
+    b, _ = store.write_entry(tmp_path, _program(1), {**_meta(_program(1)), "known": None})
+    event = {"t": "finding", "id": a.name, "ids": [a.name, b.name], "pipeline": "inductor",
+             "verdict": "miscompile", "check": "values", "known": bug["issue"]}
+    status = {r["id"]: (r["status"], r["known_issue"]) for r in root_causes(tmp_path, [event], set())}
+    assert status == {a.name: ("known", bug["issue"]), b.name: ("new", None)}
