@@ -167,6 +167,10 @@ def _interruptible():
     ``KeyboardInterrupt`` handler. The previous handlers are restored afterwards."""
 
     def stop(signum, frame):
+        # one interruption: a second signal while the driver closes its workers and
+        # journal would break that clean-up with a traceback (the fresh user's TERM, TERM)
+        for s in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(s, signal.SIG_IGN)
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}

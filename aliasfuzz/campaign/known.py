@@ -63,6 +63,17 @@ def _strings(where: str, key: str, v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _is_stage(name: str) -> bool:
+    """Whether ``name`` is a stage :func:`aliasfuzz.oracle.blame.blame` can name: a fixed
+    stage of a pipeline, ``aot``, ``reinplace``, or a ``joint:``/``post-grad:`` pass."""
+    from aliasfuzz.passes.stages import PIPELINE_STAGES
+
+    fixed = {s for stages in PIPELINE_STAGES.values() for s in stages if not s.startswith("<")}
+    return name in fixed | {"aot", "reinplace"} or (
+        name.partition(":")[0] in ("joint", "post-grad") and bool(name.partition(":")[2])
+    )
+
+
 def _bug(where: str, t: Any) -> KnownBug:
     if not isinstance(t, dict):
         raise InvalidArgument(f"{where}: not a table")
@@ -74,6 +85,16 @@ def _bug(where: str, t: Any) -> KnownBug:
             raise InvalidArgument(f"{where}: {key} must be a non-empty string")
     if "verdict" in t and not isinstance(t["verdict"], str):
         raise InvalidArgument(f"{where}: verdict must be a string")
+    if not _is_stage(t["stage"]):
+        raise InvalidArgument(f"{where}: unknown stage {t['stage']!r} (a stage of "
+                              "aliasfuzz.passes.stages, joint:/post-grad:<pass> or aot)")
+    if "verdict" in t:
+        from aliasfuzz.oracle.verdict import Verdict
+
+        try:
+            Verdict(t["verdict"])
+        except ValueError:
+            raise InvalidArgument(f"{where}: unknown verdict {t['verdict']!r}") from None
     if not isinstance(t.get("related", False), bool):
         raise InvalidArgument(f"{where}: related must be true or false")
     lists = {k: _strings(where, k, t[k]) for k in ("ops", "evidence", "absent", "pipelines") if k in t}
@@ -98,6 +119,9 @@ def load_known(corpus: str | Path) -> list[KnownBug]:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise InvalidArgument(f"{path}: not valid TOML ({e})") from None
+    extra = sorted(set(data) - {"bug"})
+    if extra:  # e.g. [[bugs]]: silently no known bug at all
+        raise InvalidArgument(f"{path}: unknown table(s) {extra} (known bugs are [[bug]])")
     bugs = data.get("bug", [])
     if not isinstance(bugs, list):
         raise InvalidArgument(f"{path}: 'bug' must be an array of tables ([[bug]])")

@@ -50,7 +50,11 @@ def entries_of(paths: list[str]) -> list[Path]:
         if (p / "meta.json").exists() or (p / "program.json").exists():
             out.append(p)
         else:
-            out.extend(list_entries(p))
+            found = list_entries(p)
+            if not found:  # a mistyped path must not pass as an empty corpus
+                raise InvalidArgument(f"{p}: no corpus entries (an entry folder holds "
+                                      "meta.json and program.json)")
+            out.extend(found)
     return out
 
 

@@ -225,6 +225,12 @@ def test_program_json_error_names_the_path_once(tmp_path):
     assert err.count("program.json") == 1 and "not valid JSON" in err
 
 
+def test_replay_of_a_folder_without_entries_is_an_error(tmp_path):
+    # the fresh user's mistyped path passed as an empty corpus (exit 0)
+    (tmp_path / "junk.txt").write_text("x")
+    _one_line_error(["replay", str(tmp_path)], "no corpus entries")
+
+
 @pytest.mark.parametrize("t", ["0", "-1", "nan"])
 def test_replay_timeout_must_be_positive(tmp_path, t):
     _one_line_error(["replay", str(tmp_path), "--timeout", t], "--timeout")

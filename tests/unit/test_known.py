@@ -57,9 +57,14 @@ def test_related_bugs_are_shown_but_do_not_make_a_finding_known():
     [
         ("[[bug]\nissue = 1", "not valid TOML"),
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"", "stage must be"),
-        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"s\"\nops = \"a\"", "ops must be a list"),
-        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"s\"\nbogus = 1", "unknown key"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\nops = \"a\"", "ops must be a list"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\nbogus = 1", "unknown key"),
         ("bug = 3", "array of tables"),
+        # the fresh user's silent mistakes: a misspelt table, stage or verdict never matched
+        ("[[bugs]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"", "unknown table(s) ['bugs']"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"reinplacee\"", "unknown stage"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"joint:remove_noop_ops\"\n"
+         "verdict = \"miscompiel\"", "unknown verdict"),
     ],
 )
 def test_a_malformed_table_is_a_one_line_error(tmp_path, text, needle):
