@@ -271,6 +271,8 @@ class _Campaign:
                     self._add_finding(e)
             if "ts" in e:
                 self.elapsed_before = max(self.elapsed_before, e["ts"] - self.start["started"])
+            if e["t"] == "interrupted":
+                self.elapsed_before = max(self.elapsed_before, float(e.get("elapsed") or 0.0))
 
     def _count(self, pipeline: str, out: dict[str, Any]) -> None:
         self.res.tasks += 1
@@ -342,6 +344,8 @@ class _Campaign:
                 res.status = "failed"
             if res.status in ("done", "failed"):
                 self._log({"t": "end", "status": res.status, "flaky": res.flaky})
+            elif res.status == "interrupted":  # the time spent since the last event counts too
+                self._log({"t": "interrupted", "elapsed": res.seconds})
             self.journal.close()
             self._record(res.status)
             self._lock.close()

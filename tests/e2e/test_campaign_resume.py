@@ -119,10 +119,15 @@ def test_sigterm_interrupts_a_campaign_that_resume_finishes(tmp_path, monkeypatc
     before = _events(state)
     assert not any(e["t"] == "end" for e in before)
     assert sum(e["t"] == "task" for e in before) < 16
-    assert main(["run", "--resume", "--state", str(state), "-q"]) == 1
+    (spent,) = [e["elapsed"] for e in before if e["t"] == "interrupted"]
+    r = run_cli("run", "--resume", "--state", str(state), "-q")
+    assert r.returncode == 1, r.stderr
     after = _events(state)
     assert sorted(e["i"] for e in after if e["t"] == "task") == list(range(16))
     assert after[-1]["t"] == "end"
+    # the seconds spent before the interruption count (the fresh user saw the total drop)
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith("campaign ")]
+    assert float(line.split(" runs in ")[1].split(" s")[0]) >= spent
 
 
 def _cut_journal(state, keep) -> None:
