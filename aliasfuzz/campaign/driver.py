@@ -38,7 +38,7 @@ from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.oracle.verdict import Verdict
 
-__all__ = ["CampaignResult", "program_at", "run_campaign"]
+__all__ = ["CampaignResult", "program_at", "run_campaign", "unconfirmed_death"]
 
 
 class _Programs:
@@ -124,6 +124,21 @@ def confirmed(first: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
 def is_flaky(outcome: dict[str, Any]) -> bool:
     """Whether a task's first run crashed or timed out and its re-run did neither."""
     return "first" in outcome and outcome.get("verdict") not in _CONFIRM
+
+
+def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
+    """Why a finding is not written (None: it is): a worker's death by a signal that no cut
+    of the pipeline reproduces (:func:`aliasfuzz.oracle.blame.blame` found no departing
+    stage). A segfault whose program runs stage by stage is the process's, not the
+    program's: memory an earlier run corrupted, seen dying in aliasfuzz's own adapter code
+    (the third audit's crash-unblamed-inductor-21715a41da, whose repro exits 0)."""
+    if out.get("verdict") not in ("crash", "timeout"):
+        return None
+    if not str(out.get("check") or "").startswith("signal:"):
+        return None
+    if blame.get("stage") or not str(blame.get("reason") or "").startswith("no cut"):
+        return None
+    return f"{out['check']} not reproduced by any stage cut: {blame.get('reason')}"
 
 
 @dataclass
@@ -442,6 +457,12 @@ class _Campaign:
         """Write the finding under each of its root causes (:func:`roots`): a new entry, or
         one more sighting (``hits``) of an entry already in the corpus."""
         blame = blame or {"stage": None, "stages": [], "trail": [], "reason": "not cut"}
+        why = unconfirmed_death(out, blame)
+        if why is not None:  # journaled, counted as flaky, never written to the corpus
+            self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None,
+                       "dismissed": why})
+            self.res.flaky += 1
+            return
         found = record(
             Path(self.opts.corpus), original, small, out, pipeline, blame, self.bugs,
             {

@@ -225,3 +225,18 @@ def test_a_reinplace_decision_kept_in_node_meta_is_a_stage_of_its_own():
     assert out["verdict"] == "miscompile"
     b = _judge.blame(p, "inductor-reinplace", "cpu", None, out)
     assert b["stages"] == ["reinplace"], b["trail"]
+
+
+def test_a_signal_death_no_cut_reproduces_is_not_written():
+    # third audit: a SIGSEGV in aliasfuzz's adapter code after the process was corrupted,
+    # unblamed and not reproducible by its repro, had been recorded as a crash
+    from aliasfuzz.campaign.driver import unconfirmed_death
+
+    unblamed = {"stage": None, "reason": "no cut of the pipeline departs from eager (...)"}
+    seg = {"verdict": "crash", "check": "signal:SIGSEGV"}
+    assert unconfirmed_death(seg, unblamed).startswith("signal:SIGSEGV not reproduced")
+    # kept: a blamed death, an exception (deterministic), a debug pipeline (never cut)
+    assert unconfirmed_death(seg, {"stage": "lowering", "reason": ""}) is None
+    assert unconfirmed_death({"verdict": "crash", "check": "exceptions"}, unblamed) is None
+    assert unconfirmed_death(seg, {"stage": None, "reason": "debug-segfault is a debug pipeline"}) is None
+    assert unconfirmed_death({"verdict": "miscompile", "check": "values"}, unblamed) is None
