@@ -54,21 +54,15 @@ FRESH_LAYOUT: dict[str, str] = {
 }
 
 
-#: Above this many elements :func:`_outside` does not enumerate (and rejects nothing).
-_ENUM_LIMIT = 1 << 14
-
-
 def storage_elements(m: Any) -> set[int] | None:
     """The storage elements (in ``m.dtype`` units) a strided layout reaches; None above
-    :data:`_ENUM_LIMIT` elements."""
-    if m.numel > _ENUM_LIMIT:
+    ``ENUM_LIMIT`` elements (:func:`aliasfuzz.fuzz.ops.overlap.elements` enumerates)."""
+    from aliasfuzz.fuzz.ops.core import ENUM_LIMIT
+    from aliasfuzz.fuzz.ops.overlap import elements
+
+    if m.numel > ENUM_LIMIT:
         return None
-    out = {m.offset}
-    for n, st in zip(m.shape, m.stride, strict=True):
-        if n == 0:
-            return set()
-        out = {e + k * st for e in out for k in range(n)}
-    return out
+    return set(elements(m).tolist())
 
 
 def _outside(result: Any, source: Any) -> int | None:

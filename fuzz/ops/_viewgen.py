@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 
@@ -131,10 +132,8 @@ def gen_as_strided(draw: Draw, metas: Metas) -> dict:
         size = [draw.integer(1, 3) for _ in range(nd)]
         stride = [draw.integer(1, 3) if not draw.boolean(0.1) else 0 for _ in range(nd)]
         offset = draw.choice(pool)
-        reach = {offset}
-        for n, st in zip(size, stride, strict=True):
-            reach = {e + k * st for e in reach for k in range(n)}
-        if reach <= els:
+        drawn = replace(metas[0], shape=tuple(size), stride=tuple(stride), offset=offset)
+        if storage_elements(drawn) <= els:
             return {"size": size, "stride": stride, "offset": offset}
     return {"size": [], "stride": [], "offset": draw.choice(pool)}
 

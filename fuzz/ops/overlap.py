@@ -24,7 +24,7 @@ import numpy as np
 
 from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, ValueMeta
 
-__all__ = ["Answer", "overlap", "same_layout", "self_overlap"]
+__all__ = ["Answer", "elements", "overlap", "same_layout", "self_overlap"]
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,9 @@ def _span(m: ValueMeta) -> tuple[int, int]:
     return lo * k, (hi + 1) * k
 
 
-def _elements(m: ValueMeta) -> np.ndarray:
-    """Every element index of ``m`` (with repeats), as a flat int64 array."""
+def elements(m: ValueMeta) -> np.ndarray:
+    """Every element index of ``m`` (with repeats), as a flat int64 array (no size check:
+    callers compare ``m.numel`` with ``ENUM_LIMIT`` first)."""
     e = np.full((), m.offset, dtype=np.int64)
     for n, s in zip(m.shape, m.stride, strict=True):
         e = np.add.outer(e, np.arange(n, dtype=np.int64) * s)
@@ -62,7 +63,7 @@ def _elements(m: ValueMeta) -> np.ndarray:
 
 def _bytes(m: ValueMeta) -> np.ndarray:
     k = m.itemsize
-    return np.unique(np.add.outer(_elements(m) * k, np.arange(k, dtype=np.int64)).reshape(-1))
+    return np.unique(np.add.outer(elements(m) * k, np.arange(k, dtype=np.int64)).reshape(-1))
 
 
 def overlap(a: ValueMeta, b: ValueMeta) -> Answer:
@@ -77,7 +78,7 @@ def overlap(a: ValueMeta, b: ValueMeta) -> Answer:
     if a.numel > ENUM_LIMIT or b.numel > ENUM_LIMIT:
         return Answer(None)
     if a.itemsize == b.itemsize:  # element indices of one itemsize align: compare them
-        shared = np.intersect1d(_elements(a), _elements(b))
+        shared = np.intersect1d(elements(a), elements(b))
         return Answer(bool(shared.size), int(shared[0]) * a.itemsize if shared.size else None)
     shared = np.intersect1d(_bytes(a), _bytes(b), assume_unique=True)
     return Answer(bool(shared.size), int(shared[0]) if shared.size else None)
@@ -100,6 +101,6 @@ def self_overlap(m: ValueMeta) -> Answer:
         return Answer(False)
     if m.numel > ENUM_LIMIT:
         return Answer(None)
-    e = np.sort(_elements(m))
+    e = np.sort(elements(m))
     repeated = e[1:][e[1:] == e[:-1]]
     return Answer(bool(repeated.size), int(repeated[0]) * m.itemsize if repeated.size else None)
