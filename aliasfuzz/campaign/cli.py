@@ -150,12 +150,13 @@ def _cmd_run(args) -> int:
 
 
 def _entry_known(corpus: str, entry: str) -> bool:
-    """Whether corpus entry ``entry`` is a known upstream bug (its ``meta.json``)."""
-    import json
+    """Whether corpus entry ``entry`` is a known upstream bug (its ``meta.json``; an entry
+    that does not load is not)."""
+    from aliasfuzz.campaign.corpus import load_entry
 
     try:
-        return bool(json.loads((Path(corpus) / entry / "meta.json").read_text()).get("known"))
-    except (OSError, ValueError, AttributeError):
+        return bool(load_entry(Path(corpus) / entry).meta.get("known"))
+    except InvalidArgument:
         return False
 
 
