@@ -34,7 +34,7 @@ import torch
 from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.differential import differential, tolerance
 
-__all__ = ["AUDIT_STAGES", "Blame", "blame"]
+__all__ = ["AUDIT_STAGES", "NOT_REPRODUCED", "Blame", "blame"]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
 #: :mod:`aliasfuzz.passes.stages`): the audit names the stage by the component that
@@ -131,6 +131,12 @@ def departure(
     return None
 
 
+#: The reason of a blame that found no departing stage (the finding did not reproduce
+#: stage by stage); the campaign does not write a signal death with this reason.
+NOT_REPRODUCED = ("no cut of the pipeline departs from eager "
+                  "(the finding did not reproduce stage by stage)")
+
+
 def _chain(e: BaseException) -> list[BaseException]:
     out: list[BaseException] = []
     cur: BaseException | None = e
@@ -213,8 +219,7 @@ def blame(
             mask = _masks(eager, r.result) if r.result.error is None else [True]
         kept.append((r, mask))
     if not kept or kept[-1][1] is None:
-        return Blame(None, (), trail, "no cut of the pipeline departs from eager "
-                     "(the finding did not reproduce stage by stage)")
+        return Blame(None, (), trail, NOT_REPRODUCED)
     first = len(kept) - 1
     while first > 0 and kept[first - 1][1] is not None:
         first -= 1

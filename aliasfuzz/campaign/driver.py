@@ -136,7 +136,9 @@ def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
         return None
     if not str(out.get("check") or "").startswith("signal:"):
         return None
-    if blame.get("stage") or not str(blame.get("reason") or "").startswith("no cut"):
+    from aliasfuzz.oracle.blame import NOT_REPRODUCED
+
+    if blame.get("stage") or blame.get("reason") != NOT_REPRODUCED:
         return None
     return f"{out['check']} not reproduced by any stage cut: {blame.get('reason')}"
 
