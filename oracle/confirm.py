@@ -12,6 +12,12 @@
   on the witness storage set to a value no other element holds.
 
 Anything else stays unconfirmed, which the judge turns into ``unknown``.
+
+A confirmed missed reinplace is still only a claim about cost. :func:`measure_excess`
+compiles the program with Inductor twice, as decided and with the candidate forced, and
+reads Inductor's own byte accounting of the generated code
+(:func:`aliasfuzz.passes.cost.inductor_cost`); the judge reports the claim only when the
+copy costs at least half a pass over the tensor it copies (:meth:`Excess.worth_reporting`).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from aliasfuzz.oracle._capture import PassRecord, watch_reinplace
 from aliasfuzz.oracle.candidates import Candidate
 from aliasfuzz.oracle.differential import differential
 
-__all__ = ["Confirmation", "confirm_missed", "confirm_unsafe", "input_variants"]
+__all__ = ["Confirmation", "Excess", "confirm_missed", "confirm_unsafe", "input_variants", "measure_excess"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,69 @@ def confirm_unsafe(
         if why is not None:
             return Confirmation(True, i + 1, f"variant {i} disagrees with eager: {why}")
     return Confirmation(False, len(variants), f"{len(variants)} runs agree with eager")
+
+
+@dataclass(frozen=True)
+class Excess:
+    """Bytes per call of Inductor's generated code (:func:`aliasfuzz.passes.cost.inductor_cost`)
+    with the copy as the pass left it (``default``) and with the candidate forced in place
+    (``forced``); ``copied``: bytes of the tensor the pass copies (the candidate's mutated
+    value); ``kernels``: scheduler nodes that move memory, default and forced."""
+
+    default: int
+    forced: int
+    copied: int
+    kernels: tuple[int, int]
+
+    @property
+    def bytes(self) -> int:
+        """What the kept copy costs per call (bytes)."""
+        return self.default - self.forced
+
+    def worth_reporting(self) -> bool:
+        """Whether the copy costs at least half a pass over the copied tensor.
+
+        A kept copy moves its tensor twice (read and write), and Inductor's decision does
+        not look at sizes under static shapes, so an excess of that order grows with the
+        tensor. The bar is half a pass, not two, because Inductor's accounting still
+        charges the in-place form for the copy-back epilogue it fuses away
+        (``copy_(x, x)`` after both scatters of ``x[0:2] += c`` are forced: one read of
+        ``x`` that the generated kernel never makes). A smaller excess is a scalar or a
+        partial buffer whose growth is not shown; an empty tensor costs nothing."""
+        return self.copied > 0 and 2 * self.bytes >= self.copied
+
+    def message(self) -> str:
+        ratio = f"{self.default / self.forced:.1f}x" if self.forced else "all of it"
+        return (
+            f"Inductor's generated code moves {self.default} bytes per call in "
+            f"{self.kernels[0]} kernels, {self.forced} bytes in {self.kernels[1]} with the copy "
+            f"dropped ({ratio}); excess {self.bytes} bytes for a {self.copied}-byte tensor"
+        )
+
+
+def measure_excess(
+    compile_run: Callable[[tuple[Any, ...]], Any],
+    inputs: Callable[[], tuple[Any, ...]],
+    want: Callable[[int, Candidate], bool],
+    copied: int,
+) -> Excess | None:
+    """Compile and run the program with Inductor as decided and with ``want``'s candidates
+    forced in place (``compile_run(inputs)`` runs the full ``inductor`` pipeline), reading
+    the bytes of each generated graph; None when either compile lowered nothing (a failure,
+    or no graph) or nothing could be forced."""
+    from aliasfuzz.passes.cost import inductor_cost
+
+    with inductor_cost() as default:
+        compile_run(inputs())
+    records: list[PassRecord] = []
+    with inductor_cost() as forced, watch_reinplace(records, force=want, truths=False):
+        compile_run(inputs())
+    if not default or not forced or not any(s.forced for r in records for s in r.seen):
+        return None
+    return Excess(
+        sum(g.bytes for g in default), sum(g.bytes for g in forced), copied,
+        (sum(g.kernels for g in default), sum(g.kernels for g in forced)),
+    )
 
 
 class _Names:

@@ -43,6 +43,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.eager import EagerResult, clone_inputs
 from aliasfuzz.fuzz.ir import Program
@@ -229,7 +231,11 @@ def judge(
     if failed:
         j.verdict, j.check, j.explanation = failed[0].verdict, failed[0].name, failed[0].message
     j.claims = _claims(ex, _fresh_outputs(ex, eager, names))
-    _confirm_claims(j, lambda ins: run(ins)[1], fn, names, make, confirm)
+    measure = None
+    if name in _MEASURED:
+        def measure(ins: tuple) -> Any:
+            return run_function("inductor", fn, ins, input_names=names, device=device, options=opts)
+    _confirm_claims(j, lambda ins: run(ins)[1], fn, names, make, confirm, measure)
     if isinstance(subject, Program):
         from aliasfuzz.oracle.kernel_analysis import judge_launches
 
@@ -324,7 +330,7 @@ def _on_input(truth: Truth) -> bool:
     return any(n.op in ("placeholder", "get_attr") and on_storage(n, s) for n in graph.nodes)
 
 
-def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool) -> None:
+def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool, measure=None) -> None:
     undecided, unconfirmed = [], []
     n_confirm = 0
     for c in j.claims:
@@ -353,6 +359,12 @@ def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool) -> None:
             c.confirmation = _confirm.confirm_missed(
                 run, fn, names, _confirm.input_variants(make, 1), _selector(c)
             )
+            if c.confirmation.confirmed and measure is not None:
+                filtered = _cost_gate(c, j.claims, measure, make)
+                if filtered is not None:
+                    j.filtered.append(f"{filtered}: {d.node} ({d.arg})")
+                    c.claim, c.confirmation = None, None
+                    continue
         if not c.confirmation.confirmed:
             unconfirmed.append(c)
     found = [c for c in j.claims if c.confirmation is not None and c.confirmation.confirmed]
@@ -367,6 +379,65 @@ def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool) -> None:
         j.verdict, j.check = Verdict.UNKNOWN, "candidates"
         reason = c.confirmation.message if c.confirmation else (c.truth.reason if c.truth else "no truth")
         j.explanation = f"{c.decision.node} ({c.decision.arg}) undecided: {reason}"
+
+
+#: Pipelines whose missed-reinplace claims are measured on Inductor's generated code
+#: (the fast path stops before codegen: its claims are measured by a full compile).
+_MEASURED = ("inductor", "inductor-reinplace")
+
+
+def _nbytes(node: Any) -> int:
+    v = node.meta.get("val") if hasattr(node, "meta") else None
+    vals = v if isinstance(v, (list, tuple)) else [v]
+    return sum(t.numel() * t.element_size() for t in vals if isinstance(t, torch.Tensor))
+
+
+def _update_numel(cand: Candidate) -> int | None:
+    """Elements the candidate's op writes (None: not read off the graph for this kind)."""
+    n = cand.fx_node
+    if cand.kind == "scatter" and len(n.args) > 1:  # canonical _generalized_scatter(inp, src, views)
+        return _nbytes(n.args[1]) // max(1, _itemsize(n.args[1]))
+    if cand.kind == "index_put" and len(n.args) > 2:
+        idx = [i for i in n.args[1] if i is not None]
+        if any(_nbytes(i) == 0 for i in idx):
+            return 0
+        return _nbytes(n.args[2]) // max(1, _itemsize(n.args[2]))
+    return None
+
+
+def _itemsize(node: Any) -> int:
+    v = node.meta.get("val") if hasattr(node, "meta") else None
+    return v.element_size() if isinstance(v, torch.Tensor) else 1
+
+
+def _cost_gate(c: Claim, claims: list[Claim], measure: Callable, make: Callable[[], tuple]) -> str | None:
+    """None when the confirmed missed reinplace costs bytes worth a report (the claim's
+    confirmation message then carries the figures); else the filter's reason.
+
+    An update that writes no element keeps a copy of nothing the program changes: forcing
+    it saves a whole copy, but no engineer will change the pass for an empty slice (third
+    audit, row 12). Otherwise the copy must cost, in Inductor's own accounting of the
+    generated code, at least one full pass over the copied tensor (:class:`~.confirm.Excess`)."""
+    cand = c.truth.candidate
+    if _update_numel(cand) == 0:
+        return "empty-update"
+    # the copy may only disappear from the generated code with its safe siblings in the
+    # same graph (Dynamo's setitem copy-back of ``x[0:2] += c`` is a second slice_scatter)
+    siblings = [o for o in claims if o.graph == c.graph and o.truth is not None
+                and o.truth.status == SAFE and o.decision.reinplaced is False]
+    wants = [_selector(o, claims) for o in siblings] or [_selector(c, claims)]
+    excess = _confirm.measure_excess(
+        measure, make, lambda g, cd: any(w(g, cd) for w in wants), _nbytes(cand.mutated)
+    )
+    conf = c.confirmation
+    if excess is None:  # not shown to cost anything: unconfirmed, so unknown, not ok
+        c.confirmation = _confirm.Confirmation(False, conf.runs, "forced in place agrees with eager, "
+                                               "but Inductor's full compile lowered or forced nothing to measure")
+        return None
+    if not excess.worth_reporting():
+        return f"no-measured-excess ({excess.message()})"
+    c.confirmation = _confirm.Confirmation(conf.confirmed, conf.runs, f"{conf.message}; {excess.message()}")
+    return None
 
 
 def _scatter_fusion(c: Claim, claims: list[Claim]) -> bool:
@@ -416,14 +487,31 @@ def _unsupported(pipeline: str, ex: Any, inputs: Any = None) -> str | None:
     return f"{refusal.rule}: {refusal.why} ({failure.error_type}: {what})"
 
 
-def _selector(c: Claim) -> Callable[[int, Candidate], bool]:
+def _scatter_ordinal(cand: Candidate) -> tuple[int, int]:
+    """``(k, n)``: ``cand`` is the k-th of the graph's n view-scatter nodes, in graph order."""
+    scatters = [m for m in cand.fx_node.graph.nodes
+                if m.op == "call_function" and "scatter" in getattr(m.target, "__name__", str(m.target))]
+    return (scatters.index(cand.fx_node) if cand.fx_node in scatters else -1), len(scatters)
+
+
+def _selector(c: Claim, claims: Sequence[Claim] = ()) -> Callable[[int, Candidate], bool]:
+    """Whether a candidate of a later compile of the same program is ``c``'s.
+
+    A view-scatter is matched by the value it writes into, and, where that value is itself
+    a scatter (Dynamo's ``x[0:2] += c`` leaves ``slice_scatter_1`` writing into
+    ``slice_scatter``, which canonicalization renames ``_generalized_scatter``), by its
+    position among the graph's scatters, which canonicalization keeps."""
     d = c.decision
+    mine = [o for o in claims if o.graph == c.graph and o.decision.kind == "scatter"]
+    k = next((i for i, o in enumerate(mine) if o is c), None)
 
     def want(graph: int, cand: Candidate) -> bool:
         if graph != c.graph or cand.kind != d.kind:
             return False
-        if d.kind == "scatter":  # canonicalized: match the scatter by the value it writes into
-            return cand.mutated.name == (d.arg_node or c.truth.candidate.mutated.name)
+        if d.kind == "scatter":
+            if cand.mutated.name == (d.arg_node or c.truth.candidate.mutated.name):
+                return True
+            return k is not None and _scatter_ordinal(cand) == (k, len(mine))
         return (cand.node, cand.arg) == (d.node, d.arg)
 
     return want

@@ -1,0 +1,92 @@
+"""A missed reinplace is reported only when the kept copy costs bytes in Inductor's own
+accounting of the generated code (issue 12, third audit rows 12 and 23; issue 14):
+:func:`aliasfuzz.passes.cost.inductor_cost`, :class:`aliasfuzz.oracle.confirm.Excess` and
+the judge's cost gate."""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aliasfuzz.oracle.confirm import Excess
+from aliasfuzz.oracle.judge import judge
+from aliasfuzz.oracle.verdict import Verdict
+from aliasfuzz.passes.cost import inductor_cost
+
+
+def _compiled_bytes(fn, *args) -> int:
+    torch._dynamo.reset()
+    with inductor_cost() as graphs, torch._inductor.config.patch(force_disable_caches=True):
+        torch.compile(fn, backend="inductor")(*args)
+    assert graphs, "no graph was lowered"
+    return sum(g.bytes for g in graphs)
+
+
+def test_inductor_cost_counts_bytes_that_grow_with_the_tensor():
+    def f(x):
+        return x.sin() + 1
+
+    small, large = _compiled_bytes(f, torch.randn(100)), _compiled_bytes(f, torch.randn(1000))
+    assert small == 2 * 100 * 4  # read x, write the result: float32
+    assert large == 10 * small
+
+
+def test_excess_needs_half_a_pass_over_the_copied_tensor():
+    assert Excess(default=8000, forced=4024, copied=4000, kernels=(1, 2)).worth_reporting()
+    assert not Excess(default=8000, forced=8016, copied=4000, kernels=(1, 2)).worth_reporting()
+    assert not Excess(default=24, forced=20, copied=4000, kernels=(1, 1)).worth_reporting()
+    assert not Excess(default=48, forced=0, copied=0, kernels=(1, 0)).worth_reporting()
+    assert "2.0x" in Excess(8000, 4000, 4000, (2, 1)).message()
+
+
+def _seeded(*shape):
+    def make():
+        return (torch.randn(*shape, generator=torch.Generator().manual_seed(0)),)
+
+    return make
+
+
+def test_a_copy_kept_for_an_empty_slice_is_not_a_finding():
+    def f(x0):  # third audit, row 12: x0[1:1:2] is empty
+        x0[1:1:2] += -2.5
+
+    j = judge(f, "inductor-reinplace", inputs=_seeded(2, 3, 3))
+    assert j.verdict is Verdict.OK, j.explanation
+    assert any(r.startswith("empty-update:") for r in j.filtered), j.filtered
+
+
+def test_row_update_of_a_large_input_is_missed_with_its_bytes():
+    def f(x):  # issue 14's row update: x[i] *= c on a large input
+        x[3] *= 2.0
+
+    for pipeline in ("inductor", "inductor-reinplace"):
+        j = judge(f, pipeline, inputs=_seeded(64, 256))
+        assert j.verdict is Verdict.MISSED_REINPLACE, (pipeline, j.explanation, j.filtered)
+        assert "Inductor's generated code moves" in j.explanation
+        assert "for a 65536-byte tensor" in j.explanation
+
+
+def test_slice_augmented_assignment_keeps_the_audited_finding():
+    def f(x):  # shared/audit missed-reinplace-inductor-7a0dab6dd7
+        x[0:2] += 0.5
+
+    j = judge(f, "inductor", inputs=lambda: (torch.arange(4096.0),))
+    assert j.verdict is Verdict.MISSED_REINPLACE, (j.explanation, j.filtered)
+    assert "excess" in j.explanation
+
+
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(rows=st.integers(1, 40), cols=st.integers(1, 40), op=st.sampled_from(["add_", "mul_", "sin_"]))
+def test_already_optimal_programs_are_never_missed_reinplace(rows, cols, op):
+    def inplace(x):
+        getattr(x, op)(*([] if op == "sin_" else [2.0]))
+
+    def functional(x):
+        return x * 2.0
+
+    make = _seeded(rows, cols)
+    for f in (inplace, functional):
+        j = judge(f, "inductor", inputs=make)
+        assert j.verdict is not Verdict.MISSED_REINPLACE, (f.__name__, j.explanation)
+        assert j.verdict is Verdict.OK, (f.__name__, j.verdict, j.explanation)
