@@ -34,6 +34,7 @@ file stays within :data:`MAX_LINES` lines for the programs the fuzzer shrinks (t
 
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,10 +166,18 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
               if stage and not stage.startswith("unblamed") else
               "No stage blamed: cutting the pipeline stage by stage did not show it.")
     notes = [blamed, f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits}."]
+    cost = _COST.search(str(meta.get("explanation") or "")) if plan_.verdict == "missed-reinplace" else None
+    if cost:  # the measured cost is the claim; the one-line summary above cuts it off
+        notes += textwrap.wrap("Cost: " + cost.group(0) + " (oracle/confirm.py measure_excess).", 92,
+                               break_on_hyphens=False)
     if plan_.harness:
         notes += textwrap.wrap("HARNESS, not public API alone: " + plan_.harness + ".", 92,
                                break_on_hyphens=False)
     return notes
+
+
+#: The cost sentence of a measured missed reinplace (oracle.confirm.Excess.message).
+_COST = re.compile(r"Inductor's generated code moves .*?-byte tensor")
 
 
 def _parts(plan_: Plan) -> dict[str, Any]:

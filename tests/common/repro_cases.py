@@ -144,7 +144,9 @@ def _cases() -> dict[str, tuple[Program, dict, tuple[int, str]]]:
         explanation="auto_functionalized (t): no conflicting access; forced in place, 2 runs agree")
     add("b20-missed-scatter", b20, (1, "slice_scatter"), "inductor", "missed-reinplace",
         "candidates", "reinplace", evidence=("scatter:missed",),
-        explanation="slice_scatter (input): no conflicting access; forced in place, 2 runs agree")
+        explanation="slice_scatter (input): no conflicting access; forced in place, 2 runs agree; "
+        "Inductor's generated code moves 640 bytes per call in 2 kernels, 48 bytes in 1 with the "
+        "copy dropped (13.3x); excess 592 bytes for a 320-byte tensor")
     add("b20-missed-fast-hidden", b20, (1, "slice_scatter"), "inductor-reinplace",
         "missed-reinplace", "candidates", "reinplace", full="hidden", evidence=("scatter:missed",))
     b23, b25 = _seed("b23_script_rotating_buffers"), _seed("b25_script_copy_into_input_requires_grad")
