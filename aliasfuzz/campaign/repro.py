@@ -162,9 +162,16 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     found = f"torch {v.get('torch', '?')}" + (f", triton {v['triton']}" if plan_.cuda and v.get("triton") else "")
     exits = "1 the bug shows, 0 fixed" + (", 3 no GPU here" if plan_.cuda else "")
     named = stage if words == stage else f"{stage} ({words})"
-    blamed = (f"Blamed stage: {named}, the first whose result departs from eager."
-              if stage and not stage.startswith("unblamed") else
-              "No stage blamed: cutting the pipeline stage by stage did not show it.")
+    stages = [str(x) for x in meta.get("stages") or [] if x]
+    if not stage or stage.startswith("unblamed"):
+        blamed = "No stage blamed: cutting the pipeline stage by stage did not show it."
+    elif stages and stages[0] != stage:  # a stacked bug: this root is a later stage's own
+        blamed = (f"Blamed stage: {named}, which adds a departure of its own to a result that "
+                  f"already departs from eager after {stages[0]} (blamed apart).")
+    else:
+        blamed = f"Blamed stage: {named}, the first whose result departs from eager."
+        if len(stages) > 1:
+            blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
     notes = [blamed, f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits}."]
     cost = _COST.search(str(meta.get("explanation") or "")) if plan_.verdict == "missed-reinplace" else None
     if cost:  # the measured cost is the claim; the one-line summary above cuts it off

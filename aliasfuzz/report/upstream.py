@@ -121,6 +121,13 @@ def _description(meta: dict[str, Any], how: str, stage_words: str) -> str:
         what = f"{how} raises on a program eager runs: {detail}"
     else:
         what = f"{how} computes something other than eager on the program below: {detail}"
+    stages = [str(x) for x in meta.get("stages") or [] if x]
+    stage = (meta.get("root") or {}).get("stage")
+    if stages and stage and stages[0] != stage:  # a stacked bug: this root is a later stage's
+        return (f"{what}.\n\nThe stage to blame is {stage_words}: with the pipeline cut stage "
+                f"by stage, the result already departs from eager after `{stages[0]}` (filed "
+                "apart), and this stage adds a departure of its own (elements or aliasing the "
+                "stage before it got right).")
     return (f"{what}.\n\nThe stage to blame is {stage_words}: with the pipeline cut stage by "
             "stage, the result departs from eager first there (the stages before it agree).")
 

@@ -226,3 +226,32 @@ def test_every_audited_and_corpus_program_renders_within_budget_where_public():
         if not R.plan(program, meta).harness:
             assert len(text.splitlines()) <= R.MAX_LINES, name
     assert len(cases) >= len(rows()) and cases
+
+
+def test_stacked_blame_is_not_called_the_first_departure():
+    # third audit row 5: functionalization departs first, the reinplace pass adds its own
+    # departure; the entry under the reinplace root must not call it "the first"
+    from aliasfuzz.campaign.repro import _notes, plan
+    from tests.common.repro_cases import _cases
+
+    program, meta, _ = _cases()["b03-inductor"]
+    meta = {**meta, "stages": ["functionalization", "reinplace"],
+            "root": {**meta["root"], "stage": "reinplace"}}
+    text = " ".join(_notes(plan(program, meta), meta))
+    assert "adds a departure of its own" in text and "after functionalization" in text
+    assert "the first whose result departs" not in text
+    meta = {**meta, "root": {**meta["root"], "stage": "functionalization"}}
+    text = " ".join(_notes(plan(program, meta), meta))
+    assert "the first whose result departs" in text and "of their own: reinplace" in text
+
+
+def test_upstream_draft_of_a_stacked_root_names_the_earlier_stage():
+    from aliasfuzz.report.upstream import render_draft
+    from tests.common.repro_cases import _cases
+
+    program, meta, _ = _cases()["b03-inductor"]
+    meta = {**meta, "stages": ["functionalization", "reinplace"],
+            "root": {**meta["root"], "stage": "reinplace"}}
+    text = " ".join(render_draft(program, meta).split())
+    assert "already departs from eager after `functionalization`" in text
+    assert "departs from eager first there" not in text
