@@ -90,3 +90,17 @@ def test_already_optimal_programs_are_never_missed_reinplace(rows, cols, op):
         j = judge(f, "inductor", inputs=make)
         assert j.verdict is not Verdict.MISSED_REINPLACE, (f.__name__, j.explanation)
         assert j.verdict is Verdict.OK, (f.__name__, j.verdict, j.explanation)
+
+
+def test_an_unmeasurable_kept_copy_is_unknown_not_a_finding():
+    # third audit row 29: a Triton argument's clone on the fast path; on a CPU host full
+    # Inductor cannot lower the launch, so the copy's cost is not shown
+    from pathlib import Path
+
+    from aliasfuzz.fuzz.ir import Program
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "not_findings" / "missed-reinplace-reinplace-e3deb46f7b"
+    program = Program.loads((folder / "program.json").read_text())
+    j = judge(program, "inductor-reinplace")
+    assert j.verdict is Verdict.UNKNOWN, (j.verdict, j.explanation)
+    assert "Inductor's full compile lowered or forced nothing to measure" in j.explanation

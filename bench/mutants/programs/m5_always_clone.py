@@ -1,5 +1,6 @@
-"""An index_put on an intermediate y that nothing reads afterwards: it can write into y's
-buffer, and a copy of y is a missed reinplace (a full-size temporary for a one-row update).
+"""An index_put of one row into an input x that nothing reads afterwards: it can write into
+x in place, and a copy of x is a missed reinplace (a full-size temporary and a copy-back for
+a one-row update of an input).
 
 expect:
   inductor-reinplace: ok
@@ -10,9 +11,8 @@ import torch
 
 
 def program(x):
-    y = x * 2
-    return torch.index_put(y, (torch.tensor([1]),), torch.tensor(100.0))
+    x.index_put_((torch.tensor([1]),), torch.tensor(100.0))
 
 
 def inputs():
-    return (torch.arange(12.0).reshape(4, 3),)
+    return (torch.arange(48.0).reshape(16, 3),)
