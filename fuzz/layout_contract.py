@@ -33,7 +33,23 @@ layout in memory" (the
 a storage of its own: the second audit's four false ``setStorage ... out of bounds`` crashes;
 PyTorch #140171);
 the generator retries such statements, so generated programs read layout only under the
-contract. Used by :func:`aliasfuzz.fuzz.validate.infer`.
+contract.
+
+The offset and strides of ``as_strided`` are absolute in the storage, so a **write through**
+an ``as_strided`` view (an in-place op, ``out=`` or ``copy_`` on the view or on any alias of
+it, found by following the aliases each statement returns) means what eager means only when
+the view's source is :func:`anchored`: at storage offset 0 and dense from there (its
+elements are storage elements ``0 .. numel-1``, each once; a plain contiguous input, a fresh
+intermediate, a prefix of a larger storage). Functionalization replays such a write as ``as_strided_scatter(source,
+...)`` on a base that has the source's own numel (AOTAutograd treats a mutated input as a
+base of its own; ``_as_strided_scatter_meta`` checks the absolute offset against
+``input.numel()``), so an offset past the source's extent is out of bounds there while eager
+writes the caller's storage (the third audit's ``crash-aot-c32458ee7d``: a 0-d input at
+offset 3, ``x.as_strided((), (), 3).add_(1)``). For the same reason such a view is rejected
+when it is read (or returned) after its storage was written since it was taken: AOTAutograd
+regenerates it from the written base with the same absolute offset (``setStorage ... out of
+bounds``, as above). An ``as_strided`` of an anchored source (a plain contiguous input, a
+fresh intermediate) stays valid. Used by :func:`aliasfuzz.fuzz.validate.infer`.
 """
 
 from __future__ import annotations
@@ -42,7 +58,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["FRESH_LAYOUT", "LAYOUT_READOUT", "LayoutReads", "storage_elements"]
+__all__ = ["FRESH_LAYOUT", "LAYOUT_READOUT", "LayoutReads", "anchored", "storage_elements"]
 
 #: The rule's name, the first word of its rejection messages.
 LAYOUT_READOUT = "layout-readout"
@@ -65,6 +81,17 @@ def storage_elements(m: Any) -> set[int] | None:
     return set(elements(m).tolist())
 
 
+def anchored(m: Any) -> bool:
+    """Whether layout ``m``'s elements are exactly storage elements ``0 .. m.numel-1``
+    (offset 0, dense, each once), so that an absolute ``as_strided`` offset within ``m``
+    addresses the same elements on the base functionalization makes of it (a tensor of
+    ``m``'s own numel). False when too large to enumerate (conservative)."""
+    if m.offset != 0:
+        return False
+    els = storage_elements(m)
+    return els is not None and len(els) == m.numel and els == set(range(m.numel))
+
+
 def _outside(result: Any, source: Any) -> int | None:
     """The smallest storage element ``result`` reaches that ``source`` does not (None: none,
     or too large to enumerate, or not on one storage with one dtype)."""
@@ -79,16 +106,24 @@ def _outside(result: Any, source: Any) -> int | None:
 
 class LayoutReads:
     """The rule's state while :func:`~aliasfuzz.fuzz.validate.infer` walks a program:
-    program inputs and fresh clone results not yet written (by storage name)."""
+    program inputs and fresh clone results not yet written (by storage name), and the
+    as_strided views of unanchored sources (with their aliases) that may not be written
+    through, nor used once their storage was written."""
 
     def __init__(self, input_names: set[str]) -> None:
         self._promised: set[str] = set(input_names)
         self._written: set[str] = set()
+        #: as_strided views of a source that is not :func:`anchored`, and their aliases:
+        #: name -> (the name the as_strided was taken from, the storage)
+        self._strided: dict[str, tuple[str, str]] = {}
+        #: those of them whose storage was written after they were taken
+        self._stale: set[str] = set()
 
     def check(self, step: Any) -> None:
         """Raise :class:`InvalidArgument` (``layout-readout: ...``) when ``step`` (a
         :class:`~aliasfuzz.fuzz.validate.Step`) reads the layout of an argument no
-        contract promises, or is an ``as_strided`` reaching outside its source."""
+        contract promises, is an ``as_strided`` reaching outside its source, or writes
+        through (or reads a stale) as_strided view of an unanchored source."""
         if step.op.op == "as_strided" and step.args and step.args[0] is not None:
             if step.args[0].storage in self._written:
                 raise InvalidArgument(
@@ -103,6 +138,7 @@ class LayoutReads:
                     f"not an element of {step.op.args[0]!r}: its result depends on the "
                     "storage layout, which compiled code does not keep"
                 )
+        self._check_strided(step)
         if "observes_layout" not in step.opdef.tags:
             return
         for name, meta in zip(step.op.args, step.args, strict=True):
@@ -119,9 +155,53 @@ class LayoutReads:
                     "storage was written: functionalization replaces a written tensor"
                 )
 
+    def _check_strided(self, step: Any) -> None:
+        """The write-through half of the rule (module docstring): ``step`` may not write
+        through an as_strided view of an unanchored source, nor use one that went stale."""
+        mutated = set(step.opdef.mutated_indices(len(step.args)))
+        for i, name in enumerate(step.op.args):
+            if name not in self._strided:
+                continue
+            source = self._strided[name][0]
+            if i in mutated:
+                raise InvalidArgument(
+                    f"{LAYOUT_READOUT}: {step.op.op} writes through {name!r}, an as_strided "
+                    f"view of {source!r}, which is not dense from storage offset 0: "
+                    "functionalization replays the write with as_strided_scatter on "
+                    f"a base the size of {source!r}, where the absolute offset addresses "
+                    "other elements or none"
+                )
+            if name in self._stale:
+                raise InvalidArgument(self._stale_message(name, f"{step.op.op} reads"))
+
+    def _stale_message(self, name: str, what: str) -> str:
+        return (f"{LAYOUT_READOUT}: {what} {name!r}, an as_strided view of "
+                f"{self._strided[name][0]!r} (not dense from storage offset 0), "
+                "after its storage was written: compiled code regenerates the view from the "
+                "written base with the same absolute offset")
+
+    def check_outputs(self, outputs: Any) -> None:
+        """Raise :class:`InvalidArgument` when the program returns a stale as_strided view
+        (see :meth:`check`)."""
+        for name in outputs:
+            if name in self._stale:
+                raise InvalidArgument(self._stale_message(name, "the program returns"))
+
     def record(self, step: Any) -> None:
-        """Note what ``step`` writes and the fresh tensors it binds."""
-        written = step.opdef.written(step.args, step.op.params)
-        self._written |= {m.storage for m in written if m is not None}
+        """Note what ``step`` writes and the fresh tensors and views it binds."""
+        written = {m.storage for m in step.opdef.written(step.args, step.op.params) if m is not None}
+        self._written |= written
+        self._stale |= {n for n, (_, st) in self._strided.items() if st in written}
         if step.op.op in FRESH_LAYOUT:
             self._promised.update(step.op.out)
+        sources = [(n, m) for n, m in zip(step.op.args, step.args, strict=True) if m is not None]
+        if step.op.op == "as_strided" and sources and not anchored(sources[0][1]):
+            origin = sources[0][0]
+        else:  # an alias of a tracked view is tracked too (views, in-place results)
+            origin = next((self._strided[n][0] for n, _ in sources if n in self._strided), None)
+        if origin is None:
+            return
+        on = {m.storage for n, m in sources if n in self._strided or n == origin}
+        for name, meta in zip(step.op.out, step.outs, strict=True):
+            if meta is not None and meta.storage in on:
+                self._strided[name] = (origin, meta.storage)

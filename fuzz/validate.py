@@ -317,6 +317,10 @@ def infer(program: Program) -> Typed:
     for o in program.outputs:
         if o not in values:
             raise InvalidArgument(f"output {o!r} is not defined")
+    try:
+        layout.check_outputs(program.outputs)
+    except InvalidArgument as e:
+        raise NoEagerMeaning(LAYOUT_READOUT, f"outputs: {e}") from None
     return Typed(values, tuple(steps))
 
 

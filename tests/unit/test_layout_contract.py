@@ -170,3 +170,71 @@ def test_as_strided_outside_its_source_is_a_layout_readout():
     for size, stride, offset in [([], [], 1), ([2], [1], 0), ([2, 2], [0, 1], 0)]:
         step = Op("as_strided", ("x0",), {"size": size, "stride": stride, "offset": offset}, ("v1",))
         unwritten.with_body((step,), ("v1",)).validate()  # within an unwritten x0: kept
+
+
+# -- writes through an as_strided view (third audit, crash-aot-c32458ee7d) ----------------
+def _write_through(x: TensorSpec, numel: int, body) -> Program:
+    return Program((StorageSpec("s1", numel),), (x,), tuple(body), ())
+
+
+_AT3 = Op("as_strided", ("x1",), {"size": [], "stride": [], "offset": 3}, ("v0",))
+
+
+def test_layout_readout_rejects_the_audited_write_through_as_strided():
+    # x1: a 0-d input at storage offset 3; v0 = x1.as_strided((), (), 3); v0.add_(1.0):
+    # functionalization's as_strided_scatter on a 1-element base of x1 is out of bounds
+    why = _rejected(_load(NOT_FINDINGS / "crash-aot-c32458ee7d"))
+    assert why.startswith(f"statement 1: {LAYOUT_READOUT}: add_.Scalar writes through 'v0', "
+                          "an as_strided view of 'x1', which is not dense from storage offset 0")
+
+
+def test_the_same_write_through_as_strided_of_a_plain_input_stays_valid():
+    # the audited program on an offset-0 contiguous input that covers its storage
+    plain = TensorSpec("x1", "s1", (4,), (1,), 0)
+    _write_through(plain, 4, [_AT3, Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v5",))]).validate()
+    # a prefix of a larger storage: a base of its own size addresses the same elements
+    prefix = TensorSpec("x1", "s1", (2, 2), (2, 1), 0)
+    _write_through(prefix, 6, [_AT3, Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v5",))]).validate()
+    whole_0d = TensorSpec("x1", "s1", (), (), 0)
+    at0 = Op("as_strided", ("x1",), {"size": [], "stride": [], "offset": 0}, ("v0",))
+    _write_through(whole_0d, 1, [at0, Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v5",))]).validate()
+    # a fresh intermediate is its own storage from offset 0
+    sin = Op("sin", ("x1",), {}, ("s",))
+    at = Op("as_strided", ("s",), {"size": [2], "stride": [1], "offset": 1}, ("v0",))
+    x = TensorSpec("x1", "s1", (3,), (1,), 1)
+    _write_through(x, 4, [sin, at, Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v5",))]).validate()
+
+
+@pytest.mark.parametrize(
+    ("x", "body", "needle"),
+    [
+        # out= into the view
+        (TensorSpec("x1", "s1", (), (), 3),
+         [_AT3, Op("mul.out", ("x1", "x1", "v0"), {}, ("v5",))], "mul.out writes through 'v0'"),
+        # a view of the view, written: the view chain is followed
+        (TensorSpec("x1", "s1", (3,), (1,), 1),
+         [Op("as_strided", ("x1",), {"size": [2], "stride": [1], "offset": 2}, ("v0",)),
+          Op("select", ("v0",), {"dim": 0, "index": 1}, ("v1",)),
+          Op("fill_", ("v1",), {"value": 2.0}, ("v2",))], "fill_ writes through 'v1'"),
+        # an offset-0 input that does not cover its storage (stride 2)
+        (TensorSpec("x1", "s1", (2,), (2,), 0),
+         [Op("as_strided", ("x1",), {"size": [2], "stride": [2], "offset": 0}, ("v0",)),
+          Op("copy_", ("v0", "v0"), {}, ("v2",))], "copy_ writes through 'v0'"),
+        # the view read after its base was written: regenerated with the absolute offset
+        (TensorSpec("x1", "s1", (), (), 3),
+         [_AT3, Op("add_.Scalar", ("x1",), {"other": 1.0}, ("w",)), Op("sin", ("v0",), {}, ("s",))],
+         "sin reads 'v0'"),
+    ],
+    ids=["out=", "view-of-the-view", "strided-input", "read-after-base-written"],
+)
+def test_layout_readout_follows_as_strided_views_of_unanchored_sources(x, body, needle):
+    why = _rejected(_write_through(x, 4, body))
+    assert f"{LAYOUT_READOUT}: {needle}" in why
+
+
+def test_a_stale_as_strided_view_is_not_returned_either():
+    p = _write_through(TensorSpec("x1", "s1", (), (), 3), 4,
+                       [_AT3, Op("add_.Scalar", ("x1",), {"other": 1.0}, ("w",))])
+    p.validate()  # not used after the write: valid
+    why = _rejected(p.with_body(p.body, ("v0",)))
+    assert why.startswith(f"outputs: {LAYOUT_READOUT}: the program returns 'v0'")
