@@ -5,13 +5,19 @@ draft: ``[component] <stage in words> <effect>: <first line of the explanation>`
 ``[inductor] joint-graph pass remove_noop_ops returns wrong values: out0: ...``. The
 component is the label PyTorch's tracker uses for the code that holds the stage
 (``dynamo``, ``aot_autograd``, ``functorch``, ``fx``, ``inductor``, ``jit``).
+
+The claim names the observable that differs: an input's or output's values where a value
+differs, and says so plainly where only output aliasing does (the oracle reports
+``aliasing`` only after values and inputs agreed, ``oracle/differential.py``).
+:func:`known_lines` puts a known upstream bug (``corpus/known.toml``) up front: its issue,
+its title and why the difference is a bug.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["effect", "first_line", "stage_words", "title", "ts_check"]
+__all__ = ["effect", "first_line", "known_lines", "stage_words", "title", "ts_check"]
 
 #: stage -> (component label of an upstream title, words for the stage)
 _STAGES: dict[str, tuple[str, str]] = {
@@ -46,7 +52,8 @@ _UNBLAMED = {
 _EFFECTS = {
     ("miscompile", "values"): "returns wrong values",
     ("miscompile", "inputs"): "mutates an input differently from eager",
-    ("miscompile", "aliasing"): "returns outputs that share storage differently from eager",
+    ("miscompile", "aliasing"): "differs from eager only in which outputs share storage "
+                                "(every value agrees)",
     ("miscompile", "requires_grad"): "sets requires_grad differently from eager",
     ("miscompile", None): "computes something other than eager",
     ("crash", None): "raises where eager does not",
@@ -86,25 +93,41 @@ def ts_check(explanation: str) -> str | None:
     return {(True, False): "values", (False, True): "inputs", (True, True): "both"}.get((outs, ins))
 
 
-def effect(meta: dict[str, Any]) -> str:
-    """What goes wrong, in words, from the entry's verdict and check: ``returns wrong
-    values``, ``mutates an input differently from eager``, ... (the title's verb phrase)."""
-    exp = meta.get("expected") or {}
+def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
+    """What goes wrong, in words, from the entry's verdict and check (or a ``sighting``'s:
+    a hit of ``meta["hits"]``): ``returns wrong values``, ``mutates an input differently
+    from eager``, ... (the title's verb phrase)."""
+    exp = sighting or meta.get("expected") or {}
     verdict, check = exp.get("verdict", ""), exp.get("check")
     if check == "torchscript":
-        check = ts_check(meta.get("explanation") or "")
+        said = exp.get("explanation") if sighting else meta.get("explanation")
+        check = ts_check(said or "")
     return _EFFECTS.get((verdict, check)) or _EFFECTS.get((verdict, None), verdict)
 
 
-def title(meta: dict[str, Any], pipeline: str | None = None) -> str:
+def title(meta: dict[str, Any], pipeline: str | None = None,
+          sighting: dict[str, Any] | None = None) -> str:
     """One line naming the stage and the effect, for a report or an issue:
     ``[inductor] joint-graph pass remove_noop_ops returns wrong values: out0: ...`` (from
-    ``root``, ``expected`` and ``explanation``)."""
+    ``root``, ``expected`` and ``explanation``; from ``sighting``'s ``verdict``, ``check``
+    and ``explanation`` when the repro shows another hit than the entry's own program)."""
     exp = meta.get("expected") or {}
     root = meta.get("root") or {}
     pipeline = pipeline or exp.get("pipeline", "")
     comp, words = stage_words(root.get("stage") or meta.get("stage"), pipeline)
-    detail = first_line(meta.get("explanation") or "")
-    return f"[{comp}] {words} {effect(meta)}" + (f": {detail}" if detail else "")
+    said = sighting.get("explanation") if sighting else meta.get("explanation")
+    detail = first_line(said or "", 120)  # room for "<eager value> in eager, <value> compiled"
+    return f"[{comp}] {words} {effect(meta, sighting)}" + (f": {detail}" if detail else "")
+
+
+def known_lines(meta: dict[str, Any]) -> list[str]:
+    """``["known upstream: <issue> — <title>", <why>]`` for an entry whose root cause is a
+    known upstream bug (``meta["known"]``, not a merely related one); ``[]`` otherwise.
+    The second item (the bug's ``why`` from ``known.toml``) is left out when unset."""
+    k = meta.get("known")
+    if not isinstance(k, dict) or k.get("related") or not k.get("issue"):
+        return []
+    head = f"known upstream: {k['issue']} — {k.get('title', '')}".rstrip(" —")
+    return [head, k["why"]] if k.get("why") else [head]
 
 

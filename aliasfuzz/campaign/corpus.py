@@ -265,6 +265,8 @@ def record(
         "statements": statements,
         "stage": blame.get("stage"),
         "full": blame.get("full"),
+        # what differs on this sighting: a repro showing this hit states it (repro.title)
+        "explanation": str(outcome.get("explanation") or "").split("\n")[0][:300],
         "program": small.to_json(),
     }
     paths, known = [], None

@@ -14,6 +14,8 @@ holds one ``[[bug]]`` table per tracked root cause::
     absent = ["aliased-inputs"]      # optional: no root evidence item starts with these
     pipelines = ["fx-reinplace"]     # optional: the finding's pipeline is one of these
     related = false                  # optional: true marks a bug of the same family only
+    why = "eager changes x, compiled code leaves it"  # optional: the observable that differs
+                                     # and why PyTorch promises it (printed by repro and draft)
 
 A finding matches a bug when every field given matches (:func:`match`). ``related``
 entries are shown with the finding but do not make it known. Loading parses TOML only
@@ -36,7 +38,8 @@ FILENAME = "known.toml"
 #: The checkout's own list, read when a corpus has none (a fresh ``--corpus DIR``).
 DEFAULT = Path(__file__).resolve().parents[2] / "corpus" / FILENAME
 
-_FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "pipelines", "related"}
+_FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "pipelines", "related",
+           "why"}
 
 
 @dataclass(frozen=True)
@@ -52,9 +55,12 @@ class KnownBug:
     absent: tuple[str, ...] = ()
     pipelines: tuple[str, ...] = ()
     related: bool = False
+    why: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"issue": self.issue, "title": self.title, "related": self.related}
+        """The ``known`` / ``related`` items of an entry's ``meta.json`` (``why`` when set)."""
+        out = {"issue": self.issue, "title": self.title, "related": self.related}
+        return {**out, "why": self.why} if self.why else out
 
 
 def _strings(where: str, key: str, v: Any) -> tuple[str, ...]:
@@ -97,9 +103,12 @@ def _bug(where: str, t: Any) -> KnownBug:
             raise InvalidArgument(f"{where}: unknown verdict {t['verdict']!r}") from None
     if not isinstance(t.get("related", False), bool):
         raise InvalidArgument(f"{where}: related must be true or false")
+    if "why" in t and (not isinstance(t["why"], str) or not t["why"].strip()):
+        raise InvalidArgument(f"{where}: why must be a non-empty string")
     lists = {k: _strings(where, k, t[k]) for k in ("ops", "evidence", "absent", "pipelines") if k in t}
     return KnownBug(t["issue"], t["title"], t["stage"], t.get("verdict"),
-                    related=t.get("related", False), **lists)
+                    related=t.get("related", False), why=" ".join(t.get("why", "").split()),
+                    **lists)
 
 
 def load_known(corpus: str | Path) -> list[KnownBug]:

@@ -9,7 +9,8 @@ CUDA finding) and there is none. Nothing in it imports aliasfuzz.
 
 How it compiles (:func:`plan`): the entry's root cause may have been hit through several
 pipelines (``meta["hits"]``, each with its minimized program); the repro takes the hit
-with the most public way to show it, in this order:
+with the most public way to show it, in this order (a sighting where a value differs
+goes before one that differs only in output aliasing, whatever its way):
 
 =====================================  ================================================
 hit                                    repro
@@ -46,12 +47,13 @@ from aliasfuzz.campaign._repro_frames import (
     inductor_settings,
     jit_settings,
 )
-from aliasfuzz.campaign._repro_words import effect, first_line, stage_words, title
+from aliasfuzz.campaign._repro_words import effect, first_line, known_lines, stage_words, title
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 
 __all__ = [
-    "MAX_LINES", "Plan", "effect", "plan", "program_text", "render_repro", "stage_words", "title",
+    "MAX_LINES", "Plan", "effect", "head", "plan", "program_text", "render_repro", "stage_words",
+    "title",
 ]
 
 #: Line budget of a repro that needs no harness (issue 13).
@@ -75,7 +77,10 @@ class Plan:
     entry's own program, so the entry's explanation and diff describe it); ``mode``:
     ``compile`` / ``fastpath`` / ``fx`` / ``jit`` / ``none``; ``backend``: the
     ``torch.compile`` backend of ``compile``; ``harness``: why the repro needs more than
-    public API ("" when it does not); ``cuda``: the program needs a GPU.
+    public API ("" when it does not); ``cuda``: the program needs a GPU; ``explanation``:
+    the oracle's explanation of that sighting ("" for an older hit that did not keep one);
+    ``described``: the entry's ``expected`` and ``explanation`` describe it (its own program,
+    judged by the same check).
     """
 
     program: Program
@@ -88,6 +93,15 @@ class Plan:
     own: bool
     harness: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    explanation: str = ""
+    described: bool = True
+
+    def sighting(self) -> dict[str, Any] | None:
+        """The chosen hit for :func:`title` (None: the entry's ``expected`` and
+        ``explanation`` describe it)."""
+        if self.described:
+            return None
+        return {"verdict": self.verdict, "check": self.check, "explanation": self.explanation}
 
 
 def _sightings(program: Program, meta: dict[str, Any]) -> list[tuple[Program, dict[str, Any], bool]]:
@@ -133,13 +147,15 @@ def _harness_reason(mode: str, verdict: str, full: str | None) -> str:
 
 def plan(program: Program, meta: dict[str, Any]) -> Plan:
     """The :class:`Plan` of an entry (``program`` and its ``meta.json``): the sighting with
-    the most public way to reproduce (see the module table), the entry's own program
-    first among equals, then the smallest."""
+    the most public way to reproduce (see the module table; one where a value differs
+    before one where only output aliasing does), the entry's own program first among
+    equals, then the smallest."""
     from aliasfuzz.campaign._repro_source import uses_triton
 
     def key(s):
         p, h, own = s
-        return (_way(str(h.get("pipeline")), h.get("full"))[0], not own, len(p.body))
+        return (h.get("check") == "aliasing", _way(str(h.get("pipeline")), h.get("full"))[0],
+                not own, len(p.body))
 
     p, h, own = min(_sightings(program, meta), key=key)
     pipeline = str(h.get("pipeline"))
@@ -151,7 +167,11 @@ def plan(program: Program, meta: dict[str, Any]) -> Plan:
         harness = _harness_reason(mode, verdict, h.get("full"))
     cuda = uses_triton(p) or str(meta.get("device", "cpu")).startswith("cuda")
     options = dict(meta.get("pipeline_options") or {}) if own else {}
-    return Plan(p, pipeline, verdict, h.get("check"), mode, backend, cuda, own, harness, options)
+    exp = meta.get("expected") or {}
+    described = own and h.get("check") == exp.get("check") and verdict == exp.get("verdict")
+    said = str((meta if described else h).get("explanation") or "")
+    return Plan(p, pipeline, verdict, h.get("check"), mode, backend, cuda, own, harness, options,
+                said, described)
 
 
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
@@ -177,6 +197,9 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     if cost:  # the measured cost is the claim; the one-line summary above cuts it off
         notes += textwrap.wrap("Cost: " + cost.group(0) + " (oracle/confirm.py measure_excess).", 92,
                                break_on_hyphens=False)
+    known = known_lines(meta)
+    if len(known) > 1:  # why the known bug is one: the observable and its contract
+        notes += textwrap.wrap("Why it is a bug: " + known[1], 92, break_on_hyphens=False)
     if plan_.harness:
         notes += textwrap.wrap("HARNESS, not public API alone: " + plan_.harness + ".", 92,
                                break_on_hyphens=False)
@@ -185,6 +208,14 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
 
 #: The cost sentence of a measured missed reinplace (oracle.confirm.Excess.message).
 _COST = re.compile(r"Inductor's generated code moves .*?-byte tensor")
+
+
+def head(meta: dict[str, Any], plan_: Plan) -> str:
+    """The first line(s) of ``repro.py``'s docstring: ``known upstream: <issue> — <title>``
+    for a known upstream bug, then the claim (:func:`title` of the sighting shown)."""
+    known = known_lines(meta)
+    claim = title(meta, plan_.pipeline, plan_.sighting())
+    return f"{known[0]}\n{claim}" if known else claim
 
 
 def _parts(plan_: Plan) -> dict[str, Any]:
@@ -259,7 +290,7 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     text = env.from_string(TEMPLATE).render(
-        **parts, title=title(meta, p.pipeline), notes=_notes(p, meta), cuda=p.cuda,
+        **parts, title=head(meta, p), notes=_notes(p, meta), cuda=p.cuda,
         imports=imports, settings=settings, mode=p.mode, check=check, what=what, want=want,
         got=got, want_f="{" + want + "}", got_f="{" + got + "}", compiled=compiled,
         names=repr(tuple(t.name for t in p.program.inputs)),
@@ -275,8 +306,8 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
 def _compact(text: str) -> str:
     """``text`` squeezed until it fits :data:`MAX_LINES` lines: blank lines after the
     docstring go first (first ones first: Python needs none of them), then comment lines
-    (the docstring names the blamed stage too), then the docstring's blank line, then
-    its two note lines become one."""
+    (the docstring names the blamed stage too), then a known bug's wrapped why becomes one
+    line, then the docstring's blank line, then its two note lines become one."""
     doc, sep, rest = text.partition('"""\n')  # the docstring's closing quotes
     lines = rest.splitlines()
     over = len(text.splitlines()) - MAX_LINES
@@ -285,6 +316,10 @@ def _compact(text: str) -> str:
             if over > 0 and line is not None and drop(line):
                 lines[k], over = None, over - 1
     doc_lines = doc.split("\n")
+    why = next((k for k, x in enumerate(doc_lines) if x.startswith("Why it is a bug: ")), None)
+    if over > 0 and why is not None and why + 1 < len(doc_lines):  # the why: one line
+        over -= len(doc_lines) - 1 - why
+        doc_lines[why:] = [" ".join(doc_lines[why:])]
     if over > 0 and len(doc_lines) > 2 and not doc_lines[1].strip():
         del doc_lines[1]
         over -= 1

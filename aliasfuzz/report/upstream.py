@@ -23,10 +23,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from aliasfuzz.campaign._repro_words import effect, known_lines
+
 __all__ = ["render_draft", "write_drafts"]
 
 _TEMPLATE = r"""# {{ title }}
 
+{% if known %}
+**{{ known[0] }}**{% if known|length > 1 %}: {{ known[1] }}{% endif %}
+
+
+{% endif %}
 <!-- Draft from aliasfuzz entry {{ id }}. File it with the "{{ form }}" form
 ({{ form_file }}), label "topic: fuzzer"; check every sentence by hand first. -->
 
@@ -109,18 +116,21 @@ def _trail(trail: list[Any]) -> list[tuple[str, str]]:
     return out
 
 
-def _description(meta: dict[str, Any], how: str, stage_words: str) -> str:
-    exp = meta.get("expected") or {}
+def _description(meta: dict[str, Any], how: str, stage_words: str,
+                 sighting: dict[str, Any] | None = None) -> str:
+    exp = sighting or meta.get("expected") or {}
     verdict = exp.get("verdict")
-    detail = (meta.get("explanation") or "").split(" | ")[0].split("\n")[0]
+    said = exp.get("explanation") if sighting else meta.get("explanation")
+    detail = (said or "").split(" | ")[0].split("\n")[0]
+    tail = f": {detail}" if detail else ""
     if verdict == "missed-reinplace":
-        what = (f"{how} keeps a copy that writing in place would avoid: {detail}. Values are "
+        what = (f"{how} keeps a copy that writing in place would avoid{tail}. Values are "
                 "right; the cost is the extra buffer and the bytes copied on every call, "
                 "printed by the repro")
     elif verdict in ("crash", "timeout"):
-        what = f"{how} raises on a program eager runs: {detail}"
-    else:
-        what = f"{how} computes something other than eager on the program below: {detail}"
+        what = f"{how} raises on a program eager runs{tail}"
+    else:  # the observable that differs, in the claim's words
+        what = f"{how} {effect(meta, sighting)} on the program below{tail}"
     stages = [str(x) for x in meta.get("stages") or [] if x]
     stage = (meta.get("root") or {}).get("stage")
     if stages and stage and stages[0] != stage:  # a stacked bug: this root is a later stage's
@@ -140,7 +150,7 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
     """
     import jinja2
 
-    from aliasfuzz.campaign.repro import effect, plan, render_repro, stage_words, title
+    from aliasfuzz.campaign.repro import plan, render_repro, stage_words, title
 
     p = plan(program, meta)
     root = meta.get("root") or {}
@@ -157,11 +167,12 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
                              undefined=jinja2.StrictUndefined, autoescape=False)
     return env.from_string(_TEMPLATE).render(
         id=meta.get("id", ""),
-        title=title(meta, p.pipeline),
+        title=title(meta, p.pipeline, p.sighting()),
+        known=known_lines(meta),
         form="torch.compile Bug Report" if pt2 else "Bug Report",
         form_file=".github/ISSUE_TEMPLATE/" + ("pt2-bug-report.yml" if pt2 else "bug-report.yml"),
         description=_description(meta, how, (f"`{stage}`" + ("" if words == stage else f" ({words})"))
-                                 if stage else words),
+                                 if stage else words, p.sighting()),
         trail=_trail(meta.get("trail") or []),
         blamed=set(meta.get("stages") or ([stage] if stage else [])),
         blamed_words=words,
@@ -173,7 +184,7 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         diff=(meta.get("diff") or meta.get("explanation") or "").strip(),
         tolerance=_TOLERANCE if exp.get("verdict") == "miscompile" else "",
         error=(meta.get("explanation") or "").strip() if exp.get("verdict") in ("crash", "timeout") else "",
-        effect=effect(meta),
+        effect=effect(meta, p.sighting()),
         versions={"torch": "?", "triton": "?", "python": "?", **(meta.get("versions") or {})},
         device=meta.get("device", "cpu"),
         total=sum(total.values()) or 1,

@@ -59,6 +59,8 @@ def test_related_bugs_are_shown_but_do_not_make_a_finding_known():
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"", "stage must be"),
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\nops = \"a\"", "ops must be a list"),
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\nbogus = 1", "unknown key"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\nwhy = 3", "why must be a non-empty string"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\nwhy = \" \"", "why must be a non-empty string"),
         ("bug = 3", "array of tables"),
         # the fresh user's silent mistakes: a misspelt table, stage or verdict never matched
         ("[[bugs]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"", "unknown table(s) ['bugs']"),
