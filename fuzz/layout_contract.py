@@ -180,6 +180,12 @@ class LayoutReads:
                 "after its storage was written: compiled code regenerates the view from the "
                 "written base with the same absolute offset")
 
+    @property
+    def stale(self) -> frozenset[str]:
+        """The as_strided views (and aliases) whose storage was written since they were
+        taken: a later statement may not use them, nor the program return them."""
+        return frozenset(self._stale)
+
     def check_outputs(self, outputs: Any) -> None:
         """Raise :class:`InvalidArgument` when the program returns a stale as_strided view
         (see :meth:`check`)."""

@@ -311,7 +311,8 @@ def build_program(draw: DrawBase, cfg: GenConfig, stats: GenStats | None = None)
     """
     storages, inputs = draw_inputs(draw, cfg)
     prog = Program(storages, inputs, (), (), {"generator": "strategies", "device": cfg.device})
-    values = dict(infer(prog).values)
+    typed = infer(prog)
+    values = dict(typed.values)
     next_name = 0
     for i in range(cfg.max_statements):
         # The first statement is always tried: a program without one tests nothing.
@@ -324,8 +325,9 @@ def build_program(draw: DrawBase, cfg: GenConfig, stats: GenStats | None = None)
         prog = prog.with_body((*prog.body, op))
         values = dict(typed.values)
         next_name += len(op.out)
-    # Outputs: distinct values, most recent first (the shrink target is "return the last").
-    names = [n for n, m in reversed(values.items()) if m is not None]
+    # Outputs: distinct values, most recent first (the shrink target is "return the last"),
+    # none that validation forbids returning (a stale as_strided view, layout-readout).
+    names = [n for n, m in reversed(values.items()) if m is not None and n not in typed.unreturnable]
     outputs: list[str] = []
     for _ in range(draw.integer(0, min(_MAX_OUTPUTS, len(names)))):
         pick = draw.choice([n for n in names if n not in outputs])

@@ -48,10 +48,13 @@ class Step:
 
 @dataclass(frozen=True)
 class Typed:
-    """The result of :func:`infer`: every name's abstract value, and the typed steps."""
+    """The result of :func:`infer`: every name's abstract value, and the typed steps.
+    ``unreturnable``: names the program may not return (``layout-readout``: as_strided views
+    whose storage was written after they were taken), for the generator's outputs."""
 
     values: dict[str, ValueMeta | None]
     steps: tuple[Step, ...]
+    unreturnable: frozenset[str] = frozenset()
 
     def input_storages(self, program: Program) -> set[str]:
         return {t.storage for t in program.inputs}
@@ -321,7 +324,7 @@ def infer(program: Program) -> Typed:
         layout.check_outputs(program.outputs)
     except InvalidArgument as e:
         raise NoEagerMeaning(LAYOUT_READOUT, f"outputs: {e}") from None
-    return Typed(values, tuple(steps))
+    return Typed(values, tuple(steps), layout.stale)
 
 
 def param(op: Op, key: str, default: Any = None) -> Any:

@@ -238,3 +238,17 @@ def test_a_stale_as_strided_view_is_not_returned_either():
     p.validate()  # not used after the write: valid
     why = _rejected(p.with_body(p.body, ("v0",)))
     assert why.startswith(f"outputs: {LAYOUT_READOUT}: the program returns 'v0'")
+
+
+def test_generated_programs_never_return_a_stale_as_strided_view():
+    from aliasfuzz.fuzz.sample import generate
+    from aliasfuzz.fuzz.validate import infer
+
+    programs = generate(400, 0, families=("view", "inplace", "triton"))
+    held = 0
+    for p in programs:
+        p.validate()  # outputs included: the generator returns no name the rule forbids
+        stale = infer(p.with_body(p.body, ())).unreturnable
+        held += bool(stale)
+        assert not stale & set(p.outputs)
+    assert held, "no generated program holds a stale as_strided view: the test tests nothing"
