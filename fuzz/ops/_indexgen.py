@@ -130,6 +130,17 @@ def ok_put(kind: str):
     return ok
 
 
+def ok_mask(kind: str):
+    # masked_scatter_ may read a source that shares memory with self away from the written
+    # elements (the general rules decide on the drawn mask); self must not overlap itself
+    def ok(metas: Metas) -> bool:
+        if kind == "inplace":
+            return _pair_ok(metas) and not metas[0].has_internal_overlap()
+        return _pair_ok(metas)
+
+    return ok
+
+
 def gen_put(draw: Draw, metas: Metas) -> dict:
     """``index`` of ``source.numel()`` flat positions; distinct unless ``accumulate``."""
     self, src = metas[0], metas[1]

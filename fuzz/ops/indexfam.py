@@ -12,8 +12,9 @@ tensors are parameters rendered inline (``torch.tensor([...], device=x.device)``
 footprints are exact (rules in :mod:`._indexfam`):
 
 * in place: writes the selected slices / elements of ``self`` (``writes``), reads
-  ``source``; ATen refuses a self-overlapping ``self`` and any memory shared by ``self``
-  and ``source`` (``infer`` raises); a ``source`` read through stride 0 (expanded) is fine;
+  ``source``; ATen refuses a self-overlapping ``self`` and (except ``masked_scatter_``) any
+  memory shared by ``self`` and ``source`` (``infer`` raises); a ``source`` read through
+  stride 0 (expanded) is fine;
 * functional: a fresh result; ATen's structured kernels allocate it contiguous
   (``set_output_raw_strided`` without strides), ``put`` clones ``self`` preserving its
   layout (``empty_like``), ``masked_scatter`` clones it contiguous. An expanded ``self``
@@ -113,7 +114,9 @@ def _infer(name: str, kind: str, rule):
         f.check_operands(self, src, name)
         rule(self, src, p)
         if kind == "inplace":
-            f.check_inplace_target(self, src, f"{name}_")
+            # masked_scatter_ checks no overlap with source (eager reads it as it writes):
+            # the general partial-read-write-overlap rule decides on the written elements
+            f.check_inplace_target(self, None if name == "masked_scatter" else src, f"{name}_")
             return (self,)
         if kind == "out":
             out = metas[2]
@@ -227,7 +230,7 @@ OPS = [
     *_family("scatter_reduce", _scatter_rule("scatter_reduce"), gen.ok_scatter,
              gen.gen_scatter(f.SCATTER_REDUCE),
              "x.scatter_reduce_(dim, index, src, reduce, include_self=b): sum/prod/mean/amax/amin"),
-    *_family("masked_scatter", _masked_rule, gen.ok_put, gen.gen_mask,
+    *_family("masked_scatter", _masked_rule, gen.ok_mask, gen.gen_mask,
              "x.masked_scatter_(mask, source): inline bool mask broadcast to x",
              kinds=("inplace", "functional")),
     *_family("put", _put_rule, gen.ok_put, gen.gen_put,
