@@ -24,6 +24,9 @@ footprints are exact (rules in :mod:`._indexfam`):
   with ``source`` (``assert_no_overlap(result, source)``); ``out`` partially overlapping
   ``self`` is the general ``partial-read-write-overlap`` rule of validation.
 
+The rows carry the tag ``group:index``: the generator draws them as one slot of each of its
+families (``strategies._slots``), so the existing rows keep most of their weight.
+
 Repeated indices: ``index_copy`` and ``put(accumulate=False)`` write one element twice and
 are rejected (``duplicate-index-writes``); the accumulating ops combine repeats, in an
 order that matters only for floating rounding, which the fp64 shadow's tolerance decides
@@ -208,7 +211,7 @@ def _row(name: str, kind: str, rule, ok, draw, doc: str) -> OpDef:
         mutates={"inplace": (0,), "functional": (), "out": (2,)}[kind],
         reads=(1,) if inplace else (0, 1),
         writes=(lambda metas, p: rule(metas[0], metas[1], p)) if inplace else None,
-        doc=doc, gen=draw, accepts=ok(kind),
+        doc=doc, gen=draw, accepts=ok(kind), tags=frozenset({"group:index"}),
     )
 
 
