@@ -141,7 +141,8 @@ class HypothesisDraw(DrawBase):
 # -- options -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GenConfig:
-    """Validated generator options (see :func:`programs`); ``rows`` are (family, rows)."""
+    """Validated generator options (see :func:`programs`); ``rows`` are (family, slots): a
+    slot is a row, or a tuple of rows drawn as one choice (:func:`_slots`)."""
 
     max_statements: int
     families: tuple[str, ...]
@@ -152,7 +153,7 @@ class GenConfig:
     max_ndim: int
     max_size: int
     index_inputs: bool
-    rows: tuple[tuple[str, tuple[OpDef, ...]], ...] = field(repr=False)
+    rows: tuple[tuple[str, tuple[OpDef | tuple[OpDef, ...], ...]], ...] = field(repr=False)
 
 
 def _int_opt(name: str, value: Any, lo: int, hi: int) -> int:
@@ -194,7 +195,7 @@ def make_config(
         if not isinstance(v, bool):
             raise InvalidArgument(f"{flag} must be a bool, got {v!r}")
     rows = tuple(
-        (f, tuple(d for d in REGISTRY.values() if d.gen is not None and d.kind in FAMILIES[f]))
+        (f, _slots(d for d in REGISTRY.values() if d.gen is not None and d.kind in FAMILIES[f]))
         for f in fams
     )
     rows = tuple((f, r) for f, r in rows if r)
@@ -212,6 +213,25 @@ def make_config(
         index_inputs=index_inputs,
         rows=rows,
     )
+
+
+def _slots(rows) -> tuple[OpDef | tuple[OpDef, ...], ...]:
+    """A family's rows as draw slots: rows tagged ``group:<name>`` share one slot (a tuple,
+    in registry order), the others have one each, so that a family of many variants (the
+    index family: 19 rows) adds one choice to each generator family instead of diluting
+    the rows already there."""
+    out: list = []
+    groups: dict[str, list[OpDef]] = {}
+    for d in rows:
+        g = next((t[6:] for t in sorted(d.tags) if t.startswith("group:")), None)
+        if g is None:
+            out.append(d)
+        elif g in groups:
+            groups[g].append(d)
+        else:
+            groups[g] = [d]
+            out.append(g)
+    return tuple(tuple(groups[x]) if isinstance(x, str) else x for x in out)
 
 
 @dataclass
@@ -280,6 +300,8 @@ def _draw_statement(draw, cfg, prog: Program, values, next_name: int, stats):
     for _ in range(_ATTEMPTS):
         _, rows = draw.choice(cfg.rows)
         d: OpDef = draw.choice(rows)
+        if isinstance(d, tuple):  # a group's slot (see _slots)
+            d = draw.choice(d)
         args = _draw_args(draw, d, live)
         if args is None:
             if stats is not None:

@@ -174,7 +174,8 @@ def _partial_read_write(a: Access) -> str | None:
 #: Rows decide two more rules themselves, with the layouts only they know: ``racing-lanes``
 #: (a user Triton launch whose program instances race on an element, from the launch's
 #: exact shadow: fuzz/ops/_kernelgen.py) and ``duplicate-index-writes`` (index_put_ without
-#: accumulate or scatter_ from a tensor hitting one element twice: fuzz/ops/inplace.py).
+#: accumulate or scatter_ from a tensor hitting one element twice: fuzz/ops/inplace.py;
+#: index_copy and put without accumulate: fuzz/ops/indexfam.py).
 RULES: tuple[Rule, ...] = (
     Rule(
         "self-overlapping-write",

@@ -12,6 +12,7 @@ from aliasfuzz.fuzz.ops import (
     custom,
     factory,
     functional,
+    indexfam,
     inplace,
     kernel_probes,
     kernels,
@@ -35,7 +36,7 @@ def _assemble(*families) -> dict[str, OpDef]:
 
 
 REGISTRY: dict[str, OpDef] = _assemble(
-    views, functional, inplace, outs, multiout, custom, factory, kernels, kernel_probes, control
+    views, functional, inplace, outs, indexfam, multiout, custom, factory, kernels, kernel_probes, control
 )
 
 

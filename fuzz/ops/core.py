@@ -230,7 +230,8 @@ class OpDef:
         It may raise :class:`~aliasfuzz.errors.GenerationFailure` when these arguments
         admit no parameters; the generator then picks something else.
       accepts: optional ``(arg metas) -> bool`` filter on argument tuples for the generator.
-      tags: labels others rely on. ``accepts_none`` (an argument may be None);
+      tags: labels others rely on. ``group:<name>`` (the generator draws the rows of one
+        group as one choice of its family); ``accepts_none`` (an argument may be None);
         ``maybe_alias`` (a functional row that returns an argument itself in some layouts:
         ``contiguous``); ``maybe_copy`` (a view row that returns fresh memory in some layouts:
         ``reshape``); ``data_dependent`` (what it writes depends on tensor contents: the

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
+from aliasfuzz.fuzz.ops.indexfam import SCHEMAS as _INDEX_FAMILY
 
 __all__ = ["NO_SCHEMA", "SCHEMAS", "bind", "op_schema", "schema_of", "written_operands"]
 
@@ -108,6 +109,8 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "slice_scatter": ("aten::slice_scatter", None),
     "select_scatter": ("aten::select_scatter", None),
     "diagonal_scatter": ("aten::diagonal_scatter", None),
+    # the index family: in place, functional, out= (index/mask constants are parameters)
+    **_INDEX_FAMILY,
 }
 
 #: row name (or ``kind:<kind>`` for a whole kind) -> why it has no schema; its written
