@@ -320,9 +320,11 @@ def _compact(text: str) -> str:
     if over > 0 and why is not None and why + 1 < len(doc_lines):  # the why: one line
         over -= len(doc_lines) - 1 - why
         doc_lines[why:] = [" ".join(doc_lines[why:])]
-    if over > 0 and len(doc_lines) > 2 and not doc_lines[1].strip():
-        del doc_lines[1]
+    blank = next((k for k, x in enumerate(doc_lines) if k and not x.strip()), None)
+    if over > 0 and blank is not None:  # the blank line after the claim (one or two lines)
+        del doc_lines[blank]
         over -= 1
-    if over > 0 and len(doc_lines) == 3:
-        doc_lines[1:] = [doc_lines[1] + " " + doc_lines[2]]
+    found = next((k for k, x in enumerate(doc_lines) if x.startswith("Found by aliasfuzz")), None)
+    if over > 0 and found:  # the blamed-stage note and the found-by note: one line
+        doc_lines[found - 1:found + 1] = [doc_lines[found - 1] + " " + doc_lines[found]]
     return "\n".join(doc_lines) + sep + "\n".join(x for x in lines if x is not None) + "\n"

@@ -6,6 +6,7 @@
 #
 #   bash bench/gpu/h200.sh setup tests diagnose suite     # tests, cases, eager errors
 #   bash bench/gpu/h200.sh throughput                     # short 16-worker campaigns
+#   bash bench/gpu/h200.sh ab SECONDS SEED with,without   # default campaign with/without --share-trace
 #   bash bench/gpu/h200.sh campaign-start SECONDS         # 16-worker campaign, detached
 #   bash bench/gpu/h200.sh campaign-wait                  # wait for it, copy its summary
 #   bash bench/gpu/h200.sh campaign SECONDS SEED          # the same in the foreground
@@ -61,6 +62,20 @@ while [ $# -gt 0 ]; do
           --pipelines "$pl" --corpus /tmp/af-corpus-tp --state "$STATE" --report /tmp/af-reports \
           --shrink-budget 20 2>&1 | tail -4
         summary "throughput-${pl%%,*}.json"
+      done
+      ;;
+    ab)  # ab SECONDS SEED MODES: the default campaign with all cores, with --share-trace
+      # (MODES has "with") and without it ("without"), same seed and budget; one call each
+      # when a 5-minute campaign per mode would not fit one device call
+      secs=$1 seed=$2 modes=$3
+      shift 3
+      for mode in ${modes//,/ }; do
+        extra=""; [ "$mode" = with ] && extra="--share-trace"
+        python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" --seed "$seed" -q \
+          $extra --corpus "/tmp/af-corpus-ab-$mode" --state "$STATE" --report /tmp/af-reports \
+          > "$OUT/ab-$mode.log" 2>&1
+        echo "== $mode --share-trace"; grep -E "^(root causes|campaign|internal)" "$OUT/ab-$mode.log"
+        summary "ab-$mode-summary.json"
       done
       ;;
     campaign-start)
