@@ -124,6 +124,11 @@ def _cmd_run(args) -> int:
         f"campaign {res.id} ({res.status}): {res.programs} programs, {res.tasks} runs in "
         f"{res.seconds:.1f} s ({rate:.2f} programs/s); {counts}"
     )
+    if res.stages:
+        from aliasfuzz.campaign.costs import format_table, table
+
+        print(f"where the time went ({opts.workers} workers x {res.seconds:.1f} s):")
+        print(format_table(table(res.stages, res.seconds, opts.workers, res.programs)))
     if res.flaky:
         print(
             f"note: {res.flaky} crash/timeout verdicts did not recur when re-run in a fresh "

@@ -75,9 +75,18 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.done = 0
         self.started = 0
+        #: wall seconds spent starting children (torch import until "ready"), all told
+        self.start_seconds = 0.0
 
     # -- process management ------------------------------------------------------------
     def _start(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._spawn()
+        finally:
+            self.start_seconds += time.perf_counter() - t0
+
+    def _spawn(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
         env["TORCHINDUCTOR_CACHE_DIR"] = str(self.root / "inductor-cache")
@@ -351,7 +360,7 @@ def _serve(proto) -> None:
     import torch  # noqa: F401 - imported before "ready"
 
     from aliasfuzz.campaign import _judge
-    from aliasfuzz.fuzz import process
+    from aliasfuzz.fuzz import costs, process
     from aliasfuzz.fuzz.ir import Program
     from aliasfuzz.plugins import load_from_env
 
@@ -362,19 +371,24 @@ def _serve(proto) -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
-        task = json.loads(line)
-        try:
-            program = Program.from_json(task["program"])
-            if "blame" in task:  # the finding's outcome: cut its pipeline stage by stage
-                out = {"blame": _judge.blame(program, task["pipeline"], task["device"],
-                                             task.get("options"), task["blame"])}
-            else:
-                out = _judge.evaluate(program, task["pipeline"], task["device"], task.get("options"))
-        except Exception:  # an internal bug: reported to the driver, which shows it loudly
-            out = {"internal_error": traceback.format_exc()}
-        fault = device_fault(task.get("device", "cpu"))
-        if fault is not None:
-            out = _cuda_crash(out, fault)
+        costs.take()  # this task's costs only
+        with costs.stage("worker"):  # what no finer stage claims: decoding, encoding, probing
+            task = json.loads(line)
+            try:
+                program = Program.from_json(task["program"])
+                if "blame" in task:  # the finding's outcome: cut its pipeline stage by stage
+                    out = {"blame": _judge.blame(program, task["pipeline"], task["device"],
+                                                 task.get("options"), task["blame"])}
+                else:
+                    out = _judge.evaluate(
+                        program, task["pipeline"], task["device"], task.get("options")
+                    )
+            except Exception:  # an internal bug: reported to the driver, which shows it loudly
+                out = {"internal_error": traceback.format_exc()}
+            fault = device_fault(task.get("device", "cpu"))
+            if fault is not None:
+                out = _cuda_crash(out, fault)
+        out["costs"] = costs.take()  # seconds per stage (aliasfuzz.campaign.costs)
         proto.write(json.dumps(out) + "\n")
         proto.flush()
         if fault is not None:
