@@ -14,12 +14,14 @@ compiled graph: each pipeline gets its own Execution, decisions and verdict.
 Sharing is only safe where the capture stands for every pipeline's own, so a pipeline is
 left out of the result (the caller runs it separately, as before) when:
 
-* Dynamo did not call the backend exactly once over all the runs: no graph, a graph break
-  (several graphs) or a recompilation (a guard failed on fresh inputs): then every
-  pipeline is left out;
+* Dynamo compiled nothing, or compiled a graph after the first pipeline's run (a
+  recompilation because a guard failed on another pipeline's inputs, or a path the first
+  run did not take): then every pipeline is left out. Graph breaks are shared: each graph
+  is forked when Dynamo compiles it during the first run, in the same order as alone;
 * the pipeline failed anywhere (its compile or its run raised): a failure's stage, type
   and message must be those of the pipeline's own ``torch.compile`` call, which wraps
-  compile errors differently (a failing program pays one extra compile);
+  compile errors differently (a failing program pays one extra compile; :func:`plan`
+  keeps pipelines out that are known to fail, :data:`NOT_SHARED`);
 * its options differ from the first pipeline's (the capture runs under one config).
 
 The compile caches stay off (:mod:`aliasfuzz.passes.hygiene`): every pipeline's compile
