@@ -32,6 +32,8 @@ STAGES: dict[str, str] = {
     "*.compile": "the pipeline's compiler: post-grad passes, Inductor lowering and codegen",
     "*.run": "calling the compiled program",
     "pipeline": "adapter work outside the pipeline's clock (inputs, hygiene, capture)",
+    "pipeline.shared": "one Dynamo capture shared by a program's pipelines (trace once)",
+    "shared.lost": "a shared task whose worker died, hung or failed (then run one by one)",
     "oracle.checks": "the oracle's checks: validation, differential checks, ground truth",
     "oracle.confirm": "confirming claims by execution (re-runs of the pipeline included)",
     "oracle.second_opinion": "second eager opinions of a finding (one eager meaning)",

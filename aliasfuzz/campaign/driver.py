@@ -143,6 +143,15 @@ def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
     return f"{out['check']} not reproduced by any stage cut: {blame.get('reason')}"
 
 
+def _shared_group(pipelines: list[str]) -> list[str]:
+    """The pipelines of a program that run in one worker task from one Dynamo capture
+    (:data:`aliasfuzz.passes.shared.SHAREABLE`), or none when fewer than two."""
+    from aliasfuzz.passes.shared import SHAREABLE
+
+    group = [p for p in pipelines if p in SHAREABLE]
+    return group if len(group) >= 2 else []
+
+
 @dataclass
 class CampaignResult:
     """What a campaign did: counts per ``(pipeline, verdict)``, findings, where it wrote."""
@@ -341,8 +350,13 @@ class _Campaign:
                             g0 = time.perf_counter()
                             program = self.programs[i]
                             self.gen_seconds[i] = time.perf_counter() - g0
-                            for p in opts.pipelines:
-                                if (i, p) not in self.done:
+                            todo = [p for p in opts.pipelines if (i, p) not in self.done]
+                            group = _shared_group(todo) if opts.share_trace else []
+                            if group:  # one worker task, one Dynamo capture
+                                pool.submit(1, ("group", i, tuple(group), program, None))
+                                in_flight += len(group)  # one message per pipeline
+                            for p in todo:
+                                if p not in group:
                                     pool.submit(1, ("task", i, p, program, None))
                                     in_flight += 1
                         i += 1
