@@ -76,3 +76,41 @@ def test_only_dynamo_fronted_pipelines_are_grouped():
     assert _shared_group(list(PIPELINES) + ["torchscript"]) == [
         "inductor-reinplace", "inductor", "aot_eager"]
     assert _shared_group(["aot_eager", "fx-reinplace"]) == []
+
+
+_MUTANT_SCRIPT = """
+import json, sys
+from aliasfuzz.plugins import load_from_env
+from aliasfuzz.campaign import _judge
+load_from_env()
+names = ["inductor-reinplace", "aot_eager"]
+rows = []
+for i in range(int(sys.argv[1])):
+    p = _judge.generate(0, i)
+    group = _judge.evaluate_group(p, names, "cpu")
+    for n in names:
+        alone = _judge.evaluate(p, n, "cpu")
+        rows.append([i, n, group[n]["verdict"], alone["verdict"], group[n]["explanation"],
+                     alone["explanation"]])
+print(json.dumps(rows))
+"""
+
+
+def test_a_seeded_mutant_is_found_the_same_from_one_capture(tmp_path):
+    """m5_always_clone (bench/mutants: the reinplace pass always clones) under the plugin:
+    every program's verdict and explanation are the same from a shared capture, and the
+    missed reinplaces are found."""
+    import os
+    import subprocess
+    import sys
+
+    from aliasfuzz import plugins
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, plugins.ENV: str(root / "bench" / "mutants" / "m5_always_clone.py")}
+    r = subprocess.run([sys.executable, "-c", _MUTANT_SCRIPT, "24"], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = json.loads(r.stdout.strip().splitlines()[-1])
+    assert [(g, ge) for _, _, g, _, ge, _ in rows] == [(a, ae) for _, _, _, a, _, ae in rows]
+    assert any(n == "inductor-reinplace" and g == "missed-reinplace" for _, n, g, *_ in rows)
