@@ -2,8 +2,8 @@
 
 Generates programs ``0..N-1`` of ``--seed`` (as a campaign does) and judges each under
 every pipeline through the worker's own entries, :func:`aliasfuzz.campaign._judge.evaluate`
-(and ``evaluate_group`` for the Dynamo-fronted pipelines, from one shared capture, unless
-``--no-share-trace``),
+(and, with ``--share-trace``, ``evaluate_group`` for the Dynamo-fronted pipelines, from
+one shared capture),
 counting seconds per stage (:mod:`aliasfuzz.fuzz.costs`): generation, rendering, the eager
 reference, each pipeline's trace / compile / run, the oracle's checks, confirmations and
 second opinions. One process, no workers: no worker start, round trip, crash re-run,
@@ -14,7 +14,7 @@ Prints the table (:func:`aliasfuzz.campaign.costs.format_table`), then per pipel
 share and seconds per program, then verdict counts.
 
 Usage: ``python bench/stages.py [-n 40] [--seed 0] [--pipelines a,b] [--threads 1]
-[--no-share-trace]``.
+[--share-trace]``.
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ def main() -> None:
     ap.add_argument("--pipelines", default=",".join(DEFAULT_PIPELINES))
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    ap.add_argument("--no-share-trace", action="store_true",
-                    help="one Dynamo capture per pipeline (as before trace-once)")
+    ap.add_argument("--share-trace", action="store_true",
+                    help="one Dynamo capture per program for the Dynamo pipelines")
     ap.add_argument("--keep-warmup", action="store_true",
                     help="count the first program's warm-up too (no separate warm-up)")
     args = ap.parse_args()
@@ -81,11 +81,11 @@ def main() -> None:
     pipelines = tuple(p for p in args.pipelines.split(",") if p)
     stages, wall, verdicts = measure(args.n, args.seed, pipelines, args.device,
                                      warmup=not args.keep_warmup,
-                                     share=not args.no_share_trace)
+                                     share=args.share_trace)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}; "
           f"seed {args.seed}, {args.n} programs x {len(pipelines)} pipelines in {wall:.1f} s "
           f"({args.n / wall:.3f} programs/s); import {IMPORT_SECONDS:.1f} s (not counted); "
-          f"trace once: {'off' if args.no_share_trace else 'on'}")
+          f"trace once: {'on' if args.share_trace else 'off'}")
     print(format_table(table(stages, wall, 1, args.n)))
     print()
     print(f"{'pipeline':<22} {'trace s':>8} {'compile s':>9} {'run s':>7} {'ms/program':>11} "

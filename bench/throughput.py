@@ -1,8 +1,8 @@
 """The default campaign's programs/s before and after trace-once, each in its own process.
 
 Runs ``aliasfuzz run --programs N --seed S --workers W`` (default pipelines, no report,
-fresh state and corpus under a temporary folder) with ``--no-share-trace`` ("before": one
-Dynamo capture per pipeline) and without it ("after": one per program,
+fresh state and corpus under a temporary folder) without ``--share-trace`` ("before": one
+Dynamo capture per pipeline) and with it ("after": one per program,
 :mod:`aliasfuzz.passes.shared`), ``--rounds`` times each, alternating which goes first.
 Prints, per run, the campaign's own summary line (programs, seconds, programs/s), then the
 programs/s of each setting (total programs over total seconds), their ratio, and whether
@@ -31,8 +31,8 @@ def campaign(n: int, seed: int, workers: int, share: bool, root: Path) -> tuple[
     cmd = [sys.executable, "-m", "aliasfuzz.cli", "run", "--programs", str(n), "--seed",
            str(seed), "--workers", str(workers), "--report", "none", "-q",
            "--state", str(root / "state"), "--corpus", str(root / "corpus")]
-    if not share:
-        cmd.append("--no-share-trace")
+    if share:
+        cmd.append("--share-trace")
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     m = _SUMMARY.search(r.stdout)
     if m is None:
@@ -60,8 +60,8 @@ def main() -> None:
             verdicts[share].add(counts)
     rate = {s: p / t for s, (p, t) in totals.items()}
     print(f"seed {args.seed}, {args.n} programs, {args.workers} workers, {args.rounds} round(s)")
-    print(f"before (--no-share-trace): {rate[False]:.3f} programs/s")
-    print(f"after  (trace once):       {rate[True]:.3f} programs/s")
+    print(f"before (one capture per pipeline): {rate[False]:.3f} programs/s")
+    print(f"after  (--share-trace):            {rate[True]:.3f} programs/s")
     print(f"ratio after/before: {rate[True] / rate[False]:.3f}")
     same = len(verdicts[False] | verdicts[True]) == 1
     print(f"verdict counts the same in every run: {same}")

@@ -73,7 +73,7 @@ def _run_flags(args) -> dict:
         )
     }
     flags["shrink"] = False if args.no_shrink else None
-    flags["share_trace"] = False if args.no_share_trace else None
+    flags["share_trace"] = True if args.share_trace else None
     flags["plugins"] = tuple(args.plugin) if args.plugin else None
     return flags
 
@@ -227,8 +227,8 @@ def _add_run(sub) -> None:
         "change which programs run or how) are an error",
     )
     p.add_argument("--no-shrink", action="store_true", help="write findings unminimized")
-    p.add_argument("--no-share-trace", action="store_true",
-                   help="one Dynamo capture per pipeline, not one per program")
+    p.add_argument("--share-trace", action="store_true",
+                   help="one Dynamo capture per program for its Dynamo pipelines (off)")
     p.add_argument("--shrink-budget", type=int, help="executions per finding's shrink (40)")
     p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
