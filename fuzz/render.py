@@ -145,7 +145,12 @@ def render_inputs(program: Program, *, device: str = "cpu", name: str = "make_in
 
 
 def load_function(program: Program):
-    """Render ``program`` and return ``(function, Rendered)``; the function is fresh per call."""
-    rendered = render_module(program)
-    module = load_module(rendered.source)
-    return getattr(module, FUNCTION_NAME), rendered
+    """Render ``program`` and return ``(function, Rendered)``; the function is fresh per call.
+
+    Its time counts as the ``render`` stage of :mod:`aliasfuzz.fuzz.costs`."""
+    from aliasfuzz.fuzz import costs
+
+    with costs.stage("render"):
+        rendered = render_module(program)
+        module = load_module(rendered.source)
+        return getattr(module, FUNCTION_NAME), rendered

@@ -46,6 +46,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz import costs
 from aliasfuzz.fuzz.eager import EagerResult, clone_inputs
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle import confirm as _confirm
@@ -179,7 +180,25 @@ def judge(
     judged as is). ``options``: ``PipelineOptions`` or a dict of its fields. With
     ``confirm=False`` claims are not run and stay unconfirmed (``unknown``).
     Raises :class:`InvalidArgument` on a bad subject, pipeline or options.
+
+    Its time is counted in :mod:`aliasfuzz.fuzz.costs` stages: ``oracle.checks`` (the
+    default: validation, differential checks, ground truth), ``eager``, ``pipeline`` with
+    ``<pipeline>.trace`` / ``.compile`` / ``.run`` carved from the pipeline's clock,
+    ``oracle.confirm`` (claims and launches confirmed by execution, pipeline re-runs
+    included) and ``oracle.second_opinion``.
     """
+    with costs.stage("oracle.checks"):
+        return _judge(subject, pipeline, options, device, inputs, confirm)
+
+
+def _carve_clock(name: str, timings: dict[str, float]) -> None:
+    """Hand the pipeline clock's spans to ``<name>.trace`` / ``.compile`` / ``.run`` (an
+    adapter's own per-executor runs, ``run_<executor>``, count as ``run``)."""
+    for key, seconds in timings.items():
+        costs.carve(f"{name}.{'run' if key.startswith('run') else key}", seconds)
+
+
+def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgement:
     from aliasfuzz.passes.pipelines import run_function
 
     rejected = _one_meaning.rule_rejection(subject)  # one eager meaning (oracle/opinions.py)
@@ -197,15 +216,20 @@ def judge(
         name, ex = pipeline, None
     else:
         name, ex = pipeline.pipeline, pipeline
-    eager = _confirm.run_callable_named(fn, names, make())
+    with costs.stage("eager"):
+        eager = _confirm.run_callable_named(fn, names, make())
     if ex is None and isinstance(subject, Program):
         from aliasfuzz.passes.pipelines import run_pipeline
 
         # through the adapter's Program entry: decisions then name their statements
-        ex = run_pipeline(name, subject, make(), device, opts)
+        with costs.stage("pipeline"):
+            ex = run_pipeline(name, subject, make(), device, opts)
+            _carve_clock(name, ex.timings)
         compiled = _as_result(ex)
     elif ex is None:
-        ex, compiled = run(make())
+        with costs.stage("pipeline"):
+            ex, compiled = run(make())
+            _carve_clock(name, ex.timings)
     else:
         compiled = _as_result(ex)
     j = Judgement(Verdict.OK, name, eager=eager, compiled=compiled, execution=ex)
@@ -231,15 +255,24 @@ def judge(
     if failed:
         j.verdict, j.check, j.explanation = failed[0].verdict, failed[0].name, failed[0].message
     j.claims = _claims(ex, _fresh_outputs(ex, eager, names))
+
+    def rerun(ins: tuple) -> EagerResult:
+        with costs.stage("oracle.confirm"):
+            return run(ins)[1]
+
     measure = None
     if name in _MEASURED:
         def measure(ins: tuple) -> Any:
-            return run_function("inductor", fn, ins, input_names=names, device=device, options=opts)
-    _confirm_claims(j, lambda ins: run(ins)[1], fn, names, make, confirm, measure)
+            with costs.stage("oracle.confirm"):
+                return run_function(
+                    "inductor", fn, ins, input_names=names, device=device, options=opts
+                )
+    with costs.stage("oracle.confirm"):
+        _confirm_claims(j, rerun, fn, names, make, confirm, measure)
     if isinstance(subject, Program):
         from aliasfuzz.oracle.kernel_analysis import judge_launches
 
-        judge_launches(j, subject, lambda ins: run(ins)[1], fn, names, make, confirm)
+        judge_launches(j, subject, rerun, fn, names, make, confirm)
     return _second_opinion(j, subject, fn, names, make, device)
 
 
@@ -258,7 +291,8 @@ def _second_opinion(j: Judgement, subject, fn, names, make, device) -> Judgement
             fn, names, ins if dev == device else _one_meaning.moved(ins, dev)
         )
 
-    return _one_meaning.review(j, subject, run_on, names, device, _shadow(fn, names, make))
+    with costs.stage("oracle.second_opinion"):
+        return _one_meaning.review(j, subject, run_on, names, device, _shadow(fn, names, make))
 
 
 def _graphs(ex: Any) -> list[Any]:

@@ -11,7 +11,8 @@ PyTorch code it hooks is written in ``passes/README.md``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,7 +135,31 @@ def _eager(run: _Run, ex: Execution) -> None:
     _call(run, ex, run.fn)
 
 
-def _aot_eager(run: _Run, ex: Execution) -> None:
+@contextmanager
+def _no_spy(run: _Run, extra: Mapping[str, Any] | None = None) -> Iterator[None]:
+    with _config(run, extra):
+        yield None
+
+
+@contextmanager
+def _spy(run: _Run, extra: Mapping[str, Any] | None = None) -> Iterator[SpyLog]:
+    with reinplace_spy() as log, _config(run, extra):
+        yield log
+
+
+@dataclass
+class DynamoBackend:
+    """One Dynamo-fronted pipeline for one run: the ``torch.compile`` backend (it switches
+    the run's clock to ``trace`` / ``compile`` / ``run``), the context it compiles and runs
+    in (Inductor config, and the reinplace spy, whose :class:`SpyLog` it yields, or None),
+    and ``finish(log)``, which fills the execution from what the backend saw."""
+
+    backend: Callable
+    context: Callable[[], AbstractContextManager]
+    finish: Callable[[SpyLog | None], None]
+
+
+def _aot_eager_backend(run: _Run, ex: Execution) -> DynamoBackend:
     aot_eager = resolve("torch._dynamo.backends.debugging", "aot_eager")
     boxed_nop = resolve("torch._dynamo.backends.debugging", "boxed_nop")
     graphs: list[torch.fx.GraphModule] = []
@@ -150,32 +175,29 @@ def _aot_eager(run: _Run, ex: Execution) -> None:
         run.clock.switch("trace")
         return aot_eager(gm, fake_inputs, fw_compiler=fw, **kw)
 
-    hygiene.reset_program()
-    with _config(run):
-        _call(run, ex, torch.compile(run.fn, backend=backend, dynamic=run.options.dynamic))
-    ex.graph_before = graphs[0] if graphs else None
-    ex.extra["graphs_before"] = graphs
+    def finish(_log: SpyLog | None) -> None:
+        ex.graph_before = graphs[0] if graphs else None
+        ex.extra["graphs_before"] = graphs
+
+    return DynamoBackend(backend, lambda: _no_spy(run), finish)
 
 
-def _compile_inductor(run: _Run, ex: Execution, extra_config: Mapping[str, Any]) -> SpyLog:
+def _inductor_backend(run: _Run, extra: Mapping[str, Any], inner: Callable | None = None):
     compile_fx = resolve("torch._inductor.compile_fx", "compile_fx")
-    compile_fx_inner = resolve("torch._inductor.compile_fx", "compile_fx_inner")
+    if inner is None:
+        compile_fx_inner = resolve("torch._inductor.compile_fx", "compile_fx_inner")
 
-    def inner(*args, **kwargs):
-        run.clock.switch("compile")
-        out = compile_fx_inner(*args, **kwargs)
-        run.clock.switch("run")
-        return out
+        def inner(*args, **kwargs):
+            run.clock.switch("compile")
+            out = compile_fx_inner(*args, **kwargs)
+            run.clock.switch("run")
+            return out
 
     def backend(gm, example_inputs):
         run.clock.switch("trace")
         return compile_fx(gm, example_inputs, inner_compile=inner)
 
-    hygiene.reset_program()
-    with reinplace_spy() as log, _config(run, extra_config):
-        _call(run, ex, torch.compile(run.fn, backend=backend, dynamic=run.options.dynamic))
-    log.check()
-    return log
+    return backend, (lambda: _spy(run, extra))
 
 
 def _record_captures(run: _Run, ex: Execution, log: SpyLog) -> None:
@@ -190,13 +212,18 @@ def _record_captures(run: _Run, ex: Execution, log: SpyLog) -> None:
     ex.extra["graphs_before"] = [c.graph_before for c in log.captures]
 
 
-def _inductor(run: _Run, ex: Execution) -> None:
-    _record_captures(run, ex, _compile_inductor(run, ex, {}))
+def _inductor_with_pass(run: _Run, ex: Execution) -> DynamoBackend:
+    backend, context = _inductor_backend(run, {})
+    return DynamoBackend(backend, context, lambda log: _record_captures(run, ex, log))
 
 
-def _inductor_noreinplace(run: _Run, ex: Execution) -> None:
-    log = _compile_inductor(run, ex, {"disabled_passes": "REINPLACE_INPLACEABLE_OPS"})
-    ex.extra["pass_calls"] = len(log.captures)
+def _inductor_noreinplace(run: _Run, ex: Execution) -> DynamoBackend:
+    backend, context = _inductor_backend(run, {"disabled_passes": "REINPLACE_INPLACEABLE_OPS"})
+
+    def finish(log: SpyLog | None) -> None:
+        ex.extra["pass_calls"] = len(log.captures)
+
+    return DynamoBackend(backend, context, finish)
 
 
 def drop_dead_getitems(gm: torch.fx.GraphModule) -> int:
@@ -252,19 +279,35 @@ def _post_grad_only(run: _Run) -> Callable:
     return inner
 
 
-def _inductor_reinplace(run: _Run, ex: Execution) -> None:
-    compile_fx = resolve("torch._inductor.compile_fx", "compile_fx")
-    inner = _post_grad_only(run)
+def _inductor_reinplace(run: _Run, ex: Execution) -> DynamoBackend:
+    backend, context = _inductor_backend(run, {}, _post_grad_only(run))
+    return DynamoBackend(backend, context, lambda log: _record_captures(run, ex, log))
 
-    def backend(gm, example_inputs):
-        run.clock.switch("trace")
-        return compile_fx(gm, example_inputs, inner_compile=inner)
 
-    hygiene.reset_program()
-    with reinplace_spy() as log, _config(run):
-        _call(run, ex, torch.compile(run.fn, backend=backend, dynamic=run.options.dynamic))
-    log.check()
-    _record_captures(run, ex, log)
+def _through_dynamo(make: Callable[[_Run, Execution], DynamoBackend]):
+    """The adapter of a Dynamo-fronted pipeline: its own Dynamo capture of the program."""
+
+    def adapter(run: _Run, ex: Execution) -> None:
+        b = make(run, ex)
+        hygiene.reset_program()
+        with b.context() as log:
+            _call(run, ex, torch.compile(run.fn, backend=b.backend, dynamic=run.options.dynamic))
+        if log is not None:
+            log.check()
+        b.finish(log)
+
+    adapter.__doc__ = make.__doc__
+    return adapter
+
+
+#: Dynamo-fronted pipeline name -> its backend factory ``(run, execution) -> DynamoBackend``
+#: (:mod:`aliasfuzz.passes.shared` forks them all from one Dynamo capture).
+DYNAMO_BACKENDS: dict[str, Callable[[_Run, Execution], DynamoBackend]] = {
+    "aot_eager": _aot_eager_backend,
+    "inductor": _inductor_with_pass,
+    "inductor-noreinplace": _inductor_noreinplace,
+    "inductor-reinplace": _inductor_reinplace,
+}
 
 
 def _fx_reinplace(run: _Run, ex: Execution) -> None:
@@ -297,10 +340,7 @@ def _fx_reinplace(run: _Run, ex: Execution) -> None:
 #: Pipeline name -> adapter ``(run, execution) -> None`` filling the execution.
 PIPELINES: dict[str, Callable[[_Run, Execution], None]] = {
     "eager": _eager,
-    "aot_eager": _aot_eager,
-    "inductor": _inductor,
-    "inductor-noreinplace": _inductor_noreinplace,
-    "inductor-reinplace": _inductor_reinplace,
+    **{name: _through_dynamo(make) for name, make in DYNAMO_BACKENDS.items()},
     "fx-reinplace": _fx_reinplace,
     "torchscript": torchscript_adapter,
 }

@@ -22,7 +22,7 @@ from aliasfuzz.campaign import _debug
 from aliasfuzz.fuzz import process
 from aliasfuzz.fuzz.ir import Program
 
-__all__ = ["blame", "evaluate", "generate", "judge_case", "pipeline_names"]
+__all__ = ["blame", "evaluate", "evaluate_group", "generate", "judge_case", "pipeline_names"]
 
 #: Claim verdicts: their signature names the kind of the deciding decision only.
 _CLAIMS = ("unsafe-reinplace", "missed-reinplace")
@@ -46,15 +46,19 @@ def generate(seed: int, index: int, max_statements: int = 8) -> Program:
 
 
 def evaluate(
-    program: Program, pipeline: str, device: str, options: dict[str, Any] | None = None
+    program: Program, pipeline: str, device: str, options: dict[str, Any] | None = None,
+    execution: Any = None,
 ) -> dict[str, Any]:
-    """Run ``program`` through ``pipeline`` and judge it; a JSON-able outcome (see above)."""
+    """Run ``program`` through ``pipeline`` and judge it; a JSON-able outcome (see above).
+
+    ``execution``: the pipeline's :class:`~aliasfuzz.passes.execution.Execution`, already
+    run on fresh inputs (from a shared capture), judged instead of a run of its own."""
     t0 = time.perf_counter()
     if pipeline in _debug.DEBUG_PIPELINES:
         with process.system_under_test(f"debug pipeline {pipeline}"):  # a simulated one
             out = _debug.run(program, pipeline)
     else:
-        out = _judged(program, pipeline, device, options or None)
+        out = _judged(program, pipeline, device, options or None, execution)
     out.setdefault("check", None)
     out.setdefault("explanation", "")
     out.setdefault("diff", "")
@@ -64,10 +68,33 @@ def evaluate(
     return out
 
 
-def _judged(program: Program, pipeline: str, device: str, options: dict | None) -> dict[str, Any]:
+def evaluate_group(
+    program: Program, pipelines: list[str], device: str, options: dict[str, dict] | None = None
+) -> dict[str, dict[str, Any]]:
+    """:func:`evaluate` of ``program`` under each of ``pipelines``, those that
+    :func:`aliasfuzz.passes.shared.plan` picks run from one Dynamo capture
+    (:func:`~aliasfuzz.passes.shared.run_shared`), the others (and any it leaves out) on
+    their own. ``options``: pipeline -> its options dict. Pipeline -> outcome."""
+    from aliasfuzz.passes.pipelines import PipelineOptions
+    from aliasfuzz.passes.shared import plan, run_shared
+
+    options = options or {}
+    built = {p: PipelineOptions(**(options.get(p) or {})) for p in pipelines
+             if p not in _debug.DEBUG_PIPELINES}
+    picked = plan(program, [p for p in pipelines if p in built], device, built)
+    shared = {}
+    if picked:
+        with process.system_under_test(f"pipelines {','.join(picked)} (one capture)"):
+            shared = run_shared(program, picked, device, built[picked[0]])
+    return {p: evaluate(program, p, device, options.get(p), shared.get(p)) for p in pipelines}
+
+
+def _judged(
+    program: Program, pipeline: str, device: str, options: dict | None, execution: Any = None
+) -> dict[str, Any]:
     from aliasfuzz.oracle.judge import judge
 
-    j = judge(program, pipeline, options, device)
+    j = judge(program, pipeline if execution is None else execution, options, device)
     decisions = [
         {
             "kind": c.decision.kind,

@@ -73,6 +73,7 @@ def _run_flags(args) -> dict:
         )
     }
     flags["shrink"] = False if args.no_shrink else None
+    flags["share_trace"] = True if args.share_trace else None
     flags["plugins"] = tuple(args.plugin) if args.plugin else None
     return flags
 
@@ -124,6 +125,11 @@ def _cmd_run(args) -> int:
         f"campaign {res.id} ({res.status}): {res.programs} programs, {res.tasks} runs in "
         f"{res.seconds:.1f} s ({rate:.2f} programs/s); {counts}"
     )
+    if res.stages:
+        from aliasfuzz.campaign.costs import format_table, table
+
+        print(f"where the time went ({opts.workers} workers x {res.seconds:.1f} s):")
+        print(format_table(table(res.stages, res.seconds, opts.workers, res.programs)))
     if res.flaky:
         print(
             f"note: {res.flaky} crash/timeout verdicts did not recur when re-run in a fresh "
@@ -221,6 +227,8 @@ def _add_run(sub) -> None:
         "change which programs run or how) are an error",
     )
     p.add_argument("--no-shrink", action="store_true", help="write findings unminimized")
+    p.add_argument("--share-trace", action="store_true",
+                   help="one Dynamo capture per program for its Dynamo pipelines (off)")
     p.add_argument("--shrink-budget", type=int, help="executions per finding's shrink (40)")
     p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -143,6 +143,15 @@ def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
     return f"{out['check']} not reproduced by any stage cut: {blame.get('reason')}"
 
 
+def _shared_group(pipelines: list[str]) -> list[str]:
+    """The pipelines of a program that run in one worker task from one Dynamo capture
+    (:data:`aliasfuzz.passes.shared.SHAREABLE`), or none when fewer than two."""
+    from aliasfuzz.passes.shared import SHAREABLE
+
+    group = [p for p in pipelines if p in SHAREABLE]
+    return group if len(group) >= 2 else []
+
+
 @dataclass
 class CampaignResult:
     """What a campaign did: counts per ``(pipeline, verdict)``, findings, where it wrote."""
@@ -160,6 +169,8 @@ class CampaignResult:
     flaky: int = 0
     status: str = "running"
     report: Path | None = None
+    #: wall seconds per stage (:mod:`aliasfuzz.campaign.costs`), summed over every worker
+    stages: Counter = field(default_factory=Counter)
 
     @property
     def failing(self) -> list[dict[str, Any]]:
@@ -260,6 +271,7 @@ class _Campaign:
         self.pending: dict[tuple[int, str], dict[str, Any]] = {}
         self.prekeys: set[tuple] = set()
         self.elapsed_before = 0.0
+        self.gen_seconds: dict[int, float] = {}  # generation time, journaled with a task
         self._replay(events)
         self.journal = Journal(self.dir / "journal.jsonl")
         self.history = History(Path(opts.state) / "history.sqlite")
@@ -270,6 +282,7 @@ class _Campaign:
     def _replay(self, events: list[dict[str, Any]]) -> None:
         for e in events:
             key = (e.get("i"), e.get("pipeline"))
+            self.res.stages.update(e.get("costs") or {})
             if e["t"] == "task":
                 self.done.add(key)
                 self._count(e["pipeline"], e["outcome"])
@@ -334,9 +347,16 @@ class _Campaign:
                             feeding = False
                             break
                         if not self._fully_done(i):
+                            g0 = time.perf_counter()
                             program = self.programs[i]
-                            for p in opts.pipelines:
-                                if (i, p) not in self.done:
+                            self.gen_seconds[i] = time.perf_counter() - g0
+                            todo = [p for p in opts.pipelines if (i, p) not in self.done]
+                            group = _shared_group(todo) if opts.share_trace else []
+                            if group:  # one worker task, one Dynamo capture
+                                pool.submit(1, ("group", i, tuple(group), program, None))
+                                in_flight += len(group)  # one message per pipeline
+                            for p in todo:
+                                if p not in group:
                                     pool.submit(1, ("task", i, p, program, None))
                                     in_flight += 1
                         i += 1
@@ -385,6 +405,7 @@ class _Campaign:
             kind = "task"
         if kind == "task":
             program = payload
+            stages = out.pop("costs", None) or {}
             if "internal_error" in out:  # raised in the live worker, or a death in aliasfuzz
                 row = self._internal(i, pipeline, out)
                 out = {
@@ -404,6 +425,7 @@ class _Campaign:
             }
             if is_finding(out["verdict"]):
                 event["program"] = program.to_json()
+            event["costs"] = self._costs(stages, i)
             self._log(event)
             self.done.add((i, pipeline))
             self._count(pipeline, out)
@@ -411,9 +433,19 @@ class _Campaign:
             if is_finding(out["verdict"]):
                 return self._finding(pool, i, pipeline, program, out)
             return 0
-        original, small, spent, blame = payload
-        self._write(i, pipeline, original, small, out, spent, blame)
+        original, small, spent, blame, spent_s = payload
+        self._write(i, pipeline, original, small, out, spent, blame, self._costs(spent_s))
         return 0
+
+    def _costs(self, stages: dict[str, float], i: int | None = None) -> dict[str, float]:
+        """``stages`` with program ``i``'s generation time (its first journaled task
+        carries it), added to the campaign's totals; rounded for the journal."""
+        stages = dict(stages)
+        if i is not None and i in self.gen_seconds:
+            stages["generate"] = stages.get("generate", 0.0) + self.gen_seconds.pop(i)
+        stages = {k: round(v, 6) for k, v in stages.items()}
+        self.res.stages.update(stages)
+        return stages
 
     def _internal(self, i: int | None, pipeline: str, out: dict[str, Any]) -> dict[str, Any]:
         """Count and log an internal error (an outcome with ``internal_error``); its row."""
@@ -455,6 +487,7 @@ class _Campaign:
         out: dict[str, Any],
         spent: int,
         blame: dict[str, Any] | None = None,
+        stages: dict[str, float] | None = None,
     ) -> None:
         """Write the finding under each of its root causes (:func:`roots`): a new entry, or
         one more sighting (``hits``) of an entry already in the corpus."""
@@ -462,7 +495,7 @@ class _Campaign:
         why = unconfirmed_death(out, blame)
         if why is not None:  # journaled, counted as flaky, never written to the corpus
             self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None,
-                       "dismissed": why})
+                       "dismissed": why, "costs": stages or {}})
             self.res.flaky += 1
             return
         found = record(
@@ -492,6 +525,7 @@ class _Campaign:
             "verdict": out["verdict"],
             "check": out.get("check"),
             "prekey": [json.loads(x) for x in self._prekey(original, out, pipeline)],
+            "costs": stages or {},
         }
         self._log(event)
         self._add_finding(event)
@@ -518,6 +552,7 @@ class _Campaign:
             },
             dict(res.verdicts),
             res.findings,
+            dict(res.stages),
         )
 
 

@@ -9,6 +9,8 @@ Schema (``<state>/history.sqlite``):
   outside the system under test; a column added later, 0 in older rows))``
 * ``verdicts(campaign, pipeline, verdict, n)``
 * ``findings(campaign, finding, pipeline, verdict, check_name, new INT)``
+* ``stages(campaign, stage, seconds REAL)``: worker seconds per stage
+  (:mod:`aliasfuzz.campaign.costs`; none for campaigns run before stages were counted)
 
 Times are Unix seconds. Each campaign's rows are replaced as a whole (idempotent on resume).
 """
@@ -32,6 +34,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
   campaign TEXT, pipeline TEXT, verdict TEXT, n INTEGER);
 CREATE TABLE IF NOT EXISTS findings (
   campaign TEXT, finding TEXT, pipeline TEXT, verdict TEXT, check_name TEXT, new INTEGER);
+CREATE TABLE IF NOT EXISTS stages (campaign TEXT, stage TEXT, seconds REAL);
 """
 
 
@@ -57,11 +60,13 @@ class History:
         row: dict[str, Any],
         verdicts: dict[tuple[str, str], int],
         findings: list[dict[str, Any]],
+        stages: dict[str, float] | None = None,
     ) -> None:
-        """Insert or replace campaign ``row["id"]`` with its verdict counts and findings.
+        """Insert or replace campaign ``row["id"]`` with its verdict counts, findings and
+        seconds per stage.
 
         ``verdicts`` maps ``(pipeline, verdict)`` to a count; each finding has ``id``,
-        ``pipeline``, ``verdict``, ``check`` and ``new``.
+        ``pipeline``, ``verdict``, ``check`` and ``new``; ``stages`` maps a stage to seconds.
         """
         cid = row["id"]
         cols = (
@@ -91,6 +96,11 @@ class History:
             )
             db.execute("DELETE FROM verdicts WHERE campaign = ?", (cid,))
             db.execute("DELETE FROM findings WHERE campaign = ?", (cid,))
+            db.execute("DELETE FROM stages WHERE campaign = ?", (cid,))
+            db.executemany(
+                "INSERT INTO stages VALUES (?,?,?)",
+                [(cid, k, float(v)) for k, v in sorted((stages or {}).items())],
+            )
             db.executemany(
                 "INSERT INTO verdicts VALUES (?,?,?,?)",
                 [(cid, p, v, n) for (p, v), n in sorted(verdicts.items())],
@@ -122,6 +132,12 @@ class History:
                         "SELECT pipeline, verdict, n FROM verdicts WHERE campaign = ?", (r["id"],)
                     )
                 ]
+                r["costs"] = {
+                    s["stage"]: s["seconds"]
+                    for s in db.execute(
+                        "SELECT stage, seconds FROM stages WHERE campaign = ?", (r["id"],)
+                    )
+                }
                 r["findings"] = [
                     dict(f)
                     for f in db.execute(

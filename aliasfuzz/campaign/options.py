@@ -79,6 +79,7 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "report": ((str,), "a path"),
     "state": ((str,), "a path"),
     "shrink": ((bool,), "true or false"),
+    "share_trace": ((bool,), "true or false"),
     "shrink_budget": ((int,), "an integer"),
     "max_statements": ((int,), "an integer"),
     "pipeline_options": ((dict,), "a table {pipeline = {option = value}}"),
@@ -114,6 +115,9 @@ class CampaignOptions:
     verdicts whose new findings make ``aliasfuzz run`` exit 1. ``shrink_budget`` is the
     number of re-executions a finding's minimization may spend. ``plugins`` are pass
     plugin files (:mod:`aliasfuzz.plugins`) every worker imports before its first program.
+    ``share_trace``: a program's Dynamo-fronted pipelines run in one worker task from one
+    Dynamo capture (:mod:`aliasfuzz.passes.shared`; the same verdicts). Off by default: on
+    the 2-core CPU box it did not measurably pay (``bench/runs/stages-cpu-2026-12-01.txt``).
     """
 
     programs: int | None = None
@@ -129,6 +133,7 @@ class CampaignOptions:
     report: str | None = "reports"
     state: str = ".aliasfuzz"
     shrink: bool = True
+    share_trace: bool = False
     shrink_budget: int = 40
     max_statements: int = 8
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -305,7 +310,8 @@ def resume_options(saved: CampaignOptions, flags: dict[str, Any]) -> CampaignOpt
     given = {k: v for k, v in flags.items() if v is not None}
     fixed = sorted(set(given) - set(RESUMABLE))
     if fixed:
-        name = {"shrink": "no-shrink", "plugins": "plugin"}.get(fixed[0], fixed[0])
+        name = {"shrink": "no-shrink", "plugins": "plugin",
+                "share_trace": "share-trace"}.get(fixed[0], fixed[0])
         raise InvalidArgument(
             f"--{name.replace('_', '-')} cannot change on --resume (the campaign keeps its "
             f"options.json; only {', '.join('--' + r.replace('_', '-') for r in RESUMABLE)})"

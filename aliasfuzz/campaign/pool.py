@@ -2,10 +2,14 @@
 
 Jobs go in through :meth:`Pool.submit` (a priority queue: shrink jobs, priority 0, run
 before new programs, priority 1); results come out of :attr:`Pool.results` as tuples
-``(kind, program index, pipeline, payload, outcome)`` with kind ``task``, ``confirmed``
+``(kind, program index, pipeline, payload, outcome)`` with kind ``task`` (also one per
+pipeline of a ``group`` job: a program's Dynamo-fronted pipelines in one worker task, from
+one Dynamo capture; a group whose worker dies, hangs or fails runs its pipelines again one
+by one, so that every outcome is its own pipeline's), ``confirmed``
 (a crash or timeout re-run in a fresh child: payload ``(program, first outcome)``),
-``shrunk`` (payload ``(program, minimized program, executions, blame)``: the finding
-minimized, then cut stage by stage in the same worker), ``internal`` (an internal error
+``shrunk`` (payload ``(program, minimized program, executions, blame, costs)``: the
+finding minimized, then cut stage by stage in the same worker; ``costs`` the wall seconds
+of ``shrink`` and ``blame``), ``internal`` (an internal error
 while shrinking or blaming, payload the worker's outcome: logged, journaled and counted by
 the driver, the shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
 re-raised by the driver).
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,27 +85,86 @@ class Pool:
                 return
             kind, i, pipeline, program, outcome = job
             if kind == "task":
-                out = worker.run(self._task(program, pipeline))
+                out = self._timed_run(worker, program, pipeline)
                 self.results.put(("task", i, pipeline, program, out))
+            elif kind == "group":
+                for p, out in self._group(worker, program, list(pipeline)).items():
+                    self.results.put(("task", i, p, program, out))
             elif kind == "confirm":
+                t0 = time.perf_counter()
                 worker.close()  # a fresh child: nothing left from earlier tasks or signals
                 out = worker.run(self._task(program, pipeline))
+                # the first run's costs, and the whole re-run as one stage
+                out["costs"] = {**(outcome.get("costs") or {}),
+                                 "crash.rerun": time.perf_counter() - t0}
                 self.results.put(("confirmed", i, pipeline, (program, outcome), out))
             else:  # "shrink" (budget 0 with --no-shrink): minimize, then blame
                 budget = self.opts.shrink_budget if self.opts.shrink else 0
+                t0 = time.perf_counter()
                 small, sout, spent = shrink(
                     program,
                     outcome,
                     lambda p, pl=pipeline, i=i: self._shrink_step(worker, p, pl, i),
                     budget,
                 )
+                t1 = time.perf_counter()
                 blame = self._blame(worker, small, pipeline, sout, i)
-                self.results.put(("shrunk", i, pipeline, (program, small, spent, blame), sout))
+                spent_s = {"shrink": t1 - t0, "blame": time.perf_counter() - t1}
+                self.results.put(
+                    ("shrunk", i, pipeline, (program, small, spent, blame, spent_s), sout)
+                )
+
+    def _group(
+        self, worker: Worker, program: Program, pipelines: list[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Outcomes of ``program`` under ``pipelines`` from one worker task (a timeout of
+        the per-pipeline timeout times their number); the task's costs go with the first
+        pipeline's outcome. A task that did not answer every pipeline (a death, a hang, an
+        internal error) is run again pipeline by pipeline, each on its own as without
+        sharing; its lost seconds count as ``shared.lost``."""
+        t0, started = time.perf_counter(), worker.start_seconds
+        task = {
+            "program": program.to_json(),
+            "pipelines": pipelines,
+            "device": self.opts.device,
+            "options": {p: self.opts.pipeline_options.get(p, {}) for p in pipelines},
+        }
+        out = worker.run(task, timeout=self.opts.timeout * len(pipelines))
+        wall = time.perf_counter() - t0
+        outcomes = out.get("outcomes")
+        if not isinstance(outcomes, dict) or set(outcomes) != set(pipelines):
+            alone = {p: self._timed_run(worker, program, p) for p in pipelines}
+            first = alone[pipelines[0]]["costs"]
+            first["shared.lost"] = first.get("shared.lost", 0.0) + wall
+            return alone
+        costs = dict(out.get("costs") or {})
+        start = worker.start_seconds - started
+        costs["worker.ipc"] = max(0.0, wall - start - sum(costs.values()))
+        if start > 0:
+            costs["worker.start"] = start
+        outcomes[pipelines[0]]["costs"] = costs
+        return outcomes
+
+    def _timed_run(self, worker: Worker, program: Program, pipeline: str) -> dict[str, Any]:
+        """``worker.run`` of one task, its outcome's ``costs`` completed on this side:
+        ``worker.start`` (a child started for it) and ``worker.ipc`` (the round trip's time
+        that the child's stages do not account for: pipes, JSON, scheduling)."""
+        t0, started = time.perf_counter(), worker.start_seconds
+        out = worker.run(self._task(program, pipeline))
+        wall = time.perf_counter() - t0
+        stages = dict(out.get("costs") or {})
+        start = worker.start_seconds - started
+        stages["worker.ipc"] = max(0.0, wall - start - sum(stages.values()))
+        if start > 0:
+            stages["worker.start"] = start
+        out["costs"] = stages
+        return out
 
     def _shrink_step(
         self, worker: Worker, program: Program, pipeline: str, i: int
     ) -> dict[str, Any]:
         out = worker.run(self._task(program, pipeline))
+        out.pop("costs", None)  # a step's time is the shrink's (timed as a whole)
         if "internal_error" in out:  # logged and counted like a task's; the step fails
             self.results.put(("internal", i, pipeline, out, None))
             return {"verdict": "internal-error"}

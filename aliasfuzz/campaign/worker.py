@@ -1,7 +1,9 @@
 """Isolated workers: the system under test runs in child processes, never in the driver.
 
 A worker is ``python -m aliasfuzz.campaign.worker``: it reads one JSON task per line on
-stdin and answers one JSON line per task on a private copy of its stdout (the real fd 1 is
+stdin (one program under one pipeline, or under several Dynamo-fronted ``pipelines`` from
+one Dynamo capture: :func:`aliasfuzz.campaign._judge.evaluate_group`) and answers one JSON
+line per task, with the seconds per stage it spent (``costs``), on a private copy of its stdout (the real fd 1 is
 pointed at stderr, so prints from torch cannot corrupt the protocol; stderr goes to a log
 file in the campaign directory). Each worker gets its own ``TORCHINDUCTOR_CACHE_DIR`` and
 ``ALIASFUZZ_WORKDIR``.
@@ -75,9 +77,18 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.done = 0
         self.started = 0
+        #: wall seconds spent starting children (torch import until "ready"), all told
+        self.start_seconds = 0.0
 
     # -- process management ------------------------------------------------------------
     def _start(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._spawn()
+        finally:
+            self.start_seconds += time.perf_counter() - t0
+
+    def _spawn(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
         env["TORCHINDUCTOR_CACHE_DIR"] = str(self.root / "inductor-cache")
@@ -153,8 +164,11 @@ class Worker:
         return data[max(since, len(data) - n) :].decode(errors="replace")
 
     # -- one task ----------------------------------------------------------------------
-    def run(self, task: dict[str, Any]) -> dict[str, Any]:
-        """Run ``task`` (``program`` JSON, ``pipeline``, ``device``, ``options``)."""
+    def run(self, task: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Run ``task`` (``program`` JSON, ``pipeline``, ``device``, ``options``; or
+        ``pipelines`` and ``options`` per pipeline: answered ``{"outcomes": {pipeline:
+        outcome}}``), within ``timeout`` seconds (default: the worker's)."""
+        timeout = self.timeout if timeout is None else timeout
         if self.proc is None or self.done >= self.recycle:
             self.close()
             self._start()
@@ -167,14 +181,14 @@ class Worker:
         except BrokenPipeError:
             return self._died(time.perf_counter())
         t0 = time.perf_counter()
-        line = self._readline(self.timeout)
+        line = self._readline(timeout)
         if line is None:  # hang
             self._reap(polite=False)
             return {
                 "verdict": "timeout",
                 "check": "timeout",
                 "seconds": time.perf_counter() - t0,
-                "explanation": f"no answer within {self.timeout:g} s; worker killed",
+                "explanation": f"no answer within {timeout:g} s; worker killed",
             }
         if line == b"":
             return self._died(t0)
@@ -351,7 +365,7 @@ def _serve(proto) -> None:
     import torch  # noqa: F401 - imported before "ready"
 
     from aliasfuzz.campaign import _judge
-    from aliasfuzz.fuzz import process
+    from aliasfuzz.fuzz import costs, process
     from aliasfuzz.fuzz.ir import Program
     from aliasfuzz.plugins import load_from_env
 
@@ -362,19 +376,28 @@ def _serve(proto) -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
-        task = json.loads(line)
-        try:
-            program = Program.from_json(task["program"])
-            if "blame" in task:  # the finding's outcome: cut its pipeline stage by stage
-                out = {"blame": _judge.blame(program, task["pipeline"], task["device"],
-                                             task.get("options"), task["blame"])}
-            else:
-                out = _judge.evaluate(program, task["pipeline"], task["device"], task.get("options"))
-        except Exception:  # an internal bug: reported to the driver, which shows it loudly
-            out = {"internal_error": traceback.format_exc()}
-        fault = device_fault(task.get("device", "cpu"))
-        if fault is not None:
-            out = _cuda_crash(out, fault)
+        costs.take()  # this task's costs only
+        with costs.stage("worker"):  # what no finer stage claims: decoding, encoding, probing
+            task = json.loads(line)
+            try:
+                program = Program.from_json(task["program"])
+                if "blame" in task:  # the finding's outcome: cut its pipeline stage by stage
+                    out = {"blame": _judge.blame(program, task["pipeline"], task["device"],
+                                                 task.get("options"), task["blame"])}
+                elif "pipelines" in task:  # a program's pipelines, one Dynamo capture shared
+                    out = {"outcomes": _judge.evaluate_group(
+                        program, task["pipelines"], task["device"], task.get("options")
+                    )}
+                else:
+                    out = _judge.evaluate(
+                        program, task["pipeline"], task["device"], task.get("options")
+                    )
+            except Exception:  # an internal bug: reported to the driver, which shows it loudly
+                out = {"internal_error": traceback.format_exc()}
+            fault = device_fault(task.get("device", "cpu"))
+            if fault is not None:
+                out = _cuda_crash(out, fault)
+        out["costs"] = costs.take()  # seconds per stage (aliasfuzz.campaign.costs)
         proto.write(json.dumps(out) + "\n")
         proto.flush()
         if fault is not None:

@@ -59,6 +59,7 @@ def render_html(summary: dict) -> str:
         coverage=summary["coverage"],
         kind_findings=kind_findings,
         seconds=summary["seconds_per_task"],
+        costs=summary.get("costs") or {"rows": []},
         history=summary["history"],
         charts={
             "coverage": charts.coverage_chart(summary["coverage"]["programs_with_kind"]),

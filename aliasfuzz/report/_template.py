@@ -126,6 +126,15 @@ reproduces a finding of the fast path; <i>hits</i>: sightings in this campaign, 
 <td>{{ "%.3f"|format(s[s|length // 2] if s else 0) }}</td><td>{{ "%.3f"|format(s[-1] if s else 0) }}</td></tr>{% endfor %}</table>
 {% if charts.throughput %}<img alt="seconds per program" src="{{ charts.throughput }}">{% endif %}
 
+<h2>Where the time goes</h2>
+{% if costs.rows %}<p class="muted">Seconds per stage summed over every worker; shares are of
+the worker time, {{ costs.workers }} workers &times; {{ "%.1f"|format(costs.wall) }} s wall.</p>
+<table id="costs"><tr><th class="l">stage</th><th>seconds</th><th>ms per program</th><th>share</th></tr>
+{% for r in costs.rows %}<tr><td class="l">{{ r.stage }}</td><td>{{ "%.2f"|format(r.seconds) }}</td>
+<td>{{ "%.1f"|format(r.ms_per_program) if r.ms_per_program is not none else "" }}</td>
+<td>{{ "%.1f%%"|format(100 * r.share) if r.share is not none else "" }}</td></tr>{% endfor %}</table>
+{% else %}<p class="muted">No stage times in this campaign's journal.</p>{% endif %}
+
 <h2>Trends across campaigns</h2>
 {% if charts.trend %}<img alt="trends" src="{{ charts.trend }}">{% endif %}
 <table id="history"><tr><th class="l">campaign</th><th class="l">status</th><th>programs</th><th>programs/s</th><th>findings</th><th>new</th><th>internal errors</th></tr>

@@ -4,7 +4,8 @@ the corpus and the history. Everything here is JSON data; nothing runs a program
 ``summary_version`` 2: ``root_causes`` (one row per corpus entry the campaign's
 ``finding`` events name, see :func:`root_causes`), ``counts`` (raw findings: runs judged a
 finding; shrunk findings: ``finding`` events; root causes, by status) and ``findings``
-(the ``finding`` events themselves).
+(the ``finding`` events themselves); ``costs``: the per-stage cost table
+(:func:`aliasfuzz.campaign.costs.table` over the journal's ``costs``).
 """
 
 from __future__ import annotations
@@ -235,6 +236,16 @@ def internal_errors(events: list[dict[str, Any]]) -> dict[str, Any]:
     return {"count": len(rows), "errors": rows}
 
 
+def _costs(events, row: dict[str, Any], workers: int, programs: int) -> dict[str, Any]:
+    """``{"workers", "wall", "rows"}``: the cost table of the journal's stage seconds."""
+    from aliasfuzz.campaign.costs import table, totals
+
+    wall = float(row.get("seconds") or 0.0)
+    stages = totals(events)
+    rows = table(stages, wall, workers, programs or 0) if stages else []
+    return {"workers": workers, "wall": wall, "rows": rows}
+
+
 def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any]:
     """The report data of campaign ``cid``; :class:`InvalidArgument` if it does not exist."""
     d = Path(state) / "runs" / cid
@@ -299,6 +310,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
             **{status: sum(1 for r in causes if r["status"] == status) for status in STATUSES},
         },
         "internal_errors": internal_errors(events),
+        "costs": _costs(events, row, opts.workers, row.get("programs", len(programs))),
         "history": [
             {
                 "id": c["id"],

@@ -105,7 +105,8 @@ def test_a_crash_shrinks_by_re_running_in_a_subprocess(tmp_path):
     assert small.outputs == ()
     assert 0 < spent <= 10
     # a harness exception is not a verdict: it comes back as an internal error
-    assert set(bug) == {"internal_error"} and "deliberate harness bug" in bug["internal_error"]
+    assert set(bug) == {"internal_error", "costs"}  # every answer carries its stage costs
+    assert "deliberate harness bug" in bug["internal_error"]
 
 
 def test_exit_codes_dedup_report_and_determinism(tmp_path):
@@ -133,6 +134,19 @@ def test_exit_codes_dedup_report_and_determinism(tmp_path):
     assert html.endswith("index.html")
     summary = json.loads((tmp_path / "reports" / html.split("/")[-2] / "summary.json").read_text())
     assert summary["campaign"]["programs"] == 8 and summary["findings"]
+    # the cost table: per task in the journal, in the summary, the report and the run summary
+    rows = {r["stage"]: r for r in summary["costs"]["rows"]}
+    assert {"generate", "worker.start", "worker", "shrink", "blame", "total"} <= set(rows)
+    assert abs(sum(r["share"] for s, r in rows.items() if s != "total") - 1.0) < 0.01
+    assert 'id="costs"' in (tmp_path / "reports" / html.split("/")[-2] / "index.html").read_text()
+    assert "where the time went (2 workers x" in out1
+    run1 = sorted((tmp_path / "state" / "runs").iterdir())[0]
+    events = [json.loads(x) for x in (run1 / "journal.jsonl").read_text().splitlines()]
+    tasks = [e for e in events if e["t"] == "task"]
+    assert sum("generate" in e["costs"] for e in tasks) == 8  # once per program
+    assert all(e["costs"]["worker"] > 0 and "worker.ipc" in e["costs"] for e in tasks)
+    assert all({"shrink", "blame"} <= set(e["costs"]) for e in events if e["t"] == "finding"
+               and e.get("id"))
     second = run_cli(*args, "--workers", "1")
     assert second.returncode == 0, second.stderr  # the same findings: in the corpus already
     out2 = second.stdout
