@@ -376,6 +376,8 @@ def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool, measure=N
             c.claim = Verdict.UNSAFE_REINPLACE
         elif not d.reinplaced and t.status == SAFE:
             hit = next((name for name, f in FILTERS.items() if f(c, j.claims)), None)
+            if hit is None and _update_numel(t.candidate) == 0:
+                hit = "empty-update"
             if hit is not None:
                 j.filtered.append(f"{hit}: {d.node} ({d.arg})")
                 continue
@@ -430,6 +432,14 @@ def _update_numel(cand: Candidate) -> int | None:
     """Elements the candidate's op writes (None: not read off the graph for this kind)."""
     n = cand.fx_node
     if cand.kind == "scatter" and len(n.args) > 1:  # canonical _generalized_scatter(inp, src, views)
+        src = n.args[1]
+        # x0[1, 0:0] += c scatters a whole row whose own update is an empty slice: what the
+        # op changes is the innermost update of a chain of scatters (third/fourth audit)
+        while hasattr(src, "target") and "scatter" in getattr(src.target, "__name__", str(src.target)) \
+                and len(src.args) > 1:
+            if _nbytes(src.args[1]) == 0:
+                return 0
+            src = src.args[1]
         return _nbytes(n.args[1]) // max(1, _itemsize(n.args[1]))
     if cand.kind == "index_put" and len(n.args) > 2:
         idx = [i for i in n.args[1] if i is not None]
@@ -446,15 +456,12 @@ def _itemsize(node: Any) -> int:
 
 def _cost_gate(c: Claim, claims: list[Claim], measure: Callable, make: Callable[[], tuple]) -> str | None:
     """None when the confirmed missed reinplace costs bytes worth a report (the claim's
-    confirmation message then carries the figures); else the filter's reason.
-
-    An update that writes no element keeps a copy of nothing the program changes: forcing
-    it saves a whole copy, but no engineer will change the pass for an empty slice (third
-    audit, row 12). Otherwise the copy must cost, in Inductor's own accounting of the
-    generated code, at least one full pass over the copied tensor (:class:`~.confirm.Excess`)."""
+    confirmation message then carries the figures); else the filter's reason. The copy must
+    cost, in Inductor's own accounting of the generated code, at least half a pass over the
+    copied tensor (:class:`~.confirm.Excess`). (An update that writes no element, an empty
+    slice, is filtered before confirmation as ``empty-update``: forcing it saves a whole
+    copy, but no engineer will change the pass for it; third audit row 12.)"""
     cand = c.truth.candidate
-    if _update_numel(cand) == 0:
-        return "empty-update"
     # the copy may only disappear from the generated code with its safe siblings in the
     # same graph (Dynamo's setitem copy-back of ``x[0:2] += c`` is a second slice_scatter)
     siblings = [o for o in claims if o.graph == c.graph and o.truth is not None

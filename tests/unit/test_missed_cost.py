@@ -104,3 +104,12 @@ def test_an_unmeasurable_kept_copy_is_unknown_not_a_finding():
     j = judge(program, "inductor-reinplace")
     assert j.verdict is Verdict.UNKNOWN, (j.verdict, j.explanation)
     assert "Inductor's full compile lowered or forced nothing to measure" in j.explanation
+
+
+def test_a_row_scatter_whose_update_is_an_empty_slice_is_not_a_finding():
+    def f(x0):  # fourth audit, 8c9f0d424d: select_scatter of a row holding an empty slice update
+        x0[1, 0:0:3, :] += 1.0
+
+    j = judge(f, "inductor-reinplace", inputs=_seeded(2, 3, 4))
+    assert j.verdict is Verdict.OK, j.explanation
+    assert any(r.startswith("empty-update:") for r in j.filtered), j.filtered
