@@ -34,7 +34,7 @@ import torch
 from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.differential import differential, tolerance
 
-__all__ = ["AUDIT_STAGES", "NOT_REPRODUCED", "Blame", "blame"]
+__all__ = ["AUDIT_STAGES", "NOT_REPRODUCED", "Blame", "adds_departure", "blame"]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
 #: :mod:`aliasfuzz.passes.stages`): the audit names the stage by the component that
@@ -112,6 +112,16 @@ def _masks(eager: EagerResult, res: EagerResult) -> list[Any]:
         masks.append(True)
     masks += [eager.aliases.get(k) != res.aliases.get(k) for k in sorted(eager.aliases)]
     return masks
+
+
+def adds_departure(eager: EagerResult, before: EagerResult, after: EagerResult) -> bool:
+    """Whether ``after`` departs from ``eager`` somewhere ``before`` does not (an element of
+    an output or of an input after the call, or an output's aliasing): the rule that blames
+    a later stage of a stacked bug, used by the unsafe-reinplace confirmation too."""
+    prev, cur = _masks(eager, before), _masks(eager, after)
+    if len(prev) != len(cur):
+        return True
+    return any(_new_departure(p, c) for p, c in zip(prev, cur, strict=True))
 
 
 def departure(

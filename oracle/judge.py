@@ -260,15 +260,26 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
         with costs.stage("oracle.confirm"):
             return run(ins)[1]
 
-    measure = None
+    measure = control = None
     if name in _MEASURED:
+        from dataclasses import replace as _replace
+
+        from aliasfuzz.passes.pipelines import PipelineOptions
+
+        base = opts or PipelineOptions()
+        off = _replace(base, inductor_config={**base.inductor_config,
+                                              "disabled_passes": "REINPLACE_INPLACEABLE_OPS"})
+
+        def control(ins: tuple) -> EagerResult:
+            return _as_result(run_function(name, fn, ins, input_names=names, device=device, options=off))
+
         def measure(ins: tuple) -> Any:
             with costs.stage("oracle.confirm"):
                 return run_function(
                     "inductor", fn, ins, input_names=names, device=device, options=opts
                 )
     with costs.stage("oracle.confirm"):
-        _confirm_claims(j, rerun, fn, names, make, confirm, measure)
+        _confirm_claims(j, rerun, fn, names, make, confirm, measure, control)
     if isinstance(subject, Program):
         from aliasfuzz.oracle.kernel_analysis import judge_launches
 
@@ -364,7 +375,8 @@ def _on_input(truth: Truth) -> bool:
     return any(n.op in ("placeholder", "get_attr") and on_storage(n, s) for n in graph.nodes)
 
 
-def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool, measure=None) -> None:
+def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool, measure=None,
+                    control=None) -> None:
     undecided, unconfirmed = [], []
     n_confirm = 0
     for c in j.claims:
@@ -390,7 +402,9 @@ def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool, measure=N
         n_confirm += 1
         if c.claim is Verdict.UNSAFE_REINPLACE:
             byte = t.witness.byte if t.witness else None
-            c.confirmation = _confirm.confirm_unsafe(run, fn, names, _confirm.input_variants(make, 2, byte))
+            c.confirmation = _confirm.confirm_unsafe(
+                run, fn, names, _confirm.input_variants(make, 2, byte), control
+            )
         else:
             c.confirmation = _confirm.confirm_missed(
                 run, fn, names, _confirm.input_variants(make, 1), _selector(c)
