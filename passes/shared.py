@@ -110,18 +110,9 @@ def fork(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     sets on nodes (``_dynamo_source`` of a placeholder, read by AOTAutograd), and Dynamo's
     module-level attributes (``meta``, parameter sources) copied one level deep. Mirrors
     :func:`~aliasfuzz.passes.tracing.copy_graph_module` plus those attributes."""
-    graph = torch.fx.Graph()
-    val_map: dict[torch.fx.Node, torch.fx.Node] = {}
-    out = graph.graph_copy(gm.graph, val_map)
-    graph.output(out)
-    for old, new in val_map.items():
-        new.meta = copy.copy(old.meta)
-        for key, value in old.__dict__.items():
-            if key not in new.__dict__:
-                new.__dict__[key] = value
-    out_node = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
-    graph.output_node().meta = copy.copy(out_node.meta)
-    forked = torch.fx.GraphModule(gm, graph)
+    from aliasfuzz.passes.tracing import copy_graph_module
+
+    forked = copy_graph_module(gm, node_attrs=True)
     for key, value in gm.__dict__.items():
         if key not in forked.__dict__:
             forked.__dict__[key] = copy.copy(value)

@@ -107,11 +107,13 @@ def node_line(node: torch.fx.Node, filename: str | None) -> int | None:
     return line
 
 
-def copy_graph_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+def copy_graph_module(gm: torch.fx.GraphModule, node_attrs: bool = False) -> torch.fx.GraphModule:
     """A structural copy of ``gm`` whose nodes hold shallow copies of the originals' meta.
 
     FakeTensors in ``meta["val"]`` are shared, not copied; a pass that later rewrites the
-    original graph or reassigns its nodes' meta entries leaves the copy as it was.
+    original graph or reassigns its nodes' meta entries leaves the copy as it was. With
+    ``node_attrs``, attributes set on the nodes themselves (Dynamo's ``_dynamo_source`` on
+    a placeholder) are carried over too.
     """
     graph = torch.fx.Graph()
     val_map: dict[torch.fx.Node, torch.fx.Node] = {}
@@ -119,6 +121,10 @@ def copy_graph_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph.output(out)
     for old, new in val_map.items():
         new.meta = copy.copy(old.meta)
+        if node_attrs:
+            for key, value in old.__dict__.items():
+                if key not in new.__dict__:
+                    new.__dict__[key] = value
     out_node = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
     graph.output_node().meta = copy.copy(out_node.meta)
     return torch.fx.GraphModule(gm, graph)
