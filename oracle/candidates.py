@@ -67,7 +67,7 @@ from aliasfuzz.oracle.footprints import (
     on_storage,
 )
 
-__all__ = ["Candidate", "Truth", "Witness", "candidates", "ground_truth"]
+__all__ = ["Candidate", "Truth", "Witness", "candidates", "ground_truth", "is_view_scatter"]
 
 aten = torch.ops.aten
 
@@ -117,15 +117,24 @@ def candidates(graph: torch.fx.Graph) -> list[Candidate]:
     return [c for n in graph.nodes for c in candidates_of(n)]
 
 
+def is_view_scatter(n: Any, inplace: bool = False) -> bool:
+    """Whether ``n`` is a view-scatter node: ``slice/select/diagonal/as_strided_scatter`` or
+    Inductor's ``_generalized_scatter`` (and, with ``inplace``, the
+    ``_inplace_generalized_scatter`` the reinplace pass turns one into)."""
+    if not isinstance(n, torch.fx.Node) or n.op != "call_function":
+        return False
+    gen, gen_ = _gen_scatter_targets()
+    return n.target is gen or n.target in _SCATTERS or (inplace and n.target is gen_)
+
+
 def candidates_of(n: torch.fx.Node) -> list[Candidate]:
     """The reinplacing candidates of one node (none for most nodes)."""
-    gen, _ = _gen_scatter_targets()
     if n.op != "call_function":
         return []
     t = n.target
     if t in _INDEX_PUTS:
         return [Candidate(n.name, "index_put", "self", n.args[0], n)]
-    if t is gen or t in _SCATTERS:
+    if is_view_scatter(n):
         return [Candidate(n.name, "scatter", "input", n.args[0], n)]
     out: list[Candidate] = []
     if t is torch.ops.higher_order.auto_functionalized:

@@ -59,6 +59,7 @@ from aliasfuzz.oracle.candidates import (
     Truth,
     candidates,
     ground_truth,
+    is_view_scatter,
 )
 from aliasfuzz.oracle.differential import Check, differential, shadow_inputs
 from aliasfuzz.oracle.verdict import Verdict
@@ -273,11 +274,8 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
         def control(ins: tuple) -> EagerResult:
             return _as_result(run_function(name, fn, ins, input_names=names, device=device, options=off))
 
-        def measure(ins: tuple) -> Any:
-            with costs.stage("oracle.confirm"):
-                return run_function(
-                    "inductor", fn, ins, input_names=names, device=device, options=opts
-                )
+        def measure(ins: tuple) -> Any:  # called inside the oracle.confirm stage below
+            return run_function("inductor", fn, ins, input_names=names, device=device, options=opts)
     with costs.stage("oracle.confirm"):
         _confirm_claims(j, rerun, fn, names, make, confirm, measure, control)
     if isinstance(subject, Program):
@@ -388,7 +386,7 @@ def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool, measure=N
             c.claim = Verdict.UNSAFE_REINPLACE
         elif not d.reinplaced and t.status == SAFE:
             hit = next((name for name, f in FILTERS.items() if f(c, j.claims)), None)
-            if hit is None and _update_numel(t.candidate) == 0:
+            if hit is None and _empty_update(t.candidate):
                 hit = "empty-update"
             if hit is not None:
                 j.filtered.append(f"{hit}: {d.node} ({d.arg})")
@@ -436,36 +434,30 @@ def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool, measure=N
 _MEASURED = ("inductor", "inductor-reinplace")
 
 
-def _nbytes(node: Any) -> int:
+def _tensors(node: Any) -> list[torch.Tensor]:
     v = node.meta.get("val") if hasattr(node, "meta") else None
-    vals = v if isinstance(v, (list, tuple)) else [v]
-    return sum(t.numel() * t.element_size() for t in vals if isinstance(t, torch.Tensor))
+    return [t for t in (v if isinstance(v, (list, tuple)) else [v]) if isinstance(t, torch.Tensor)]
 
 
-def _update_numel(cand: Candidate) -> int | None:
-    """Elements the candidate's op writes (None: not read off the graph for this kind)."""
+def _empty_update(cand: Candidate) -> bool:
+    """Whether the candidate's op writes no element (a value with no tensor counts as empty).
+
+    For a view-scatter, what the op changes is the innermost update of a chain of scatters:
+    ``x0[1, 0:0] += c`` scatters a whole row whose own update is an empty slice
+    (third / fourth audit)."""
     n = cand.fx_node
     if cand.kind == "scatter" and len(n.args) > 1:  # canonical _generalized_scatter(inp, src, views)
         src = n.args[1]
-        # x0[1, 0:0] += c scatters a whole row whose own update is an empty slice: what the
-        # op changes is the innermost update of a chain of scatters (third/fourth audit)
-        while hasattr(src, "target") and "scatter" in getattr(src.target, "__name__", str(src.target)) \
-                and len(src.args) > 1:
-            if _nbytes(src.args[1]) == 0:
-                return 0
+        while True:
+            if not sum(t.numel() for t in _tensors(src)):
+                return True
+            if not (is_view_scatter(src) and len(src.args) > 1):
+                return False
             src = src.args[1]
-        return _nbytes(n.args[1]) // max(1, _itemsize(n.args[1]))
     if cand.kind == "index_put" and len(n.args) > 2:
-        idx = [i for i in n.args[1] if i is not None]
-        if any(_nbytes(i) == 0 for i in idx):
-            return 0
-        return _nbytes(n.args[2]) // max(1, _itemsize(n.args[2]))
-    return None
-
-
-def _itemsize(node: Any) -> int:
-    v = node.meta.get("val") if hasattr(node, "meta") else None
-    return v.element_size() if isinstance(v, torch.Tensor) else 1
+        written = [i for i in n.args[1] if i is not None] + [n.args[2]]
+        return any(not sum(t.numel() for t in _tensors(x)) for x in written)
+    return False
 
 
 def _cost_gate(c: Claim, claims: list[Claim], measure: Callable, make: Callable[[], tuple]) -> str | None:
@@ -482,7 +474,8 @@ def _cost_gate(c: Claim, claims: list[Claim], measure: Callable, make: Callable[
                 and o.truth.status == SAFE and o.decision.reinplaced is False]
     wants = [_selector(o, claims) for o in siblings] or [_selector(c, claims)]
     excess = _confirm.measure_excess(
-        measure, make, lambda g, cd: any(w(g, cd) for w in wants), _nbytes(cand.mutated)
+        measure, make, lambda g, cd: any(w(g, cd) for w in wants),
+        sum(t.numel() * t.element_size() for t in _tensors(cand.mutated)),
     )
     conf = c.confirmation
     if excess is None:  # not shown to cost anything: unconfirmed, so unknown, not ok
@@ -544,8 +537,8 @@ def _unsupported(pipeline: str, ex: Any, inputs: Any = None) -> str | None:
 
 def _scatter_ordinal(cand: Candidate) -> tuple[int, int]:
     """``(k, n)``: ``cand`` is the k-th of the graph's n view-scatter nodes, in graph order."""
-    scatters = [m for m in cand.fx_node.graph.nodes
-                if m.op == "call_function" and "scatter" in getattr(m.target, "__name__", str(m.target))]
+    # after the pass ran (forcing happens then), a reinplaced scatter is an in-place one
+    scatters = [m for m in cand.fx_node.graph.nodes if is_view_scatter(m, inplace=True)]
     return (scatters.index(cand.fx_node) if cand.fx_node in scatters else -1), len(scatters)
 
 
