@@ -13,6 +13,7 @@
 #   bash bench/gpu/h200.sh campaign-part SECONDS SEED STOP  # interrupt at STOP s of this
 #       script, save state+corpus to $OUT/resume.tgz (a campaign longer than one device call)
 #   bash bench/gpu/h200.sh campaign-resume                # .gpu/resume.tgz: --resume it
+#   bash bench/gpu/h200.sh cpu-campaign PROGRAMS SEED     # default CPU campaign, all cores
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
@@ -125,6 +126,18 @@ while [ $# -gt 0 ]; do
       cp /tmp/af-campaign.log "$OUT/campaign.log"
       summary campaign-summary.json
       tar czf "$OUT/campaign-corpus.tgz" -C /tmp af-corpus 2>/dev/null
+      ;;
+    cpu-campaign)  # cpu-campaign PROGRAMS SEED: the default CPU campaign on all cores (the
+      # issue-12 audit campaign), corpus and log to $OUT
+      n=$1 seed=$2
+      shift 2
+      python3 -m aliasfuzz.cli run --device cpu --workers "$W" --programs "$n" --seed "$seed" -q \
+        --corpus "/tmp/af-corpus-cpu-$seed" --state "$STATE" --report /tmp/af-reports \
+        > "$OUT/cpu-campaign-$seed.log" 2>&1
+      echo "cpu campaign exit $?"
+      grep -E "^(root causes|campaign|report|internal)" "$OUT/cpu-campaign-$seed.log"
+      summary "cpu-campaign-$seed-summary.json"
+      tar czf "$OUT/cpu-campaign-$seed-corpus.tgz" -C /tmp "af-corpus-cpu-$seed" 2>/dev/null
       ;;
     *) echo "h200.sh: unknown phase $phase" >&2; exit 2 ;;
   esac
