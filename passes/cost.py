@@ -1,47 +1,163 @@
-"""What Inductor's generated code costs, by Inductor's own accounting.
+"""What Inductor's generated code costs: bytes moved per call, kernels, temporaries.
 
-A kept copy is a claim about bytes: the reinplace pass left a clone, so the generated code
-reads and writes more memory than it would in place. Inductor already counts that: after
-codegen, ``GraphLowering.count_bytes`` sums, per scheduler node (a fused kernel, a
-template, an extern call), the bytes of each buffer it reads or writes, each counted as
-``min(numel in the node's ranges x deps, buffer size)`` (``torch/_inductor/scheduler.py``
-``BaseSchedulerNode.get_read_write_buffer_accesses``: worst-case inputs, best-case
-optimization). ``compile_fx`` calls it only when the ``inductor_metrics`` log artifact is
-on; :func:`inductor_cost` calls it itself, right after ``GraphLowering.compile_to_module``
-(the scheduler is built by then), so nothing is logged and no global metric moves.
+A kept copy is a claim about bytes: the generated code reads and writes more memory than
+the program needs. :func:`inductor_cost` hooks ``GraphLowering.compile_to_module`` (the
+scheduler is built by then) and, per lowered graph, reads the scheduler's nodes:
 
-Mirrors the ``inductor_metrics_log`` block of ``torch/_inductor/compile_fx.py``
+* ``bytes``, **loop-extent accounting** (ours): per kernel (a scheduler node, a fusion of
+  them), each buffer it loads or stores counted once per distinct access, each access as the
+  number of elements its index can reach over the loop extents
+  (``MemoryDep.index`` / ``var_names`` / ``size``: the product of the extents of the loop
+  variables the index uses; an index through a loaded value, ``tmp0``, counts every
+  iteration), capped at the buffer's size; buffers a fusion writes and reads only inside
+  itself are not counted (Inductor's own ``is_materialized`` rule). Reads and writes of one
+  buffer count separately (a read-modify-write moves it twice). ``StarDep`` / ``WeakDep``
+  of a kernel are ordering dependencies (a mutation's "this writes that buffer"), not loads.
+  Extern calls (fallback ops, templates) move their whole buffers: Inductor's own
+  ``get_read_write_buffer_accesses``.
+* ``inductor_bytes``: Inductor's ``GraphLowering.count_bytes`` (``min(numel of the node's
+  ranges x deps, buffer size)`` per buffer, ``BaseSchedulerNode.get_read_write_buffer_accesses``).
+  Kept for reference only: it charges ``x[0:2].add_(0.5)`` on 3000 elements 12008 bytes
+  (the mutation's ``StarDep`` on ``x`` counts as a read of ``x``, and the buffer the
+  mutation writes is sized as all of ``x``), the loop-extent accounting 16 bytes, which is
+  what the generated loop over 2 elements moves.
+* ``temporaries``: buffers the scheduler keeps that are neither graph outputs nor writes
+  into graph inputs (mutations), with their bytes: the allocations a reinplace would save.
+
+Mirrors ``torch/_inductor/scheduler.py`` ``BaseSchedulerNode.get_read_write_buffer_accesses``
+and the ``inductor_metrics_log`` block of ``torch/_inductor/compile_fx.py``
 (``fx_codegen_and_compile``), torch 2.11 and 2.13.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["GraphCost", "inductor_cost"]
+__all__ = ["GraphCost", "graph_cost", "inductor_cost", "total"]
 
 
 @dataclass(frozen=True)
 class GraphCost:
-    """One lowered graph: ``bytes`` read + written per call (int, bytes), ``kernels`` (its
-    scheduler nodes that move memory: fused kernels and extern calls), ``nodes``
-    (``(scheduler node name, bytes)`` in schedule order)."""
+    """One lowered graph: ``bytes`` moved per call by the loop-extent accounting (int,
+    bytes), ``kernels`` (its scheduler nodes that move memory: fused kernels and extern
+    calls), ``nodes`` (``(scheduler node name, bytes)`` in schedule order),
+    ``inductor_bytes`` (Inductor's ``count_bytes``, reference only) and ``temporaries``
+    (``(buffer name, bytes)`` of non-output, non-mutation buffers the code allocates)."""
 
     bytes: int
     kernels: int
     nodes: tuple[tuple[str, int], ...] = field(default=())
+    inductor_bytes: int = 0
+    temporaries: tuple[tuple[str, int], ...] = field(default=())
 
     def to_json(self) -> dict:
-        return {"bytes": self.bytes, "kernels": self.kernels, "nodes": [list(n) for n in self.nodes]}
+        return {"bytes": self.bytes, "kernels": self.kernels, "nodes": [list(n) for n in self.nodes],
+                "inductor_bytes": self.inductor_bytes,
+                "temporaries": [list(t) for t in self.temporaries]}
+
+
+def total(graphs: list[GraphCost]) -> dict[str, int]:
+    """``{"bytes", "kernels", "temporaries", "temporary_bytes"}`` summed over ``graphs``."""
+    return {
+        "bytes": sum(g.bytes for g in graphs),
+        "kernels": sum(g.kernels for g in graphs),
+        "temporaries": sum(len(g.temporaries) for g in graphs),
+        "temporary_bytes": sum(b for g in graphs for _, b in g.temporaries),
+    }
+
+
+def _hint(expr: Any) -> int:
+    from torch._inductor.virtualized import V
+
+    return int(V.graph.sizevars.optimization_hint(expr, fallback=0))
+
+
+def _dep_elements(dep: Any) -> int:
+    """Elements a ``MemoryDep``'s index reaches over its loop extents (upper bound)."""
+    extents = dict(zip(dep.var_names, dep.size, strict=False))
+    used = dep.index.free_symbols
+    if any(s not in extents for s in used):  # indirect (a loaded index) or unbacked: every iteration
+        return math.prod(_hint(s) for s in dep.size)
+    return math.prod(_hint(extents[s]) for s in used)
+
+
+def _buffer_bytes(name: str, elements: int) -> int:
+    from torch._inductor.virtualized import V
+
+    return min(elements, _hint(V.graph.get_numel(name))) * V.graph.get_dtype(name).itemsize
+
+
+def _kernel_bytes(graph: Any, node: Any) -> int:
+    """Bytes one scheduler node (kernel, fusion or extern call) moves per call."""
+    from torch._inductor import dependencies as deps
+    from torch._inductor.scheduler import FusedSchedulerNode, SchedulerNode
+
+    subs = node.snodes if isinstance(node, FusedSchedulerNode) else [node]
+    if not all(isinstance(s, SchedulerNode) for s in subs):
+        accesses = node.get_read_write_buffer_accesses(include_reads=True, include_writes=True)
+        return int(sum(accesses.values()))
+    names = {s.get_name() for s in subs}
+    sched = graph.scheduler
+
+    def internal(buf: str) -> bool:  # written and read only inside this node
+        sb = sched.name_to_buf.get(buf)
+        return sb is not None and all(getattr(u.node, "get_name", lambda: None)() in names for u in sb.users)
+
+    written = {d.name for s in subs for d in s.read_writes.writes}
+    skip = {b for b in written if internal(b)}
+    moved = 0
+    for kind in ("reads", "writes"):
+        per: dict[str, dict[tuple, int]] = {}
+        for s in subs:
+            for d in getattr(s.read_writes, kind):
+                if isinstance(d, deps.MemoryDep) and d.name not in skip:
+                    per.setdefault(d.name, {})[(d.index, tuple(d.size))] = _dep_elements(d)
+        moved += sum(_buffer_bytes(name, sum(ds.values())) for name, ds in per.items())
+    return moved
+
+
+def _temporaries(graph: Any) -> tuple[tuple[str, int], ...]:
+    from torch._inductor import ir
+
+    outputs = set(graph.get_output_names())
+    gone = set(graph.removed_buffers) | set(graph.inplaced_to_remove)
+    out = []
+    for node in graph.scheduler.nodes:
+        for sb in node.get_outputs():
+            buf = sb.node
+            name = buf.get_name()
+            layout = getattr(buf, "layout", None)
+            if name in outputs or name in gone or buf.get_mutation_names():
+                continue
+            if not isinstance(layout, ir.Layout) or isinstance(layout, ir.NoneLayout | ir.MultiOutputLayout):
+                continue
+            out.append((name, _hint(buf.get_numel()) * buf.get_dtype().itemsize))
+    return tuple(out)
+
+
+def graph_cost(graph: Any) -> GraphCost:
+    """The :class:`GraphCost` of a ``GraphLowering`` whose scheduler is built (after
+    ``compile_to_module``). Raises whatever Inductor's internals raise on a graph they do
+    not cover (the caller skips such a graph)."""
+    from torch._inductor.virtualized import V
+
+    with V.set_graph_handler(graph):
+        nodes = tuple((n.get_name(), _kernel_bytes(graph, n)) for n in graph.scheduler.nodes)
+        counted = graph.count_bytes()[0]
+        temps = _temporaries(graph)
+    return GraphCost(sum(b for _, b in nodes), sum(1 for _, b in nodes if b > 0), nodes,
+                     int(counted), temps)
 
 
 @contextmanager
 def inductor_cost() -> Iterator[list[GraphCost]]:
     """Within the block, each graph Inductor lowers appends its :class:`GraphCost` to the
     yielded list (graphs in compile order; a graph whose accounting raises is skipped: the
-    accounting is PyTorch's, and a failure of it says nothing about the program).
+    accounting reads PyTorch's internals, and a failure of it says nothing about the program).
 
     Nests with itself (the inner list sees only its own graphs; the outer sees all)."""
     from torch._inductor.graph import GraphLowering
@@ -51,13 +167,12 @@ def inductor_cost() -> Iterator[list[GraphCost]]:
 
     def compile_to_module(self, *args, **kwargs):
         mod = original(self, *args, **kwargs)
-        try:
-            total, per_node = self.count_bytes()[:2]
-        except Exception:  # noqa: BLE001 - see the docstring: not the program's failure
+        if getattr(self, "scheduler", None) is None:
             return mod
-        # count_bytes reports node sizes as bytes // 4 ("num elem" of float32)
-        nodes = tuple((n.get_name(), int(b) * 4) for n, b in per_node)
-        seen.append(GraphCost(int(total), sum(1 for _, b in nodes if b > 0), nodes))
+        try:
+            seen.append(graph_cost(self))
+        except Exception:  # noqa: BLE001 - see the docstring: not the program's failure
+            pass
         return mod
 
     GraphLowering.compile_to_module = compile_to_module

@@ -84,7 +84,8 @@ class Execution:
     stage. ``failure`` is set when the pipeline failed; the other fields hold what it had.
     ``extra`` holds adapter-specific data: ``pass_calls`` (how often Inductor's reinplace
     pass ran) and ``graphs_before`` (every graph the pass saw, when a graph break gives
-    several; ``graph_before`` is the first).
+    several; ``graph_before`` is the first). ``cost`` is the generated code's cost (full
+    Inductor pipelines only; :mod:`aliasfuzz.passes.cost`).
     """
 
     pipeline: str
@@ -99,6 +100,9 @@ class Execution:
     timings: dict[str, float] = field(default_factory=dict)
     failure: Failure | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: full ``inductor`` pipelines: the :class:`aliasfuzz.passes.cost.GraphCost` of each graph
+    #: Inductor lowered for this run (bytes moved per call, kernels, temporaries), in order
+    cost: list[Any] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

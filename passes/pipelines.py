@@ -182,7 +182,11 @@ def _aot_eager_backend(run: _Run, ex: Execution) -> DynamoBackend:
     return DynamoBackend(backend, lambda: _no_spy(run), finish)
 
 
-def _inductor_backend(run: _Run, extra: Mapping[str, Any], inner: Callable | None = None):
+def _inductor_backend(run: _Run, extra: Mapping[str, Any], inner: Callable | None = None,
+                      cost: list | None = None):
+    """``(backend, context)`` of a Dynamo + Inductor run; with ``cost`` (a list), the
+    context also records each lowered graph's :class:`~aliasfuzz.passes.cost.GraphCost`
+    into it (full Inductor only: ``inner`` None)."""
     compile_fx = resolve("torch._inductor.compile_fx", "compile_fx")
     if inner is None:
         compile_fx_inner = resolve("torch._inductor.compile_fx", "compile_fx_inner")
@@ -197,7 +201,21 @@ def _inductor_backend(run: _Run, extra: Mapping[str, Any], inner: Callable | Non
         run.clock.switch("trace")
         return compile_fx(gm, example_inputs, inner_compile=inner)
 
-    return backend, (lambda: _spy(run, extra))
+    if cost is None:
+        return backend, (lambda: _spy(run, extra))
+    return backend, (lambda: _costed(_spy(run, extra), cost))
+
+
+@contextmanager
+def _costed(context: AbstractContextManager, cost: list) -> Iterator[Any]:
+    """``context``, with each graph Inductor lowers inside it appended to ``cost``."""
+    from aliasfuzz.passes.cost import inductor_cost
+
+    with context as log, inductor_cost() as graphs:
+        try:
+            yield log
+        finally:
+            cost.extend(graphs)
 
 
 def _record_captures(run: _Run, ex: Execution, log: SpyLog) -> None:
@@ -213,7 +231,7 @@ def _record_captures(run: _Run, ex: Execution, log: SpyLog) -> None:
 
 
 def _inductor_with_pass(run: _Run, ex: Execution) -> DynamoBackend:
-    backend, context = _inductor_backend(run, {})
+    backend, context = _inductor_backend(run, {}, cost=ex.cost)
     return DynamoBackend(backend, context, lambda log: _record_captures(run, ex, log))
 
 
