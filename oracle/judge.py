@@ -64,7 +64,7 @@ from aliasfuzz.oracle.candidates import (
 from aliasfuzz.oracle.differential import Check, differential, shadow_inputs
 from aliasfuzz.oracle.verdict import Verdict
 
-__all__ = ["FILTERS", "Claim", "Judgement", "judge"]
+__all__ = ["FILTERS", "RATIO_GATE", "Claim", "Judgement", "judge"]
 
 #: Decision kinds with a ground truth (``copy_epilogue`` follows its owner's decision).
 _JUDGED_KINDS = {"index_put", "scatter", "auto_functionalized", "auto_functionalized_v2",
@@ -103,6 +103,10 @@ class Judgement:
     execution: Any = None
     kernel_analysis: list[Any] = field(default_factory=list)  # kernel_analysis.LaunchReport
     opinions: list[Any] = field(default_factory=list)  # opinions.Opinion: second eager opinions run
+    #: full ``inductor`` runs: ``{"compiled", "needed", "ratio", "kernels", "temporaries",
+    #: "temporary_bytes"}`` (bytes per call; :mod:`.needed`, :mod:`aliasfuzz.passes.cost`)
+    cost: dict[str, Any] | None = None
+    witness: Any = None  # witness.Witness: an equivalent spelling that moves fewer bytes
 
     @property
     def ground_truth(self) -> dict[str, str]:
@@ -278,11 +282,74 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
             return run_function("inductor", fn, ins, input_names=names, device=device, options=opts)
     with costs.stage("oracle.confirm"):
         _confirm_claims(j, rerun, fn, names, make, confirm, measure, control)
+    if name == "inductor" and ex.ok:
+        j.cost = _cost(ex, fn, make)
+        if confirm:
+            with costs.stage("oracle.witness"):
+                _witness(j, fn, names, make, device, opts)
     if isinstance(subject, Program):
         from aliasfuzz.oracle.kernel_analysis import judge_launches
 
         judge_launches(j, subject, rerun, fn, names, make, confirm)
     return _second_opinion(j, subject, fn, names, make, device)
+
+
+# -- over-conservative code beyond the pass's candidates (issue 14) ------------------------
+#: Least compiled/needed byte ratio for which equivalent spellings are tried (witnesses cost
+#: two to four more compiles, so they stay off the hot path). An optimal program is near 1;
+#: a kept full copy of the written tensor, or a rewrite of all of it for a small update,
+#: is several times the bound.
+RATIO_GATE = 4.0
+
+
+def _cost(ex: Any, fn: Callable, make: Callable[[], tuple]) -> dict[str, Any] | None:
+    """The compiled/needed record of a full ``inductor`` run (None without a cost)."""
+    from aliasfuzz.oracle.needed import needed_bytes
+    from aliasfuzz.passes.cost import total
+
+    if not ex.cost:
+        return None
+    compiled = total(ex.cost)
+    needed = needed_bytes(fn, make())
+    n = needed.bytes if needed is not None else None
+    ex.extra["needed"] = needed.to_json() if needed is not None else None
+    return {"compiled": compiled["bytes"], "needed": n,
+            "ratio": (compiled["bytes"] / n) if n else None,
+            "kernels": compiled["kernels"], "temporaries": compiled["temporaries"],
+            "temporary_bytes": compiled["temporary_bytes"]}
+
+
+def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None:
+    """Try equivalent spellings (:mod:`.witness`) of a high-ratio program judged ``ok`` or
+    ``missed-reinplace``; a witness makes it ``missed-reinplace`` (check ``witness``) or adds
+    to the explanation of the claim that already made it one."""
+    from aliasfuzz.oracle.witness import find_witness
+    from aliasfuzz.passes.pipelines import run_function
+
+    c = j.cost
+    if c is None or c["ratio"] is None or c["ratio"] < RATIO_GATE:
+        return
+    if j.verdict not in (Verdict.OK, Verdict.MISSED_REINPLACE):
+        return
+
+    def compile_run(f: Callable, ins: tuple) -> Any:
+        return run_function("inductor", f, ins, input_names=names, device=device, options=opts)
+
+    def same(f: Callable, ins: tuple, ex: Any) -> bool:
+        from aliasfuzz.oracle.confirm import run_callable_named
+
+        eager = run_callable_named(fn, names, ins)
+        return eager.error is None and all(ch.passed for ch in differential(eager, _as_result(ex), names))
+
+    w = find_witness(fn, names, make, compile_run, same)
+    if w is None:
+        return
+    j.witness = w
+    text = w.message(c["needed"])
+    if j.verdict is Verdict.OK:
+        j.verdict, j.check, j.explanation = Verdict.MISSED_REINPLACE, "witness", text
+    else:
+        j.explanation = f"{j.explanation}; {text}"
 
 
 # -- one eager meaning: the second eager opinion (oracle/opinions.py) ---------------------

@@ -119,6 +119,8 @@ def _judged(
         "decisions": decisions,
         "decision_kinds": sorted(kinds),
         "filtered": list(j.filtered),
+        # full inductor runs: compiled / needed bytes per call (issue 14, oracle/needed.py)
+        "cost": j.cost,
         # second eager opinions run for this task (findings only): oracle/opinions.py
         "opinions": [o.to_json() for o in j.opinions],
     }

@@ -90,6 +90,8 @@ def test_already_optimal_programs_are_never_missed_reinplace(rows, cols, op):
         j = judge(f, "inductor", inputs=make)
         assert j.verdict is not Verdict.MISSED_REINPLACE, (f.__name__, j.explanation)
         assert j.verdict is Verdict.OK, (f.__name__, j.verdict, j.explanation)
+        assert j.cost is not None and j.cost["ratio"] == 1.0, (f.__name__, j.cost)
+        assert j.witness is None
 
 
 def test_an_unmeasurable_kept_copy_is_unknown_not_a_finding():
@@ -113,3 +115,16 @@ def test_a_row_scatter_whose_update_is_an_empty_slice_is_not_a_finding():
     j = judge(f, "inductor-reinplace", inputs=_seeded(2, 3, 4))
     assert j.verdict is Verdict.OK, j.explanation
     assert any(r.startswith("empty-update:") for r in j.filtered), j.filtered
+
+
+def test_a_two_element_slice_update_has_its_view_spelling_as_witness():
+    def f(x):  # issue 14: x[0:2] += 0.5 on a large input
+        x[0:2] += 0.5
+
+    j = judge(f, "inductor", inputs=lambda: (torch.arange(4096.0),))
+    assert j.verdict is Verdict.MISSED_REINPLACE, (j.explanation, j.filtered)
+    assert j.cost["needed"] == 16 and j.cost["compiled"] == 2 * 4096 * 4, j.cost
+    w = j.witness
+    assert (w.rule, w.original, w.spelled) == ("augmented-setitem", "x[0:2] += 0.5", "x[0:2].add_(0.5)")
+    assert w.bytes == (2 * 4096 * 4, 16) and w.scaled_bytes == (2 * 8192 * 4, 16)
+    assert "compiled/needed 2048.0x" in j.explanation and "x[0:2].add_(0.5)" in j.explanation
