@@ -20,10 +20,15 @@ is idempotent. It lives in the lowest layer because the eager reference needs it
 the pipelines do: a hand-written program that launches a user kernel runs natively (and
 fails with ``0 active drivers``) unless the layer is on. Callers go through
 :func:`aliasfuzz.fuzz.process.setup`, which every run of a program enters. On a GPU machine the real driver, analysis and launches are used; only a
-launch on *traced* tensors outside Dynamo (``make_fx`` / ``aot_function``, which the
-``inductor-reinplace`` and ``fx-reinplace`` pipelines use) is routed through
-``torch.library.wrap_triton``, as on CPU: natively it would run the kernel on the fake
-tensors' pointers (an illegal memory access, seen on the H200).
+launch on *traced* tensors outside Dynamo (``make_fx`` / ``aot_function``) is refused, as on CPU: it raises
+:class:`UncapturedTritonLaunch`. Dispatcher-based tracing cannot see a raw launch; PyTorch
+documents ``torch.library.wrap_triton`` as the way to capture one (:data:`MAKE_FX_LIMIT`).
+Natively the kernel would run on the fake tensors' pointers (an illegal memory access,
+seen on the H200) and leave no node in the graph; routing it through ``wrap_triton`` here
+(what this layer did before the fourth audit) judged a program PyTorch's documented API
+does not trace (false positive ``miscompile-reinplace-3712e519e2``). The pipelines refuse
+such programs before they run (``passes/pipelines.py``); the refusal here covers
+hand-written functions (the seed cases) and any other tracer.
 Inductor's own codegen of user kernels still needs a GPU: on CPU the full ``inductor``
 pipeline fails at compile (``0 compatible backends for target (cpu)``), which is recorded.
 """
@@ -35,7 +40,23 @@ import torch
 from aliasfuzz.fuzz.ops.kernels import is_traced
 from aliasfuzz.fuzz.process import resolve
 
-__all__ = ["enable", "enabled"]  # FakeCudaDriver too, built lazily by __getattr__
+__all__ = ["MAKE_FX_LIMIT", "UncapturedTritonLaunch", "enable", "enabled"]
+# FakeCudaDriver too, built lazily by __getattr__
+
+#: PyTorch's documented limit: ``torch/_library/triton.py`` ``wrap_triton`` docstring (torch
+#: 2.11 and 2.13; docs of ``torch.library.wrap_triton``).
+MAKE_FX_LIMIT = (
+    "make_fx and non-strict torch.export perform Dispatcher-based tracing and cannot see calls "
+    "to raw triton kernels; capture needs torch.library.wrap_triton / triton_op "
+    "(torch/_library/triton.py wrap_triton)"
+)
+
+
+class UncapturedTritonLaunch(RuntimeError):
+    """A raw ``@triton.jit`` launch on tensors of a tracer outside Dynamo (``make_fx``,
+    ``aot_function``): the trace would not contain it (:data:`MAKE_FX_LIMIT`), so the program
+    has no compiled meaning to compare. The oracle counts it as ``unsupported`` (rule
+    ``make-fx-raw-triton-launch``, ``aliasfuzz.oracle.refusals``)."""
 
 _ENABLED = False
 
@@ -81,19 +102,19 @@ def _interpreted_run(self, *args, grid, warmup, **kwargs):
 
 
 def _route_traced(real_run):
-    """``JITFunction.run`` that records a launch on traced tensors through
-    ``torch.library.wrap_triton`` and gives real tensors to ``real_run`` (the native launch
-    on a GPU, :func:`_interpreted_run` on CPU).
+    """``JITFunction.run`` that refuses a launch on traced tensors and gives real tensors to
+    ``real_run`` (the native launch on a GPU, :func:`_interpreted_run` on CPU).
 
-    Outside Dynamo (make_fx, aot_function) a native launch would hand fake tensors to the
-    kernel (on a GPU: a launch on pointers of fake storage, an illegal memory access);
-    ``wrap_triton`` records it as ``triton_kernel_wrapper_mutation``, as Dynamo does, and the
-    wrapper's dense implementation comes back here with real tensors.
+    Dynamo captures a launch as ``triton_kernel_wrapper_mutation`` without calling ``run``,
+    and that wrapper's dense implementation calls it with real tensors; a traced tensor here
+    means a raw launch under ``make_fx`` / ``aot_function``, which PyTorch does not capture
+    (:data:`MAKE_FX_LIMIT`). Raises :class:`UncapturedTritonLaunch` naming the kernel.
     """
 
     def run(self, *args, grid, warmup, **kwargs):
         if any(is_traced(a) for a in (*args, *kwargs.values())):
-            return resolve("torch.library", "wrap_triton")(self)[grid](*args, **kwargs)
+            name = getattr(getattr(self, "fn", None), "__name__", "kernel")
+            raise UncapturedTritonLaunch(f"raw launch of {name} outside Dynamo: {MAKE_FX_LIMIT}")
         return real_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     run.aliasfuzz_native = real_run

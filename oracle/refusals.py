@@ -80,6 +80,18 @@ REFUSALS: tuple[Refusal, ...] = (
         "'Working with Graph Breaks'); raised to the caller under fullgraph",
     ),
     Refusal(
+        "make-fx-raw-triton-launch",
+        ("aliasfuzz.fuzz.triton_compat.UncapturedTritonLaunch",),
+        None,
+        None,
+        frozenset({"trace"}),
+        "make_fx does not capture a raw @triton.jit launch (capture needs "
+        "torch.library.wrap_triton); refused before tracing",
+        "torch/_library/triton.py wrap_triton docstring: make_fx and non-strict export "
+        "'perform Dispatcher-based tracing (via __torch_dispatch__) and cannot see calls to "
+        "raw triton kernels' (fourth audit: miscompile-reinplace-3712e519e2)",
+    ),
+    Refusal(
         "not-implemented",
         (),
         r"(?:^|\n|: )NotImplementedError: [^\n]*" + _NOT_SUPPORTED,

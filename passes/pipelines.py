@@ -29,7 +29,14 @@ from aliasfuzz.passes.spy import SpyLog, reinplace_spy
 from aliasfuzz.passes.torchscript import torchscript_adapter
 from aliasfuzz.passes.tracing import copy_graph_module, trace_functional
 
-__all__ = ["PIPELINES", "PipelineOptions", "run_function", "run_pipeline"]
+__all__ = [
+    "NON_DYNAMO_TRACING",
+    "PIPELINES",
+    "PipelineOptions",
+    "run_function",
+    "run_pipeline",
+    "uncaptured_launch",
+]
 
 
 @dataclass(frozen=True)
@@ -364,6 +371,29 @@ PIPELINES: dict[str, Callable[[_Run, Execution], None]] = {
 }
 
 
+#: Pipelines that trace the program outside Dynamo (``make_fx``): a raw ``@triton.jit``
+#: launch is invisible to them (``fuzz.triton_compat.MAKE_FX_LIMIT``), so programs with one
+#: are refused before tracing. TorchScript refuses them as unscriptable instead.
+NON_DYNAMO_TRACING = frozenset({"fx-reinplace"})
+
+
+def uncaptured_launch(program) -> str | None:
+    """Why a pipeline of :data:`NON_DYNAMO_TRACING` cannot trace ``program``, or None.
+
+    Every statement of kind :attr:`~aliasfuzz.fuzz.ops.OpKind.TRITON` renders as a raw
+    launch ``kernel[grid](...)`` (``fuzz/ops/kernels.py``), never through
+    ``torch.library.wrap_triton``; ``make_fx`` does not capture it (documented in
+    ``torch/_library/triton.py`` ``wrap_triton``). The reason names the first such statement.
+    """
+    from aliasfuzz.fuzz.ops import OpKind, lookup
+    from aliasfuzz.fuzz.triton_compat import MAKE_FX_LIMIT
+
+    for i, op in enumerate(program.body):
+        if lookup(op.op).kind is OpKind.TRITON:
+            return f"statement {i}: raw Triton launch {op.op}: {MAKE_FX_LIMIT}"
+    return None
+
+
 def _check(name: str, device: str, options: PipelineOptions | None) -> PipelineOptions:
     if name not in PIPELINES:
         raise InvalidArgument(f"unknown pipeline {name!r} (one of: {', '.join(PIPELINES)})")
@@ -433,6 +463,14 @@ def run_pipeline(
         reason = unscriptable_reason(program)
         if reason is not None:
             return rejected(device, tuple(inputs), reason)
+    if name in NON_DYNAMO_TRACING:
+        reason = uncaptured_launch(program)
+        if reason is not None:  # refused before tracing: no finding can rest on it
+            from aliasfuzz.fuzz.triton_compat import UncapturedTritonLaunch
+
+            ex = Execution(pipeline=name, device=device, inputs_after=tuple(inputs))
+            ex.failure = Failure.of("trace", UncapturedTritonLaunch(reason))
+            return ex
     fn, rendered = load_function(program)
     statement_at = rendered.statement_at
     return run_function(

@@ -92,7 +92,7 @@ def test_enable_reinstalls_the_launch_route_a_scoped_patch_took_away():
         JITFunction.run = routed
 
 
-@pytest.mark.parametrize("pipeline", ["aot_eager", "inductor-reinplace", "fx-reinplace"])
+@pytest.mark.parametrize("pipeline", ["aot_eager", "inductor-reinplace"])
 @pytest.mark.parametrize("fn", ["into_fresh", "into_live_intermediate", "into_input"])
 def test_kernel_programs_match_eager(kernels, pipeline, fn):
     f = getattr(kernels, fn)
@@ -127,10 +127,25 @@ def test_kernel_writing_an_input_reinplaces_and_erases_the_copy(kernels):
     assert got == [("copy_epilogue", True), ("triton_kernel_wrapper_functional", True)]
 
 
-def test_gpu_route_sends_traced_launches_through_the_wrapper(kernels, monkeypatch):
+@pytest.mark.parametrize("fn", ["into_fresh", "into_input"])
+def test_fx_reinplace_refuses_a_raw_launch_of_a_hand_written_function(kernels, fn):
+    # make_fx cannot see a raw @triton.jit launch (torch/_library/triton.py wrap_triton):
+    # the launch raises while tracing, the trace failure is a documented refusal
+    from aliasfuzz.oracle.refusals import classify
+
+    x, y = inputs()
+    ex = run_function("fx-reinplace", getattr(kernels, fn), (x, y))
+    assert (ex.failure.stage, ex.failure.error_type) == ("trace", "UncapturedTritonLaunch")
+    assert "add_kernel" in ex.failure.message and "wrap_triton" in ex.failure.message
+    assert classify("fx-reinplace", ex.failure).rule == "make-fx-raw-triton-launch"
+    torch.testing.assert_close(x, inputs()[0])  # nothing ran on the caller's inputs
+
+
+def test_traced_launch_is_refused_never_wrapped_nor_launched(kernels, monkeypatch):
     # On a GPU only the traced-tensor route is installed: make_fx / aot_function must never
-    # hand fake tensors to the native launch (an illegal address on the H200), while real
-    # tensors still go to it. Simulated here with the interpreter as the "native" launch.
+    # hand fake tensors to the native launch (an illegal address on the H200), and must not
+    # route it through wrap_triton either (PyTorch does not: fourth audit, 3712e519e2);
+    # real tensors still go to the native launch. The interpreter plays the native launch.
     from torch.fx.experimental.proxy_tensor import make_fx
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
@@ -142,9 +157,10 @@ def test_gpu_route_sends_traced_launches_through_the_wrapper(kernels, monkeypatc
         return InterpretedFunction(self.fn).run(*args, grid=grid, warmup=warmup, **kwargs)
 
     monkeypatch.setattr(JITFunction, "run", triton_compat._route_traced(native))
-    gm = make_fx(torch.func.functionalize(kernels.into_fresh), tracing_mode="fake")(*inputs())
+    traced = make_fx(torch.func.functionalize(kernels.into_fresh), tracing_mode="fake")
+    with pytest.raises(triton_compat.UncapturedTritonLaunch, match="wrap_triton"):
+        traced(*inputs())
     assert native_calls == []  # tracing reached no native launch
-    assert "triton_kernel_wrapper" in gm.code
     x, y = inputs()
-    torch.testing.assert_close(gm(x, y), x + y)
+    torch.testing.assert_close(kernels.into_fresh(x, y), x + y)
     assert native_calls and all(set(c) == {torch.Tensor} for c in native_calls)
