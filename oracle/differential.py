@@ -244,8 +244,7 @@ def differential(
     bad = [k for k in ea if tuple(ea[k]) != tuple(ca.get(k, ()))]
     if bad:
         k = bad[0]
-        what = f"aliases {', '.join(ea[k])}" if ea[k] else "is fresh"
-        got = f"aliases {', '.join(ca.get(k, ()))}" if ca.get(k) else "is fresh"
+        what, got = _sharing(ea[k]), _sharing(ca.get(k, ()))
         checks.append(
             Check(
                 "aliasing",
@@ -258,9 +257,35 @@ def differential(
         )
     else:
         checks.append(Check("aliasing", Verdict.OK))
+    checks[0] = _through_aliasing(checks[0], checks[1], ea, ca)
     checks.append(_requires_grad(eager, compiled, out_labels, in_labels))
     checks.append(Check("exceptions", Verdict.OK))
     return checks
+
+
+def _sharing(names: Sequence[str]) -> str:
+    return f"aliases {', '.join(names)}" if names else "is fresh"
+
+
+def _through_aliasing(values: Check, inputs: Check, ea: dict, ca: dict) -> Check:
+    """``values`` with what else differs at the same output, when its storage does too.
+
+    A ``values`` mismatch at ``out<k>`` whose storage sharing also differs (eager returns an
+    input itself, F.dropout(x, training=False) for one, compiled a copy) is a difference of
+    aliasing seen through values: a later in-place write to the shared storage shows in one
+    output only. The message then says so, and whether every input agrees after the call,
+    so that a report names the observable that differs (``_repro_words.effect``) instead
+    of guessing it: ``out0: values differ ...; out0 aliases x in eager but is fresh
+    compiled; every input agrees after the call``.
+    """
+    k = values.where
+    if values.passed or k not in ea or tuple(ea[k]) == tuple(ca.get(k, ())):
+        return values
+    note = f"{k} {_sharing(ea[k])} in eager but {_sharing(ca.get(k, ()))} compiled"
+    if inputs.passed:
+        note += "; every input agrees after the call"
+    return Check(values.name, values.verdict, f"{values.message}; {note}", k, values.eager,
+                 values.compiled)
 
 
 class _LazyRefs:

@@ -6,18 +6,27 @@ draft: ``[component] <stage in words> <effect>: <first line of the explanation>`
 component is the label PyTorch's tracker uses for the code that holds the stage
 (``dynamo``, ``aot_autograd``, ``functorch``, ``fx``, ``inductor``, ``jit``).
 
-The claim names the observable that differs: an input's or output's values where a value
-differs, and says so plainly where only output aliasing does (the oracle reports
-``aliasing`` only after values and inputs agreed, ``oracle/differential.py``).
-:func:`known_lines` puts a known upstream bug (``corpus/known.toml``) up front: its issue,
-its title and why the difference is a bug.
+The claim names the observable that differs (:func:`observable`), read from the judge's
+failed check and its mismatch message, never from the verdict or a known bug's text: an
+input's or output's values where a value differs; an output that shares storage with an
+input in eager and not compiled (or the reverse) where its values differ only through that
+aliasing (``oracle/differential.py`` appends ``; out0 aliases x in eager but is fresh
+compiled`` to such a ``values`` mismatch: F.dropout(x, training=False) returns ``x``, so a
+later ``x.add_`` shows in eager's output only, fourth audit a649b9362b); and it says so
+plainly where only output aliasing differs. :func:`known_lines` puts a known upstream bug
+(``corpus/known.toml``) up front: its issue, its title, and why the difference is a bug when
+that ``why`` describes the observable shown (the bug's ``checks``).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["effect", "first_line", "known_lines", "stage_words", "title", "ts_check"]
+__all__ = [
+    "effect", "first_line", "known_lines", "mismatch", "observable", "stage_words", "title",
+    "ts_check",
+]
 
 #: stage -> (component label of an upstream title, words for the stage)
 _STAGES: dict[str, tuple[str, str]] = {
@@ -63,6 +72,57 @@ _EFFECTS = {
     ("invariant", None): "leaves a broken graph",
 }
 
+#: The note ``oracle/differential.py`` appends to a values mismatch whose output's storage
+#: sharing differs too: output, eager's sharing, compiled's sharing, inputs agreeing.
+_ALIAS_NOTE = re.compile(
+    r"; (?P<out>out\d+) (?:aliases (?P<eager>[^;]+?)|is fresh) in eager "
+    r"but (?:aliases (?P<compiled>[^;]+?)|is fresh) compiled"
+    r"(?P<inputs_agree>; every input agrees after the call)?"
+)
+
+
+def _said(meta: dict[str, Any], sighting: dict[str, Any] | None) -> str:
+    return str((sighting.get("explanation") if sighting else meta.get("explanation")) or "")
+
+
+def observable(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str | None:
+    """What differs in the sighting shown (``sighting``, a hit, or the entry's own
+    ``expected`` and ``explanation``): the failed check (``values``, ``inputs``,
+    ``aliasing``, ``requires_grad``; a TorchScript check as :func:`ts_check` reads it),
+    except that a ``values`` mismatch carrying the differential's aliasing note is
+    ``aliasing``: the output's values differ because it shares storage in one run only."""
+    exp = sighting or meta.get("expected") or {}
+    check, said = exp.get("check"), _said(meta, sighting)
+    if check == "torchscript":
+        return ts_check(said)
+    if check == "values" and _ALIAS_NOTE.search(first_line(said, 10_000)):
+        return "aliasing"
+    return check
+
+
+def mismatch(said: str) -> str:
+    """The first line of an explanation without the differential's aliasing note (the
+    effect of :func:`effect` says it in words)."""
+    return _ALIAS_NOTE.split(first_line(said, 10_000))[0]
+
+
+def _through_aliasing(said: str) -> str | None:
+    """The effect of a values mismatch caused by output aliasing, from the note, or None."""
+    m = _ALIAS_NOTE.search(first_line(said, 10_000))
+    if m is None:
+        return None
+    k, e, c = m["out"], m["eager"], m["compiled"]
+    if e and not c:
+        what = (f"returns {k} as a copy where eager's {k} shares storage with {e}, so a later "
+                f"in-place write to {e} shows in eager's {k} only")
+    elif c and not e:
+        what = (f"returns {k} sharing storage with {c} where eager's {k} is fresh, so a later "
+                f"in-place write to {c} shows in the compiled {k} only")
+    else:
+        what = f"returns {k} sharing storage with {c} where eager's {k} shares it with {e}"
+    return what + (" (every input agrees after the call)" if m["inputs_agree"] else "")
+
+
 def stage_words(stage: str | None, pipeline: str = "") -> tuple[str, str]:
     """``(component, words)`` for a blamed stage: ``("inductor", "post-grad pass
     remove_noop_ops")``; unknown stages keep their name."""
@@ -94,14 +154,18 @@ def ts_check(explanation: str) -> str | None:
 
 
 def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
-    """What goes wrong, in words, from the entry's verdict and check (or a ``sighting``'s:
+    """What goes wrong, in words, from the entry's check and mismatch (or a ``sighting``'s:
     a hit of ``meta["hits"]``): ``returns wrong values``, ``mutates an input differently
-    from eager``, ... (the title's verb phrase)."""
+    from eager``, ``returns out0 as a copy where eager's out0 shares storage with x, ...``
+    (the title's verb phrase; the verdict only for findings without a check)."""
     exp = sighting or meta.get("expected") or {}
     verdict, check = exp.get("verdict", ""), exp.get("check")
     if check == "torchscript":
-        said = exp.get("explanation") if sighting else meta.get("explanation")
-        check = ts_check(said or "")
+        check = ts_check(_said(meta, sighting))
+    elif verdict == "miscompile" and check == "values":
+        aliased = _through_aliasing(_said(meta, sighting))
+        if aliased:
+            return aliased
     return _EFFECTS.get((verdict, check)) or _EFFECTS.get((verdict, None), verdict)
 
 
@@ -115,19 +179,40 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     root = meta.get("root") or {}
     pipeline = pipeline or exp.get("pipeline", "")
     comp, words = stage_words(root.get("stage") or meta.get("stage"), pipeline)
-    said = sighting.get("explanation") if sighting else meta.get("explanation")
-    detail = first_line(said or "", 120)  # room for "<eager value> in eager, <value> compiled"
+    detail = first_line(mismatch(_said(meta, sighting)), 120)  # room for "<eager value> in eager, <value> compiled"
     return f"[{comp}] {words} {effect(meta, sighting)}" + (f": {detail}" if detail else "")
 
 
-def known_lines(meta: dict[str, Any]) -> list[str]:
+def _bug_checks(k: dict[str, Any]) -> tuple[str, ...]:
+    """The observables a known bug's ``why`` describes: ``checks`` of the entry's ``known``
+    item, or, for entries written before it existed, of the checkout's ``known.toml``."""
+    if "checks" in k:
+        return tuple(k["checks"])
+    from aliasfuzz.campaign.known import DEFAULT, load_known
+
+    try:
+        bugs = load_known(DEFAULT.parent)
+    except Exception:  # an unreadable list describes nothing: print the why as stored
+        return ()
+    return next((b.checks for b in bugs if b.issue == k.get("issue")), ())
+
+
+def known_lines(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> list[str]:
     """``["known upstream: <issue> — <title>", <why>]`` for an entry whose root cause is a
     known upstream bug (``meta["known"]``, not a merely related one); ``[]`` otherwise.
-    The second item (the bug's ``why`` from ``known.toml``) is left out when unset."""
+    The second item (the bug's ``why`` from ``known.toml``) is left out when unset, and when
+    the bug's ``checks`` do not include the :func:`observable` of the sighting shown
+    (``sighting``, or the entry's own): a why about a lost input update must not explain an
+    output that differs through aliasing."""
     k = meta.get("known")
     if not isinstance(k, dict) or k.get("related") or not k.get("issue"):
         return []
     head = f"known upstream: {k['issue']} — {k.get('title', '')}".rstrip(" —")
-    return [head, k["why"]] if k.get("why") else [head]
+    if not k.get("why"):
+        return [head]
+    checks, shown = _bug_checks(k), observable(meta, sighting)
+    if checks and not (shown in checks or (shown == "both" and {"values", "inputs"} & set(checks))):
+        return [head]
+    return [head, k["why"]]
 
 

@@ -16,6 +16,9 @@ holds one ``[[bug]]`` table per tracked root cause::
     related = false                  # optional: true marks a bug of the same family only
     why = "eager changes x, compiled code leaves it"  # optional: the observable that differs
                                      # and why PyTorch promises it (printed by repro and draft)
+    checks = ["inputs"]              # optional: the observables ``why`` describes (values,
+                                     # inputs, aliasing, requires_grad); a sighting whose
+                                     # difference is another is shown without the why
 
 A finding matches a bug when every field given matches (:func:`match`). ``related``
 entries are shown with the finding but do not make it known. Loading parses TOML only
@@ -39,7 +42,10 @@ FILENAME = "known.toml"
 DEFAULT = Path(__file__).resolve().parents[2] / "corpus" / FILENAME
 
 _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "pipelines", "related",
-           "why"}
+           "why", "checks"}
+
+#: What a ``checks`` item may name (the observables of ``_repro_words.observable``).
+OBSERVABLES = ("values", "inputs", "aliasing", "requires_grad")
 
 
 @dataclass(frozen=True)
@@ -56,11 +62,17 @@ class KnownBug:
     pipelines: tuple[str, ...] = ()
     related: bool = False
     why: str = ""
+    checks: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """The ``known`` / ``related`` items of an entry's ``meta.json`` (``why`` when set)."""
-        out = {"issue": self.issue, "title": self.title, "related": self.related}
-        return {**out, "why": self.why} if self.why else out
+        """The ``known`` / ``related`` items of an entry's ``meta.json`` (``why`` and
+        ``checks`` when set)."""
+        out: dict[str, Any] = {"issue": self.issue, "title": self.title, "related": self.related}
+        if self.why:
+            out["why"] = self.why
+        if self.checks:
+            out["checks"] = list(self.checks)
+        return out
 
 
 def _strings(where: str, key: str, v: Any) -> tuple[str, ...]:
@@ -105,7 +117,11 @@ def _bug(where: str, t: Any) -> KnownBug:
         raise InvalidArgument(f"{where}: related must be true or false")
     if "why" in t and (not isinstance(t["why"], str) or not t["why"].strip()):
         raise InvalidArgument(f"{where}: why must be a non-empty string")
-    lists = {k: _strings(where, k, t[k]) for k in ("ops", "evidence", "absent", "pipelines") if k in t}
+    lists = {k: _strings(where, k, t[k]) for k in ("ops", "evidence", "absent", "pipelines", "checks")
+             if k in t}
+    bad = sorted(set(lists.get("checks", ())) - set(OBSERVABLES))
+    if bad:
+        raise InvalidArgument(f"{where}: unknown check(s) {bad} (one of {', '.join(OBSERVABLES)})")
     return KnownBug(t["issue"], t["title"], t["stage"], t.get("verdict"),
                     related=t.get("related", False), why=" ".join(t.get("why", "").split()),
                     **lists)

@@ -197,8 +197,8 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     if cost:  # the measured cost is the claim; the one-line summary above cuts it off
         notes += textwrap.wrap("Cost: " + cost.group(0) + " (oracle/confirm.py measure_excess).", 92,
                                break_on_hyphens=False)
-    known = known_lines(meta)
-    if len(known) > 1:  # why the known bug is one: the observable and its contract
+    known = known_lines(meta, plan_.sighting())
+    if len(known) > 1:  # why the known bug is one, when it explains the observable shown
         notes += textwrap.wrap("Why it is a bug: " + known[1], 92, break_on_hyphens=False)
     if plan_.harness:
         notes += textwrap.wrap("HARNESS, not public API alone: " + plan_.harness + ".", 92,

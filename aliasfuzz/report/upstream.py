@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from aliasfuzz.campaign._repro_words import effect, known_lines
+from aliasfuzz.campaign._repro_words import effect, known_lines, mismatch
 
 __all__ = ["render_draft", "write_drafts"]
 
@@ -121,7 +121,7 @@ def _description(meta: dict[str, Any], how: str, stage_words: str,
     exp = sighting or meta.get("expected") or {}
     verdict = exp.get("verdict")
     said = exp.get("explanation") if sighting else meta.get("explanation")
-    detail = (said or "").split(" | ")[0].split("\n")[0]
+    detail = mismatch((said or "").split(" | ")[0])  # the effect names the aliasing
     tail = f": {detail}" if detail else ""
     if verdict == "missed-reinplace":
         what = (f"{how} keeps a copy that writing in place would avoid{tail}. Values are "
@@ -168,7 +168,7 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
     return env.from_string(_TEMPLATE).render(
         id=meta.get("id", ""),
         title=title(meta, p.pipeline, p.sighting()),
-        known=known_lines(meta),
+        known=known_lines(meta, p.sighting()),
         form="torch.compile Bug Report" if pt2 else "Bug Report",
         form_file=".github/ISSUE_TEMPLATE/" + ("pt2-bug-report.yml" if pt2 else "bug-report.yml"),
         description=_description(meta, how, (f"`{stage}`" + ("" if words == stage else f" ({words})"))

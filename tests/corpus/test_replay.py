@@ -1,5 +1,7 @@
-"""Replay of corpus entries: the repository's corpus/ (one test per entry) and a built
-corpus with a reproducing, a fixed, a changed and a corrupt entry."""
+"""Replay of corpus entries: the repository's corpus/ (one test per committed entry; entries
+git does not track, new findings of a local campaign, are skipped with the reason:
+``tests/common/corpus_entries.py``) and a built corpus with a reproducing, a fixed, a
+changed and a corrupt entry."""
 
 from __future__ import annotations
 
@@ -11,18 +13,19 @@ import pytest
 from aliasfuzz.campaign import corpus as store
 from aliasfuzz.campaign.replay import print_rows, replay_rows
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from tests.common.corpus_entries import committed_entries, entry_params
 
 ROOT = Path(__file__).resolve().parents[2]
-ENTRIES = store.list_entries(ROOT / "corpus")
+ENTRIES, UNTRACKED_ENTRIES = committed_entries(ROOT / "corpus")
 
 
 @pytest.fixture(scope="module")
 def repository_rows():
-    """One replay of the whole repository corpus (one worker for all entries)."""
+    """One replay of the repository corpus' committed entries (one worker for all)."""
     return {r.entry: r for r in replay_rows([str(p) for p in ENTRIES], timeout=300)}
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[p.name for p in ENTRIES])
+@pytest.mark.parametrize("entry", entry_params(ENTRIES, UNTRACKED_ENTRIES))
 def test_repository_corpus_entry_reproduces_or_is_fixed(entry, repository_rows):
     row = repository_rows[entry.name]
     assert row.status in ("reproduces", "fixed"), row

@@ -1,0 +1,144 @@
+"""A finding's headline names the observable that differs, derived from the judge's check and
+its mismatch, never from the verdict or a known bug's text (issue 12, fourth audit a649b9362b).
+
+``miscompile-decomposition-a649b9362b`` (program in ``tests/data/repro_words``): eager
+``F.dropout(x2, training=False)`` returns ``x2`` itself, so the later ``x2.add_(1)`` shows in
+the output; compiled dropout clones. ``x2`` is updated in both; what differs is the output,
+through aliasing. Its repro had printed pytorch#195422's ``why`` ("the lost input update is
+the claim"), true only of sightings that mutate through the dropout result.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from aliasfuzz.campaign import repro as R
+from aliasfuzz.campaign._repro_words import effect, known_lines, observable
+from aliasfuzz.campaign.known import KnownBug, load_known
+from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.ir import Op, Program
+from aliasfuzz.oracle.judge import judge
+from aliasfuzz.report.upstream import render_draft
+
+ENTRY = Path(__file__).resolve().parents[1] / "data" / "repro_words" / "miscompile-decomposition-a649b9362b"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _entry() -> tuple[Program, dict]:
+    return (Program.loads((ENTRY / "program.json").read_text()),
+            json.loads((ENTRY / "meta.json").read_text()))
+
+
+def _doc(text: str) -> list[str]:
+    return (ast.get_docstring(ast.parse(text)) or "").splitlines()
+
+
+def _judged_meta(program: Program, meta: dict, pipeline: str = "aot_eager") -> dict:
+    """The entry's meta with what the judge says now (check and explanation), as a campaign
+    writes it, and the ``known`` item as ``known.toml`` has it now."""
+    j = judge(program, pipeline)
+    assert j.verdict.value == "miscompile", j.explanation
+    bug = next(b for b in load_known(ROOT / "corpus") if b.issue == "pytorch/pytorch#195422")
+    own = {"pipeline": pipeline, "verdict": "miscompile", "check": j.check,
+           "explanation": j.explanation, "program": program.to_json()}
+    return {**meta, "expected": {"pipeline": pipeline, "verdict": "miscompile", "check": j.check},
+            "explanation": j.explanation, "known": bug.to_json(), "hits": [own]}
+
+
+@pytest.fixture(scope="module")
+def aliased():
+    program, meta = _entry()
+    return program, _judged_meta(program, meta)
+
+
+def test_the_judge_says_the_output_differs_through_aliasing_and_inputs_agree(aliased):
+    _, meta = aliased
+    assert meta["expected"]["check"] == "values"
+    assert meta["explanation"] == (
+        "out0: values differ at [0]: 6.0 in eager, 5.0 compiled; out0 aliases x2 in eager but "
+        "is fresh compiled; every input agrees after the call")
+    assert observable(meta) == "aliasing"
+
+
+def test_the_repro_headline_names_the_aliased_output_not_a_lost_input_update(aliased):
+    program, meta = aliased
+    doc = _doc(R.render_repro(program, meta))
+    assert doc[0].startswith("known upstream: pytorch/pytorch#195422")
+    assert doc[1] == (
+        "[aot_autograd] decomposition returns out0 as a copy where eager's out0 shares storage "
+        "with x2, so a later in-place write to x2 shows in eager's out0 only (every input agrees "
+        "after the call): out0: values differ at [0]: 6.0 in eager, 5.0 compiled")
+    text = " ".join(doc)
+    # the known bug's why describes a lost input update: not this sighting's observable
+    assert "Why it is a bug" not in text and "lost input update" not in text
+    assert "mutates an input" not in text
+
+
+def test_the_upstream_draft_says_the_same(aliased):
+    program, meta = aliased
+    md = render_draft(program, meta)
+    assert md.splitlines()[0] == "# " + R.title(meta)
+    assert "returns out0 as a copy where eager's out0 shares storage with x2" in md
+    assert "lost input update" not in md
+    desc = md.split("### 🐛 Describe the bug", 1)[1].split("Where it breaks", 1)[0]
+    assert desc.count("aliases x2 in eager") == 0  # said once, in words, not twice
+
+
+def test_mutating_through_the_dropout_result_is_the_lost_input_update_and_keeps_the_why():
+    # v2 = dropout(x2); v2.add_(1): eager updates x2 through v2, compiled updates a clone
+    program, meta = _entry()
+    body = (program.body[0], Op("add_.Scalar", ("v2",), {"other": 1.0}, ("v6",)))
+    through = program.with_body(body, ())
+    meta = _judged_meta(through, meta)
+    assert meta["expected"]["check"] == "inputs", meta["explanation"]
+    assert observable(meta) == "inputs"
+    doc = _doc(R.render_repro(through, meta))
+    assert doc[1].startswith("[aot_autograd] decomposition mutates an input differently from "
+                             "eager: input x2: values differ")
+    assert "the lost input update is." in " ".join(doc)
+    assert len(known_lines(meta)) == 2
+
+
+@pytest.mark.parametrize(
+    ("note", "words"),
+    [
+        ("out1 is fresh in eager but aliases x0 compiled",
+         "returns out1 sharing storage with x0 where eager's out1 is fresh, so a later in-place "
+         "write to x0 shows in the compiled out1 only"),
+        ("out0 aliases out1, x in eager but aliases y compiled",
+         "returns out0 sharing storage with y where eager's out0 shares it with out1, x"),
+    ],
+)
+def test_other_aliasing_directions_are_named_too(note, words):
+    said = f"out0: values differ at [1]: 2.0 in eager, 1.0 compiled; {note}"
+    meta = {"expected": {"verdict": "miscompile", "check": "values"}, "explanation": said}
+    assert effect(meta) == words
+    assert R.title(meta, "aot_eager").endswith(": out0: values differ at [1]: 2.0 in eager, 1.0 compiled")
+
+
+def test_a_plain_values_mismatch_keeps_its_words():
+    meta = {"expected": {"verdict": "miscompile", "check": "values"},
+            "explanation": "out0: values differ at [0]: 1.0 in eager, 2.0 compiled"}
+    assert (effect(meta), observable(meta)) == ("returns wrong values", "values")
+
+
+def test_an_old_entry_without_checks_in_its_known_item_uses_known_toml():
+    program, meta = _entry()  # written before checks existed: its known item has none
+    assert "checks" not in meta["known"]
+    assert observable(meta) == "values"  # its explanation predates the aliasing note
+    assert known_lines(meta) == [known_lines(meta)[0]]  # the inputs why is not printed
+    assert "Why it is a bug" not in R.render_repro(program, meta)
+
+
+def test_known_toml_checks_are_validated(tmp_path):
+    (tmp_path / "known.toml").write_text(
+        '[[bug]]\nissue = "x#1"\ntitle = "t"\nstage = "decomposition"\nwhy = "w"\n'
+        'checks = ["outputs"]\n')
+    with pytest.raises(InvalidArgument, match="unknown check"):
+        load_known(tmp_path)
+    bug = KnownBug("x#1", "t", "decomposition", why="w", checks=("inputs",))
+    assert bug.to_json()["checks"] == ["inputs"]
