@@ -74,6 +74,7 @@ def _run_flags(args) -> dict:
     }
     flags["shrink"] = False if args.no_shrink else None
     flags["share_trace"] = True if args.share_trace else None
+    flags["shrink_once"] = False if args.no_shrink_once else None
     flags["plugins"] = tuple(args.plugin) if args.plugin else None
     return flags
 
@@ -229,6 +230,9 @@ def _add_run(sub) -> None:
     p.add_argument("--no-shrink", action="store_true", help="write findings unminimized")
     p.add_argument("--share-trace", action="store_true",
                    help="one Dynamo capture per program for its Dynamo pipelines (off)")
+    p.add_argument("--no-shrink-once", action="store_true",
+                   help="shrink a program's failure on every pipeline that shows it, not once "
+                   "for all (aliasfuzz.campaign.follow)")
     p.add_argument("--shrink-budget", type=int, help="executions per finding's shrink (40)")
     p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

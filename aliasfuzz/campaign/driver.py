@@ -26,6 +26,7 @@ from typing import Any
 
 from aliasfuzz.campaign import _judge
 from aliasfuzz.campaign.corpus import clean_temp, known_signatures, record, signature, versions
+from aliasfuzz.campaign.follow import follow_key
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import Journal
 from aliasfuzz.campaign.known import load_known
@@ -270,6 +271,10 @@ class _Campaign:
         self.done: set[tuple[int, str]] = set()
         self.pending: dict[tuple[int, str], dict[str, Any]] = {}
         self.prekeys: set[tuple] = set()
+        #: shrink once per program failure (:mod:`.follow`): key -> the leader's pipeline,
+        #: its shrunk program and blamed stages once known, and the followers waiting
+        self.leads: dict[tuple, dict[str, Any]] = {}
+        self.leading: dict[tuple[int, str], tuple] = {}  # (i, leader pipeline) -> key
         self.elapsed_before = 0.0
         self.gen_seconds: dict[int, float] = {}  # generation time, journaled with a task
         self._replay(events)
@@ -433,9 +438,10 @@ class _Campaign:
             if is_finding(out["verdict"]):
                 return self._finding(pool, i, pipeline, program, out)
             return 0
-        original, small, spent, blame, spent_s = payload
-        self._write(i, pipeline, original, small, out, spent, blame, self._costs(spent_s))
-        return 0
+        original, small, spent, blame, spent_s, note = payload
+        self._write(i, pipeline, original, small, out, spent, blame, self._costs(spent_s),
+                    note)
+        return self._lead_done(pool, i, pipeline, small, blame)
 
     def _costs(self, stages: dict[str, float], i: int | None = None) -> dict[str, float]:
         """``stages`` with program ``i``'s generation time (its first journaled task
@@ -469,14 +475,48 @@ class _Campaign:
     def _finding(
         self, pool: Pool, i: int, pipeline: str, program: Program, out: dict[str, Any]
     ) -> int:
-        """Shrink a new kind of finding (returns 1 job) or journal a duplicate (0 jobs)."""
+        """Shrink a new kind of finding (returns 1 job) or journal a duplicate (0 jobs).
+
+        With ``shrink_once`` a finding whose :func:`~.follow.follow_key` another pipeline's
+        finding of the same program has already (the leader) follows it: it waits for the
+        leader's shrunk program and tries that first (a ``follow`` job, :mod:`.follow`)."""
         key = self._prekey(program, out, pipeline)
         if key in self.prekeys:
             self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None, "duplicate": True})
             return 0
         self.prekeys.add(key)
-        pool.submit(0, ("shrink", i, pipeline, program, out))  # then blamed in the worker
+        fkey = follow_key(i, out) if self.opts.shrink_once and self.opts.shrink else None
+        lead = self.leads.get(fkey) if fkey is not None else None
+        if lead is None:
+            if fkey is not None:
+                self.leads[fkey] = {"pipeline": pipeline, "small": None, "waiting": []}
+                self.leading[(i, pipeline)] = fkey
+            pool.submit(0, ("shrink", i, pipeline, program, out))  # then blamed in the worker
+        elif lead["small"] is None:  # the leader is still shrinking: wait for it
+            lead["waiting"].append((pipeline, program, out))
+        else:
+            self._submit_follow(pool, i, pipeline, program, out, lead)
         return 1
+
+    def _submit_follow(self, pool: Pool, i: int, pipeline: str, program: Program,
+                       out: dict[str, Any], lead: dict[str, Any]) -> None:
+        job = {"outcome": out, "small": lead["small"], "stages": lead["stages"],
+               "pipeline": lead["pipeline"]}
+        pool.submit(0, ("follow", i, pipeline, program, job))
+
+    def _lead_done(self, pool: Pool, i: int, pipeline: str, small: Program,
+                   blame: dict[str, Any] | None) -> int:
+        """A leader's shrink came back: its followers go (their jobs were counted when
+        they arrived, so this submits no new ones: returns 0)."""
+        fkey = self.leading.pop((i, pipeline), None)
+        if fkey is None:
+            return 0
+        lead = self.leads[fkey]
+        lead["small"], lead["stages"] = small, list((blame or {}).get("stages") or [])
+        for p, program, out in lead.pop("waiting"):
+            self._submit_follow(pool, i, p, program, out, lead)
+        lead["waiting"] = []
+        return 0
 
     def _write(
         self,
@@ -488,6 +528,7 @@ class _Campaign:
         spent: int,
         blame: dict[str, Any] | None = None,
         stages: dict[str, float] | None = None,
+        note: dict[str, Any] | None = None,
     ) -> None:
         """Write the finding under each of its root causes (:func:`roots`): a new entry, or
         one more sighting (``hits``) of an entry already in the corpus."""
@@ -526,6 +567,8 @@ class _Campaign:
             "check": out.get("check"),
             "prekey": [json.loads(x) for x in self._prekey(original, out, pipeline)],
             "costs": stages or {},
+            "shrink_executions": spent,
+            **(note or {}),  # follows / follow_refused: the leader's pipeline (.follow)
         }
         self._log(event)
         self._add_finding(event)

@@ -80,6 +80,7 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "state": ((str,), "a path"),
     "shrink": ((bool,), "true or false"),
     "share_trace": ((bool,), "true or false"),
+    "shrink_once": ((bool,), "true or false"),
     "shrink_budget": ((int,), "an integer"),
     "max_statements": ((int,), "an integer"),
     "pipeline_options": ((dict,), "a table {pipeline = {option = value}}"),
@@ -118,6 +119,9 @@ class CampaignOptions:
     ``share_trace``: a program's Dynamo-fronted pipelines run in one worker task from one
     Dynamo capture (:mod:`aliasfuzz.passes.shared`; the same verdicts). Off by default: on
     the 2-core CPU box it did not measurably pay (``bench/runs/stages-cpu-2026-12-01.txt``).
+    ``shrink_once``: a program's failure seen the same way on several pipelines is shrunk
+    once; the other pipelines try that shrunk program first and keep it when it fails
+    there the same way and blames to the same stages (:mod:`aliasfuzz.campaign.follow`).
     """
 
     programs: int | None = None
@@ -134,6 +138,7 @@ class CampaignOptions:
     state: str = ".aliasfuzz"
     shrink: bool = True
     share_trace: bool = False
+    shrink_once: bool = True
     shrink_budget: int = 40
     max_statements: int = 8
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -311,7 +316,7 @@ def resume_options(saved: CampaignOptions, flags: dict[str, Any]) -> CampaignOpt
     fixed = sorted(set(given) - set(RESUMABLE))
     if fixed:
         name = {"shrink": "no-shrink", "plugins": "plugin",
-                "share_trace": "share-trace"}.get(fixed[0], fixed[0])
+                "share_trace": "share-trace", "shrink_once": "no-shrink-once"}.get(fixed[0], fixed[0])
         raise InvalidArgument(
             f"--{name.replace('_', '-')} cannot change on --resume (the campaign keeps its "
             f"options.json; only {', '.join('--' + r.replace('_', '-') for r in RESUMABLE)})"

@@ -7,9 +7,11 @@ pipeline of a ``group`` job: a program's Dynamo-fronted pipelines in one worker 
 one Dynamo capture; a group whose worker dies, hangs or fails runs its pipelines again one
 by one, so that every outcome is its own pipeline's), ``confirmed``
 (a crash or timeout re-run in a fresh child: payload ``(program, first outcome)``),
-``shrunk`` (payload ``(program, minimized program, executions, blame, costs)``: the
+``shrunk`` (payload ``(program, minimized program, executions, blame, costs, note)``: the
 finding minimized, then cut stage by stage in the same worker; ``costs`` the wall seconds
-of ``shrink`` and ``blame``), ``internal`` (an internal error
+of ``shrink`` and ``blame``; the job was ``shrink``, or ``follow``: another pipeline's
+shrunk program of the same program tried first, :mod:`aliasfuzz.campaign.follow`, which
+``note`` tells), ``internal`` (an internal error
 while shrinking or blaming, payload the worker's outcome: logged, journaled and counted by
 the driver, the shrink step counts as not reproducing) or ``fatal`` (a harness bug in a pool thread,
 re-raised by the driver).
@@ -24,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign.options import CampaignOptions
-from aliasfuzz.campaign.shrink import shrink
+from aliasfuzz.campaign.follow import accepts
+from aliasfuzz.campaign.shrink import same_failure, shrink
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.fuzz.ir import Program
 
@@ -98,21 +101,50 @@ class Pool:
                 out["costs"] = {**(outcome.get("costs") or {}),
                                  "crash.rerun": time.perf_counter() - t0}
                 self.results.put(("confirmed", i, pipeline, (program, outcome), out))
+            elif kind == "follow":
+                self.results.put(self._follow(worker, i, pipeline, program, outcome))
             else:  # "shrink" (budget 0 with --no-shrink): minimize, then blame
-                budget = self.opts.shrink_budget if self.opts.shrink else 0
-                t0 = time.perf_counter()
-                small, sout, spent = shrink(
-                    program,
-                    outcome,
-                    lambda p, pl=pipeline, i=i: self._shrink_step(worker, p, pl, i),
-                    budget,
-                )
-                t1 = time.perf_counter()
-                blame = self._blame(worker, small, pipeline, sout, i)
+                self.results.put(self._shrink(worker, i, pipeline, program, outcome))
+
+    def _shrink(self, worker: Worker, i: int, pipeline: str, program: Program,
+                outcome: dict[str, Any], note: dict[str, Any] | None = None,
+                before: float = 0.0) -> tuple:
+        """The ``shrunk`` message of a finding minimized on its own pipeline, then blamed;
+        ``before``: seconds already spent on it (a follower's failed try), counted as
+        shrinking; ``note`` goes with the message (the driver journals it)."""
+        budget = self.opts.shrink_budget if self.opts.shrink else 0
+        t0 = time.perf_counter()
+        small, sout, spent = shrink(
+            program,
+            outcome,
+            lambda p, pl=pipeline, i=i: self._shrink_step(worker, p, pl, i),
+            budget,
+        )
+        t1 = time.perf_counter()
+        blame = self._blame(worker, small, pipeline, sout, i)
+        spent_s = {"shrink": before + t1 - t0, "blame": time.perf_counter() - t1}
+        return ("shrunk", i, pipeline, (program, small, spent, blame, spent_s, note or {}),
+                sout)
+
+    def _follow(self, worker: Worker, i: int, pipeline: str, program: Program,
+                job: dict[str, Any]) -> tuple:
+        """A follower's ``shrunk`` message (:mod:`aliasfuzz.campaign.follow`): the leader's
+        shrunk program ``job["small"]`` run once on this pipeline and blamed here, kept
+        when :func:`~aliasfuzz.campaign.follow.accepts` holds; else the finding is shrunk
+        on its own (:meth:`_shrink`), the try's seconds counted as shrinking."""
+        outcome, small = job["outcome"], job["small"]
+        t0 = time.perf_counter()
+        sout = self._shrink_step(worker, small, pipeline, i)
+        t1 = time.perf_counter()
+        if same_failure(outcome, sout):
+            blame = self._blame(worker, small, pipeline, sout, i)
+            if accepts(outcome, sout, job["stages"], blame):
                 spent_s = {"shrink": t1 - t0, "blame": time.perf_counter() - t1}
-                self.results.put(
-                    ("shrunk", i, pipeline, (program, small, spent, blame, spent_s), sout)
-                )
+                note = {"follows": job["pipeline"]}
+                return ("shrunk", i, pipeline, (program, small, 1, blame, spent_s, note), sout)
+        note = {"follow_refused": job["pipeline"]}
+        return self._shrink(worker, i, pipeline, program, outcome, note,
+                            time.perf_counter() - t0)
 
     def _group(
         self, worker: Worker, program: Program, pipelines: list[str]

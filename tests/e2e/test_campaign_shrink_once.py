@@ -1,0 +1,73 @@
+"""Shrink once per program failure (issue 16, :mod:`aliasfuzz.campaign.follow`): a fixed-seed,
+fixed-count campaign files the same root causes with and without it, and spends fewer
+shrink executions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aliasfuzz.campaign.driver import run_campaign
+from aliasfuzz.campaign.follow import accepts, follow_key
+from aliasfuzz.campaign.options import CampaignOptions
+
+#: Program 3 of seed 2 fails with the same wrong value on all three (torch 2.13), programs
+#: 0-2 on none: one leader, two followers.
+PIPELINES = ("inductor-reinplace", "aot_eager", "fx-reinplace")
+
+
+def _campaign(tmp_path: Path, once: bool):
+    opts = CampaignOptions(
+        programs=4, seed=2, workers=2, pipelines=PIPELINES, shrink_once=once,
+        corpus=str(tmp_path / f"corpus-{once}"), state=str(tmp_path / f"state-{once}"),
+        report="none",
+    )
+    res = run_campaign(opts, show=False)
+    events = [json.loads(x) for x in (res.dir / "journal.jsonl").read_text().splitlines()]
+    return res, [e for e in events if e["t"] == "finding"]
+
+
+def _roots(findings) -> set[str]:
+    return {r for e in findings for r in (e.get("ids") or [])}
+
+
+def test_fixed_seed_campaign_files_the_same_root_causes_shrinking_once(tmp_path):
+    every, every_f = _campaign(tmp_path, once=False)
+    once, once_f = _campaign(tmp_path, once=True)
+    assert every.status == once.status == "done"
+    assert once.verdicts == every.verdicts
+    assert _roots(every_f) and _roots(once_f) == _roots(every_f)
+    # following happened, only with shrink_once, and took fewer shrink executions
+    followed = [e for e in once_f if e.get("follows")]
+    assert followed and not any(e.get("follows") for e in every_f)
+    executions = {name: sum(e.get("shrink_executions", 0) for e in f)
+                  for name, f in (("every", every_f), ("once", once_f))}
+    assert 0 < executions["once"] < executions["every"]
+
+
+@pytest.mark.parametrize(
+    ("out", "key"),
+    [
+        ({"verdict": "miscompile", "check": "inputs", "explanation": "x1 differs\nmore"},
+         (3, "miscompile", "values", "x1 differs")),
+        ({"verdict": "crash", "check": "signal:SIGSEGV", "explanation": "died"}, None),
+        ({"verdict": "timeout", "check": "timeout", "explanation": "no answer"}, None),
+        ({"verdict": "crash", "check": "exit:1", "explanation": "died"}, None),
+        ({"verdict": "miscompile", "check": "values", "explanation": ""}, None),
+    ],
+)
+def test_follow_key_is_the_program_failure_and_never_a_death(out, key):
+    assert follow_key(3, out) == key
+
+
+def test_a_follower_keeps_the_leaders_program_only_for_the_same_failure_and_stages():
+    own = {"verdict": "miscompile", "check": "inputs"}
+    there = {"verdict": "miscompile", "check": "values"}
+    blame = {"stages": ["functionalization"]}
+    assert accepts(own, there, ["functionalization"], blame)
+    assert not accepts(own, there, ["decomposition"], blame)
+    assert not accepts(own, {"verdict": "crash", "check": "exceptions"},
+                       ["functionalization"], blame)
+    assert not accepts(own, there, [], {"stages": []})  # unblamed: pipeline-specific root
