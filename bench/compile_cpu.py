@@ -15,8 +15,9 @@ seconds. With ``--cache DIR`` the kernel cache is that folder (reuse it across r
 see a warm cache: ``--cache`` twice with the same folder), else a fresh temporary one.
 ``--inductor-config k=v`` sets ``torch._inductor.config`` entries (the pipeline's own
 ``inductor_config`` option), e.g. ``cpp.simdlen=0``. The reinplace pass's decisions per
-program are counted through the decision spy (``decisions`` of each outcome) so that a
-lever that skips the pass shows.
+program are counted through the decision spy (``decisions`` of each outcome), and the
+pass's own runs (``post_grad.reinplace_inplaceable_ops`` calls) against the graphs
+compiled (``fx_codegen_and_compile`` calls), so that a lever that skips the pass shows.
 
 Usage: ``python bench/compile_cpu.py [-n 30] [--seed 0] [--cache DIR]
 [--inductor-config cpp.simdlen=0] [--threads 1]``.
@@ -84,6 +85,25 @@ def main() -> None:
         return real_load(cls, *a, **k)
 
     codecache.CppCodeCache.load_async = classmethod(load_async)
+    # the pass itself, under the decision spy (which wraps whatever the global holds)
+    from torch._inductor.fx_passes import post_grad
+
+    real_pass = post_grad.reinplace_inplaceable_ops
+
+    def reinplace_pass(*a, **k):
+        stats["reinplace runs"] += 1
+        return real_pass(*a, **k)
+
+    post_grad.reinplace_inplaceable_ops = reinplace_pass
+    from torch._inductor import compile_fx
+
+    real_inner = compile_fx.fx_codegen_and_compile
+
+    def compile_inner(*a, **k):
+        stats["graphs"] += 1
+        return real_inner(*a, **k)
+
+    compile_fx.fx_codegen_and_compile = compile_inner
     opts = {"inductor_config": _parse_config(args.inductor_config)} if args.inductor_config \
         else None
     verdicts: Counter = Counter()
@@ -114,7 +134,8 @@ def main() -> None:
           f" a miss is 1 build, 3 with a separate optimized part)")
     print("  other stages: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(st.items())
                                           if k != "inductor.compile" and v > 0.2))
-    print(f"  reinplace decisions seen: {decisions}; verdicts: "
+    print(f"  reinplace pass runs {stats['reinplace runs']} for {stats['graphs']} graphs "
+          f"compiled (fx_codegen_and_compile); decisions seen {decisions}; verdicts: "
           + ", ".join(f"{v}/{c}: {k}" for (v, c), k in sorted(verdicts.items(), key=str)))
     sys.stdout.flush()
 

@@ -1,21 +1,29 @@
-"""The default campaign's programs/s before and after trace-once, each in its own process.
+"""The default campaign's programs/s before and after a change of options, each in its own process.
 
 Runs ``aliasfuzz run --programs N --seed S --workers W`` (default pipelines, no report,
-fresh state and corpus under a temporary folder) without ``--share-trace`` ("before": one
-Dynamo capture per pipeline) and with it ("after": one per program,
-:mod:`aliasfuzz.passes.shared`), ``--rounds`` times each, alternating which goes first.
-Prints, per run, the campaign's own summary line (programs, seconds, programs/s), then the
-programs/s of each setting (total programs over total seconds), their ratio, and whether
-the verdict counts of every round were the same. Campaign wall time includes worker start,
-shrinking and blaming of the findings, as a real campaign's.
+a fresh corpus per run) with the ``--before`` flags and with the ``--after`` flags,
+``--rounds`` times each, alternating which goes first (A B B A ...: the box is shared, so
+the load drifts). Before runs get a fresh ``--state`` each; after runs share one state
+folder across the bench (what a user's ``.aliasfuzz`` is: ``--kernel-cache shared`` keeps
+its kernel cache there, so the first after run starts cold and later ones warm). Prints,
+per run, the campaign's own summary line and the load average, then the programs/s of each
+setting (total programs over total seconds), their ratio, whether the verdict counts of
+every run were the same, and the root causes each run filed (corpus entry ids) and any
+that one setting filed and the other did not. With ``--fast-path`` it also runs the
+fast path alone (``--pipelines inductor-reinplace``, after flags) and prints its programs/s
+per worker (one worker per core). Campaign wall time includes worker start, shrinking and
+blaming of the findings, as a real campaign's.
 
-Usage: ``python bench/throughput.py [-n 20] [--seed 0] [--workers 2] [--rounds 1]``.
+Usage: ``python bench/throughput.py [-n 20] [--seed 0] [--workers 2] [--rounds 1]
+[--before "--no-shrink-once --kernel-cache worker"] [--after ""] [--fast-path]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -26,19 +34,23 @@ _SUMMARY = re.compile(
 )
 
 
-def campaign(n: int, seed: int, workers: int, share: bool, root: Path) -> tuple[int, float, str]:
-    """``(programs, seconds, verdict counts)`` of one campaign in a fresh process."""
+def campaign(n: int, seed: int, workers: int, flags: list[str], state: Path, corpus: Path,
+             label: str) -> tuple[int, float, str, set[str]]:
+    """``(programs, seconds, verdict counts, root-cause ids)`` of one campaign in a fresh
+    process."""
     cmd = [sys.executable, "-m", "aliasfuzz.cli", "run", "--programs", str(n), "--seed",
            str(seed), "--workers", str(workers), "--report", "none", "-q",
-           "--state", str(root / "state"), "--corpus", str(root / "corpus")]
-    if share:
-        cmd.append("--share-trace")
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+           "--state", str(state), "--corpus", str(corpus), *flags]
+    load = os.getloadavg()[0]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=7200)
     m = _SUMMARY.search(r.stdout)
     if m is None:
         raise SystemExit(f"campaign failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}")
-    print(("after " if share else "before") + " " + m.group(0)[:160], flush=True)
-    return int(m.group(1)), float(m.group(2)), m.group(3)
+    roots = {d.name for d in corpus.iterdir() if (d / "meta.json").exists()} \
+        if corpus.is_dir() else set()
+    print(f"{label:<6} load {load:4.1f}-{os.getloadavg()[0]:4.1f} {m.group(0)[:110]}; "
+          f"{len(roots)} root causes", flush=True)
+    return int(m.group(1)), float(m.group(2)), m.group(3), roots
 
 
 def main() -> None:
@@ -47,28 +59,54 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--before", default="--no-shrink-once --kernel-cache worker")
+    ap.add_argument("--after", default="")
+    ap.add_argument("--fast-path", action="store_true",
+                    help="also the fast path alone: programs/s per worker")
     args = ap.parse_args()
+    flags = {False: shlex.split(args.before), True: shlex.split(args.after)}
     totals = {False: [0, 0.0], True: [0, 0.0]}
     verdicts: dict[bool, set[str]] = {False: set(), True: set()}
-    for k in range(args.rounds):
-        for share in ((False, True) if k % 2 == 0 else (True, False)):
-            with tempfile.TemporaryDirectory() as tmp:
-                programs, seconds, counts = campaign(args.n, args.seed, args.workers, share,
-                                                     Path(tmp))
-            totals[share][0] += programs
-            totals[share][1] += seconds
-            verdicts[share].add(counts)
-    rate = {s: p / t for s, (p, t) in totals.items()}
-    print(f"seed {args.seed}, {args.n} programs, {args.workers} workers, {args.rounds} round(s)")
-    print(f"before (one capture per pipeline): {rate[False]:.3f} programs/s")
-    print(f"after  (--share-trace):            {rate[True]:.3f} programs/s")
-    print(f"ratio after/before: {rate[True] / rate[False]:.3f}")
-    same = len(verdicts[False] | verdicts[True]) == 1
-    print(f"verdict counts the same in every run: {same}")
-    if not same:
-        for share, seen in verdicts.items():
-            for v in sorted(seen):
-                print(("after " if share else "before") + ": " + v)
+    roots: dict[bool, list[set[str]]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        run = 0
+        for k in range(args.rounds):
+            for after in ((False, True) if k % 2 == 0 else (True, False)):
+                run += 1
+                state = root / "state-after" if after else root / f"state-{run}"
+                programs, seconds, counts, found = campaign(
+                    args.n, args.seed, args.workers, flags[after], state,
+                    root / f"corpus-{run}", "after" if after else "before")
+                totals[after][0] += programs
+                totals[after][1] += seconds
+                verdicts[after].add(counts)
+                roots[after].append(found)
+        rate = {s: p / t for s, (p, t) in totals.items()}
+        print(f"seed {args.seed}, {args.n} programs, {args.workers} workers, "
+              f"{args.rounds} round(s), {os.cpu_count()} cores")
+        print(f"before ({args.before or 'defaults'}): {rate[False]:.3f} programs/s")
+        print(f"after  ({args.after or 'defaults'}): {rate[True]:.3f} programs/s")
+        print(f"ratio after/before: {rate[True] / rate[False]:.3f}")
+        same = len(verdicts[False] | verdicts[True]) == 1
+        print(f"verdict counts the same in every run: {same}")
+        if not same:
+            for after, seen in verdicts.items():
+                for v in sorted(seen):
+                    print(("after " if after else "before") + ": " + v)
+        every = {s: set().union(*r) for s, r in roots.items()}
+        print(f"root causes: before {sorted(len(r) for r in roots[False])}, after "
+              f"{sorted(len(r) for r in roots[True])}; filed only before: "
+              f"{sorted(every[False] - every[True])}; only after: "
+              f"{sorted(every[True] - every[False])}")
+        if args.fast_path:
+            programs, seconds, _, _ = campaign(
+                args.n, args.seed, args.workers,
+                [*flags[True], "--pipelines", "inductor-reinplace"], root / "state-after",
+                root / "corpus-fast", "fast")
+            print(f"fast path (inductor-reinplace alone, after flags): "
+                  f"{programs / seconds:.3f} programs/s, "
+                  f"{programs / seconds / args.workers:.3f} programs/s per worker (core)")
 
 
 if __name__ == "__main__":

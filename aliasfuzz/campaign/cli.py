@@ -70,6 +70,7 @@ def _run_flags(args) -> dict:
             "report",
             "shrink_budget",
             "max_statements",
+            "kernel_cache",
         )
     }
     flags["shrink"] = False if args.no_shrink else None
@@ -233,6 +234,9 @@ def _add_run(sub) -> None:
     p.add_argument("--no-shrink-once", action="store_true",
                    help="shrink a program's failure on every pipeline that shows it, not once "
                    "for all (aliasfuzz.campaign.follow)")
+    p.add_argument("--kernel-cache", choices=("shared", "worker"),
+                   help="Inductor's kernel cache: one under --state for all workers and "
+                   "campaigns (shared, the default) or one per worker")
     p.add_argument("--shrink-budget", type=int, help="executions per finding's shrink (40)")
     p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -81,6 +81,7 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "shrink": ((bool,), "true or false"),
     "share_trace": ((bool,), "true or false"),
     "shrink_once": ((bool,), "true or false"),
+    "kernel_cache": ((str,), "'shared' or 'worker'"),
     "shrink_budget": ((int,), "an integer"),
     "max_statements": ((int,), "an integer"),
     "pipeline_options": ((dict,), "a table {pipeline = {option = value}}"),
@@ -103,6 +104,9 @@ def _default_workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+#: Where a campaign's workers keep Inductor's kernel cache (:class:`CampaignOptions`).
+KERNEL_CACHES = ("shared", "worker")
+
 #: The most worker processes a campaign starts (a few per core of the largest host).
 MAX_WORKERS = 512
 
@@ -122,6 +126,10 @@ class CampaignOptions:
     ``shrink_once``: a program's failure seen the same way on several pipelines is shrunk
     once; the other pipelines try that shrunk program first and keep it when it fails
     there the same way and blames to the same stages (:mod:`aliasfuzz.campaign.follow`).
+    ``kernel_cache``: ``shared`` (one ``TORCHINDUCTOR_CACHE_DIR`` under ``state`` for every
+    worker of every campaign: Inductor's kernel cache and its CPU ISA probes are built
+    once, :func:`aliasfuzz.campaign.pool.kernel_cache_dir`) or ``worker`` (one per worker
+    and campaign, as before).
     """
 
     programs: int | None = None
@@ -139,6 +147,7 @@ class CampaignOptions:
     shrink: bool = True
     share_trace: bool = False
     shrink_once: bool = True
+    kernel_cache: str = "shared"
     shrink_budget: int = 40
     max_statements: int = 8
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -181,6 +190,9 @@ class CampaignOptions:
             raise InvalidArgument("--recycle must be >= 1")
         if self.shrink_budget < 0:
             raise InvalidArgument("--shrink-budget must be >= 0")
+        if self.kernel_cache not in KERNEL_CACHES:
+            raise InvalidArgument(
+                f"--kernel-cache {self.kernel_cache!r}: one of {', '.join(KERNEL_CACHES)}")
         if self.max_statements < 1:
             raise InvalidArgument("--max-statements must be >= 1")
         check_device(self.device)

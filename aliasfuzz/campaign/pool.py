@@ -31,7 +31,27 @@ from aliasfuzz.campaign.shrink import same_failure, shrink
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.fuzz.ir import Program
 
-__all__ = ["Pool"]
+__all__ = ["Pool", "kernel_cache_dir"]
+
+
+def kernel_cache_dir(opts: CampaignOptions) -> Path | None:
+    """The ``TORCHINDUCTOR_CACHE_DIR`` every worker of a campaign shares, or None for one
+    per worker (:class:`~aliasfuzz.campaign.worker.Worker`'s own).
+
+    ``kernel_cache = "shared"``: ``<state>/kernel-cache``, shared by all workers of all
+    campaigns with that state folder. What lives there is Inductor's C++/Python kernel
+    cache, keyed by the generated source and compile flags (``torch/_inductor/codecache.py``
+    ``CppCodeCache.load_async``, ``write``), and the probes of the CPU's vector ISA
+    (``cpu_vec_isa.VecISA.check_build``), all made after every graph pass ran; the caches
+    keyed by graphs, which would skip the passes under test, stay off
+    (:func:`aliasfuzz.passes.hygiene.setup_process`). Concurrent writers are Inductor's own
+    case (its compile subprocesses share one folder, under file locks).
+    """
+    if opts.kernel_cache != "shared":
+        return None
+    path = Path(opts.state).resolve() / "kernel-cache"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 class Pool:
@@ -44,6 +64,9 @@ class Pool:
         # N workers each forking Inductor's pool of cpu_count compile processes would
         # oversubscribe the host: with several workers each compiles in its own process.
         env = {"TORCHINDUCTOR_COMPILE_THREADS": "1"} if opts.workers > 1 else {}
+        cache = kernel_cache_dir(opts)
+        if cache is not None:
+            env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
         self.workers = [
             Worker(
                 root / f"w{k}",

@@ -5,8 +5,9 @@ stdin (one program under one pipeline, or under several Dynamo-fronted ``pipelin
 one Dynamo capture: :func:`aliasfuzz.campaign._judge.evaluate_group`) and answers one JSON
 line per task, with the seconds per stage it spent (``costs``), on a private copy of its stdout (the real fd 1 is
 pointed at stderr, so prints from torch cannot corrupt the protocol; stderr goes to a log
-file in the campaign directory). Each worker gets its own ``TORCHINDUCTOR_CACHE_DIR`` and
-``ALIASFUZZ_WORKDIR``.
+file in the campaign directory). Each worker gets its own ``ALIASFUZZ_WORKDIR`` and its own
+``TORCHINDUCTOR_CACHE_DIR`` unless the pool passes a shared one
+(:func:`aliasfuzz.campaign.pool.kernel_cache_dir`).
 
 :class:`Worker` turns the ways a child can fail into outcomes. A death by a signal or a
 non-zero exit while a task is in flight is attributed by where it happened
