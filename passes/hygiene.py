@@ -45,7 +45,9 @@ def setup_process() -> None:
     Idempotent; every adapter calls it. The process setup every run needs
     (:func:`aliasfuzz.fuzz.process.setup`: the CPU Triton layer) comes first. ``TORCHINDUCTOR_CACHE_DIR`` is set only when the
     user has not set it (a per-process directory under ``ALIASFUZZ_WORKDIR`` or the temp
-    dir), so parallel workers never share Inductor's on-disk state.
+    dir). A campaign's workers may share one on purpose
+    (:func:`aliasfuzz.campaign.pool.kernel_cache_dir`): with the graph caches off, what
+    lives there is kernel-level only, keyed by the source generated after every pass.
     """
     global _SETUP_DONE
     process.setup()

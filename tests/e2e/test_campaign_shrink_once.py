@@ -71,3 +71,20 @@ def test_a_follower_keeps_the_leaders_program_only_for_the_same_failure_and_stag
     assert not accepts(own, {"verdict": "crash", "check": "exceptions"},
                        ["functionalization"], blame)
     assert not accepts(own, there, [], {"stages": []})  # unblamed: pipeline-specific root
+
+
+def test_workers_share_one_kernel_cache_under_state_unless_asked_not_to(tmp_path):
+    from aliasfuzz.campaign.pool import kernel_cache_dir
+
+    shared = CampaignOptions(programs=1, state=str(tmp_path / "s"))
+    assert kernel_cache_dir(shared) == (tmp_path / "s" / "kernel-cache").resolve()
+    assert kernel_cache_dir(shared).is_dir()
+    assert kernel_cache_dir(CampaignOptions(programs=1, kernel_cache="worker")) is None
+    from aliasfuzz.campaign.pool import Pool
+
+    pool = Pool(shared, tmp_path / "workers")
+    try:
+        assert {w.env["TORCHINDUCTOR_CACHE_DIR"] for w in pool.workers} == {
+            str(kernel_cache_dir(shared))}
+    finally:
+        pool.close()

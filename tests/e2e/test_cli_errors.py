@@ -111,6 +111,8 @@ def test_report_out_unwritable(tmp_path):
         ("[run]\npipeline_options = 3\n", "pipeline_options"),
         ("run = 5\n", "'run' must be a table"),
         ("[run]\nshrink = 1\n", "shrink"),
+        ('[run]\nkernel_cache = "everywhere"\n', "--kernel-cache 'everywhere'"),
+        ("[run]\nshrink_once = 1\n", "shrink_once"),
         ("[run]\nseed = -1\n", "--seed must be >= 0"),
         ("[run]\ntime = 5\nprograms = 3\n", "give one budget"),
         ('[run]\npipelines = "debug-miscompile,,debug-miscompile"\n', "empty item"),
