@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.follow import accepts
+from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.shrink import same_failure, shrink
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.fuzz.ir import Program
