@@ -3,9 +3,11 @@
 Runs ``aliasfuzz run --programs N --seed S --workers W`` (default pipelines, no report,
 a fresh corpus per run) with the ``--before`` flags and with the ``--after`` flags,
 ``--rounds`` times each, alternating which goes first (A B B A ...: the box is shared, so
-the load drifts). Before runs get a fresh ``--state`` each; after runs share one state
-folder across the bench (what a user's ``.aliasfuzz`` is: ``--kernel-cache shared`` keeps
-its kernel cache there, so the first after run starts cold and later ones warm). Prints,
+the load drifts). Every run gets a fresh ``--state`` (so a shared kernel cache starts
+cold in each), unless ``--keep-state``: then the after runs share one state folder, as a
+user's ``.aliasfuzz`` is (``--kernel-cache shared`` keeps its kernel cache there; with the
+same seed the later after runs find every kernel of the same programs: an upper bound, not
+what campaigns of new seeds see). Prints,
 per run, the campaign's own summary line and the load average, then the programs/s of each
 setting (total programs over total seconds), their ratio, whether the verdict counts of
 every run were the same, and the root causes each run filed (corpus entry ids) and any
@@ -15,12 +17,14 @@ per worker (one worker per core). Campaign wall time includes worker start, shri
 blaming of the findings, as a real campaign's.
 
 Usage: ``python bench/throughput.py [-n 20] [--seed 0] [--workers 2] [--rounds 1]
-[--before "--no-shrink-once --kernel-cache worker"] [--after ""] [--fast-path]``.
+[--before "--no-shrink-once --kernel-cache worker"] [--after ""] [--keep-state]
+[--fast-path]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -49,8 +53,19 @@ def campaign(n: int, seed: int, workers: int, flags: list[str], state: Path, cor
     roots = {d.name for d in corpus.iterdir() if (d / "meta.json").exists()} \
         if corpus.is_dir() else set()
     print(f"{label:<6} load {load:4.1f}-{os.getloadavg()[0]:4.1f} {m.group(0)[:110]}; "
-          f"{len(roots)} root causes", flush=True)
+          f"{len(roots)} root causes; {_shrinks(state)}", flush=True)
     return int(m.group(1)), float(m.group(2)), m.group(3), roots
+
+
+def _shrinks(state: Path) -> str:
+    """What the newest campaign under ``state`` spent on shrinking, from its journal."""
+    runs = sorted((state / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
+    events = [json.loads(x) for x in (runs[-1] / "journal.jsonl").read_text().splitlines()]
+    found = [e for e in events if e["t"] == "finding" and e.get("id")]
+    seconds = sum((e.get("costs") or {}).get("shrink", 0.0) for e in found)
+    return (f"{len(found)} shrunk findings ({sum(1 for e in found if e.get('follows'))} "
+            f"followed, {sum(1 for e in found if e.get('follow_refused'))} refused), "
+            f"shrink {seconds:.0f} s")
 
 
 def main() -> None:
@@ -61,6 +76,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--before", default="--no-shrink-once --kernel-cache worker")
     ap.add_argument("--after", default="")
+    ap.add_argument("--keep-state", action="store_true",
+                    help="after runs share one --state (a warm kernel cache after the first)")
     ap.add_argument("--fast-path", action="store_true",
                     help="also the fast path alone: programs/s per worker")
     args = ap.parse_args()
@@ -74,7 +91,8 @@ def main() -> None:
         for k in range(args.rounds):
             for after in ((False, True) if k % 2 == 0 else (True, False)):
                 run += 1
-                state = root / "state-after" if after else root / f"state-{run}"
+                keep = after and args.keep_state
+                state = root / "state-after" if keep else root / f"state-{run}"
                 programs, seconds, counts, found = campaign(
                     args.n, args.seed, args.workers, flags[after], state,
                     root / f"corpus-{run}", "after" if after else "before")
@@ -102,7 +120,7 @@ def main() -> None:
         if args.fast_path:
             programs, seconds, _, _ = campaign(
                 args.n, args.seed, args.workers,
-                [*flags[True], "--pipelines", "inductor-reinplace"], root / "state-after",
+                [*flags[True], "--pipelines", "inductor-reinplace"], root / "state-fast",
                 root / "corpus-fast", "fast")
             print(f"fast path (inductor-reinplace alone, after flags): "
                   f"{programs / seconds:.3f} programs/s, "
