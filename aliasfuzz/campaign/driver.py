@@ -441,7 +441,7 @@ class _Campaign:
         original, small, spent, blame, spent_s, note = payload
         self._write(i, pipeline, original, small, out, spent, blame, self._costs(spent_s),
                     note)
-        return self._lead_done(pool, i, pipeline, small, blame)
+        return self._lead_done(pool, i, pipeline, original, small, blame)
 
     def _costs(self, stages: dict[str, float], i: int | None = None) -> dict[str, float]:
         """``stages`` with program ``i``'s generation time (its first journaled task
@@ -494,6 +494,8 @@ class _Campaign:
             pool.submit(0, ("shrink", i, pipeline, program, out))  # then blamed in the worker
         elif lead["small"] is None:  # the leader is still shrinking: wait for it
             lead["waiting"].append((pipeline, program, out))
+        elif lead["small"] is False:  # the leader's shrink got nowhere: shrink on its own
+            pool.submit(0, ("shrink", i, pipeline, program, out))
         else:
             self._submit_follow(pool, i, pipeline, program, out, lead)
         return 1
@@ -504,17 +506,24 @@ class _Campaign:
                "pipeline": lead["pipeline"]}
         pool.submit(0, ("follow", i, pipeline, program, job))
 
-    def _lead_done(self, pool: Pool, i: int, pipeline: str, small: Program,
-                   blame: dict[str, Any] | None) -> int:
+    def _lead_done(self, pool: Pool, i: int, pipeline: str, original: Program,
+                   small: Program, blame: dict[str, Any] | None) -> int:
         """A leader's shrink came back: its followers go (their jobs were counted when
-        they arrived, so this submits no new ones: returns 0)."""
+        they arrived, so this submits no new ones: returns 0). A leader that came back
+        unshrunk (it did not reproduce, or nothing could go) offers nothing to follow:
+        its followers are shrunk on their own, as without ``shrink_once``."""
         fkey = self.leading.pop((i, pipeline), None)
         if fkey is None:
             return 0
         lead = self.leads[fkey]
-        lead["small"], lead["stages"] = small, list((blame or {}).get("stages") or [])
+        unshrunk = small.dumps() == original.dumps()
+        lead["small"] = False if unshrunk else small
+        lead["stages"] = list((blame or {}).get("stages") or [])
         for p, program, out in lead.pop("waiting"):
-            self._submit_follow(pool, i, p, program, out, lead)
+            if unshrunk:
+                pool.submit(0, ("shrink", i, p, program, out))
+            else:
+                self._submit_follow(pool, i, p, program, out, lead)
         lead["waiting"] = []
         return 0
 

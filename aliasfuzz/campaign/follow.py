@@ -10,7 +10,9 @@ a later finding of the same key (a *follower*) first tries the leader's shrunk p
 its own pipeline, one execution, and is blamed on its own pipeline
 (:func:`aliasfuzz.oracle.blame.blame`). The follower keeps that program only when
 :func:`accepts` holds: it fails the same way there (:func:`~.shrink.same_failure`) and its
-blamed stages are the leader's; otherwise it is shrunk from its own program as before.
+blamed stages are the leader's; otherwise it is shrunk from its own program as before,
+as it is when the leader came back unshrunk (its replay did not reproduce, or nothing
+could go).
 
 The key is conservative (two different bugs must not share it, so that the second is still
 shrunk on its own): the same program, verdict, check class and the same first line of the

@@ -88,3 +88,34 @@ def test_workers_share_one_kernel_cache_under_state_unless_asked_not_to(tmp_path
             str(kernel_cache_dir(shared))}
     finally:
         pool.close()
+
+
+def _lead(waiting):
+    from types import SimpleNamespace
+
+    from aliasfuzz.campaign.driver import _Campaign
+
+    key = (0, "miscompile", "values", "out0 differs")
+    c = SimpleNamespace(leads={key: {"pipeline": "aot_eager", "small": None,
+                                     "waiting": list(waiting)}},
+                        leading={(0, "aot_eager"): key})
+    c._submit_follow = lambda *a: _Campaign._submit_follow(c, *a)
+    jobs: list[tuple] = []
+    pool = SimpleNamespace(submit=lambda priority, job: jobs.append(job))
+    return _Campaign, c, pool, jobs, key
+
+
+def test_followers_try_the_leaders_shrunk_program_unless_it_came_back_unshrunk():
+    from aliasfuzz.fuzz.sample import generate_one
+
+    original, small = generate_one(0, 0), generate_one(0, 1)
+    out = {"verdict": "miscompile", "check": "values", "explanation": "out0 differs"}
+    blame = {"stages": ["functionalization"]}
+    campaign, c, pool, jobs, key = _lead([("inductor", original, out)])
+    assert campaign._lead_done(c, pool, 0, "aot_eager", original, small, blame) == 0
+    assert [(j[0], j[2]) for j in jobs] == [("follow", "inductor")]
+    assert jobs[0][4]["small"] is small and jobs[0][4]["stages"] == ["functionalization"]
+    campaign, c, pool, jobs, key = _lead([("inductor", original, out)])
+    campaign._lead_done(c, pool, 0, "aot_eager", original, original, blame)  # unshrunk
+    assert [(j[0], j[2]) for j in jobs] == [("shrink", "inductor")]
+    assert c.leads[key]["small"] is False
