@@ -25,7 +25,8 @@ promise them"):
 
 Any other argument (a view of an input, an intermediate of another op, anything on a
 written storage) makes the program ``invalid`` with a message starting ``layout-readout:``.
-So does ``as_strided`` reaching a storage element that is not an element of the tensor it is
+So does ``as_strided`` (or ``as_strided_copy``, a clone of that view: :data:`ABSOLUTE_READS`)
+reaching a storage element that is not an element of the tensor it is
 taken from, or of a tensor whose storage was written before (its absolute offset and strides
 then address a storage functionalization replaced): its result "will depend on the current
 layout in memory" (the
@@ -58,7 +59,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["FRESH_LAYOUT", "LAYOUT_READOUT", "LayoutReads", "anchored", "storage_elements"]
+__all__ = ["ABSOLUTE_READS", "FRESH_LAYOUT", "LAYOUT_READOUT", "LayoutReads", "anchored", "storage_elements"]
 
 #: The rule's name, the first word of its rejection messages.
 LAYOUT_READOUT = "layout-readout"
@@ -68,6 +69,20 @@ FRESH_LAYOUT: dict[str, str] = {
     "clone": "aten::clone returns a tensor of its own storage; PyTorch #197489 (Inductor "
     "must not drop a clone whose storage offset differs from its source)",
 }
+
+
+#: rows that read ``as_strided(size, stride, offset)`` of their first argument, the offset
+#: absolute in its storage: the view itself, and ``as_strided_copy`` (a clone of that view)
+ABSOLUTE_READS = ("as_strided", "as_strided_copy")
+
+
+def _strided_view(step: Any) -> Any:
+    """The ``as_strided`` layout an :data:`ABSOLUTE_READS` step reads on its argument."""
+    if step.op.op == "as_strided":
+        return step.outs[0]
+    from aliasfuzz.fuzz.ops.views import _as_strided
+
+    return _as_strided(step.args[:1], step.op.params, ())[0]
 
 
 def storage_elements(m: Any) -> set[int] | None:
@@ -124,17 +139,17 @@ class LayoutReads:
         :class:`~aliasfuzz.fuzz.validate.Step`) reads the layout of an argument no
         contract promises, is an ``as_strided`` reaching outside its source, or writes
         through (or reads a stale) as_strided view of an unanchored source."""
-        if step.op.op == "as_strided" and step.args and step.args[0] is not None:
+        if step.op.op in ABSOLUTE_READS and step.args and step.args[0] is not None:
             if step.args[0].storage in self._written:
                 raise InvalidArgument(
-                    f"{LAYOUT_READOUT}: as_strided of {step.op.args[0]!r} after its storage "
+                    f"{LAYOUT_READOUT}: {step.op.op} of {step.op.args[0]!r} after its storage "
                     "was written: its absolute offset and strides address a storage "
                     "functionalization replaces"
                 )
-            outside = _outside(step.outs[0], step.args[0])
+            outside = _outside(_strided_view(step), step.args[0])
             if outside is not None:
                 raise InvalidArgument(
-                    f"{LAYOUT_READOUT}: as_strided reaches element {outside} of the storage, "
+                    f"{LAYOUT_READOUT}: {step.op.op} reaches element {outside} of the storage, "
                     f"not an element of {step.op.args[0]!r}: its result depends on the "
                     "storage layout, which compiled code does not keep"
                 )

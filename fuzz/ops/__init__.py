@@ -19,6 +19,7 @@ from aliasfuzz.fuzz.ops import (
     multiout,
     outs,
     views,
+    windows,
 )
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta
 
@@ -36,7 +37,7 @@ def _assemble(*families) -> dict[str, OpDef]:
 
 
 REGISTRY: dict[str, OpDef] = _assemble(
-    views, functional, inplace, outs, indexfam, multiout, custom, factory, kernels, kernel_probes, control
+    views, functional, inplace, outs, indexfam, windows, multiout, custom, factory, kernels, kernel_probes, control
 )
 
 

@@ -28,6 +28,7 @@ import torch
 
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
 from aliasfuzz.fuzz.ops.indexfam import SCHEMAS as _INDEX_FAMILY
+from aliasfuzz.fuzz.ops.windows import SCHEMAS as _WINDOWS
 
 __all__ = ["NO_SCHEMA", "SCHEMAS", "bind", "op_schema", "schema_of", "written_operands"]
 
@@ -111,6 +112,8 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "diagonal_scatter": ("aten::diagonal_scatter", None),
     # the index family: in place, functional, out= (index/mask constants are parameters)
     **_INDEX_FAMILY,
+    # windowed and raw-strided views (fuzz/ops/windows.py)
+    **_WINDOWS,
 }
 
 #: row name (or ``kind:<kind>`` for a whole kind) -> why it has no schema; its written
