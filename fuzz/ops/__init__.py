@@ -11,6 +11,7 @@ from aliasfuzz.fuzz.ops import (
     control,
     custom,
     factory,
+    fallbacks,
     functional,
     indexfam,
     inplace,
@@ -37,7 +38,7 @@ def _assemble(*families) -> dict[str, OpDef]:
 
 
 REGISTRY: dict[str, OpDef] = _assemble(
-    views, functional, inplace, outs, indexfam, windows, multiout, custom, factory, kernels, kernel_probes, control
+    views, functional, inplace, outs, indexfam, windows, fallbacks, multiout, custom, factory, kernels, kernel_probes, control
 )
 
 

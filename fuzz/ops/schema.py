@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
+from aliasfuzz.fuzz.ops.fallbacks import SCHEMAS as _FALLBACKS
 from aliasfuzz.fuzz.ops.indexfam import SCHEMAS as _INDEX_FAMILY
 from aliasfuzz.fuzz.ops.windows import SCHEMAS as _WINDOWS
 
@@ -114,6 +115,8 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     **_INDEX_FAMILY,
     # windowed and raw-strided views (fuzz/ops/windows.py)
     **_WINDOWS,
+    # in-place ops without an Inductor lowering, and their functional forms
+    **_FALLBACKS,
 }
 
 #: row name (or ``kind:<kind>`` for a whole kind) -> why it has no schema; its written

@@ -24,6 +24,7 @@ from aliasfuzz.oracle.verdict import Verdict
 #: registry module -> (generator families, dtypes) that draw its rows often
 FAMILIES = {
     "windows": (("view", "functional", "scatter", "inplace"), ("float32",)),
+    "fallbacks": (("inplace", "functional"), ("float32", "int64")),
 }
 
 
