@@ -253,6 +253,8 @@ def _arity(draw: DrawBase, d: OpDef) -> int:
     if isinstance(d.arity, int):
         return d.arity
     lo, hi = d.arity
+    if "pairs" in d.tags:  # two lists of equal length (foreach list-list forms)
+        return 2 * draw.integer(max(lo // 2, 1), min(hi, lo + 3) // 2)
     return draw.integer(lo, min(hi, lo + 3))
 
 

@@ -12,6 +12,7 @@ from aliasfuzz.fuzz.ops import (
     custom,
     factory,
     fallbacks,
+    foreach,
     functional,
     indexfam,
     inplace,
@@ -38,7 +39,7 @@ def _assemble(*families) -> dict[str, OpDef]:
 
 
 REGISTRY: dict[str, OpDef] = _assemble(
-    views, functional, inplace, outs, indexfam, windows, fallbacks, multiout, custom, factory, kernels, kernel_probes, control
+    views, functional, inplace, outs, indexfam, windows, fallbacks, foreach, multiout, custom, factory, kernels, kernel_probes, control
 )
 
 

@@ -237,7 +237,8 @@ class OpDef:
         ``reshape``); ``data_dependent`` (what it writes depends on tensor contents: the
         footprint is an upper bound); ``observes_layout`` (returns its argument's layout as
         data: the ``layout-readout`` validation rule of :mod:`aliasfuzz.fuzz.layout_contract`
-        restricts its arguments). For ``maybe_alias`` / ``maybe_copy`` rows, ``infer``'s
+        restricts its arguments); ``pairs`` (a variadic row whose arguments are two lists of
+        equal length: the generator draws an even number). For ``maybe_alias`` / ``maybe_copy`` rows, ``infer``'s
         result ``storage`` always says which case holds.
       count_out: for ``n_out=None`` ops, ``(arg metas, params) -> int``: how many names a
         statement with these arguments and parameters must bind (``split``, ``unbind``).
@@ -269,7 +270,11 @@ class OpDef:
             raise InvalidArgument(f"{self.name} takes {want} tensor arguments, got {n}")
 
     def mutated_indices(self, n_args: int) -> tuple[int, ...]:
-        return tuple(range(n_args)) if self.mutates is None else self.mutates
+        """Indices of the arguments written: ``mutates``, or for a variadic row (``None``)
+        all of them, or the first list of a ``pairs`` row."""
+        if self.mutates is not None:
+            return self.mutates
+        return tuple(range(n_args // 2 if "pairs" in self.tags else n_args))
 
     def read_indices(self, n_args: int) -> tuple[int, ...]:
         return tuple(range(n_args)) if self.reads is None else self.reads

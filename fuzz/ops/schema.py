@@ -28,6 +28,7 @@ import torch
 
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
 from aliasfuzz.fuzz.ops.fallbacks import SCHEMAS as _FALLBACKS
+from aliasfuzz.fuzz.ops.foreach import SCHEMAS as _FOREACH
 from aliasfuzz.fuzz.ops.indexfam import SCHEMAS as _INDEX_FAMILY
 from aliasfuzz.fuzz.ops.windows import SCHEMAS as _WINDOWS
 
@@ -35,7 +36,8 @@ __all__ = ["NO_SCHEMA", "SCHEMAS", "bind", "op_schema", "schema_of", "written_op
 
 #: row name -> (``namespace::op.overload``, schema argument names the row's tensor arguments
 #: bind to, in order; None: the schema's tensor arguments in order). A list argument
-#: (``Tensor[]``) takes every remaining row argument.
+#: (``Tensor[]``) takes every remaining row argument; several list arguments share them
+#: equally (``_foreach_add_.List``: ``self`` then ``other``).
 SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     # views
     "view": ("aten::view", None),
@@ -117,6 +119,8 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     **_WINDOWS,
     # in-place ops without an Inductor lowering, and their functional forms
     **_FALLBACKS,
+    # foreach list-list forms
+    **_FOREACH,
 }
 
 #: row name (or ``kind:<kind>`` for a whole kind) -> why it has no schema; its written
@@ -173,11 +177,13 @@ def bind(d: OpDef, n_args: int) -> tuple[torch._C.Argument, ...]:
     names = bound[1] or tuple(a.name for a in schema.arguments if _is_tensor(a.type))
     lists = [n for n in names if isinstance(by_name[n].type, torch._C.ListType)]
     rest = n_args - (len(names) - len(lists))
-    if len(lists) > 1 or rest < 0 or (not lists and rest != 0):
+    # several list arguments (foreach list-list forms) share the remaining arguments equally
+    if rest < 0 or (not lists and rest != 0) or (lists and rest % len(lists)):
         raise RuntimeError(f"{d.name}: {n_args} tensor arguments do not fit {schema}")
+    each = rest // len(lists) if lists else 0
     out: list[torch._C.Argument] = []
     for n in names:
-        out += [by_name[n]] * (rest if n in lists else 1)
+        out += [by_name[n]] * (each if n in lists else 1)
     return tuple(out)
 
 

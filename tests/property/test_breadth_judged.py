@@ -25,6 +25,7 @@ from aliasfuzz.oracle.verdict import Verdict
 FAMILIES = {
     "windows": (("view", "functional", "scatter", "inplace"), ("float32",)),
     "fallbacks": (("inplace", "functional"), ("float32", "int64")),
+    "foreach": (("inplace", "view"), ("float32",)),
 }
 
 
@@ -41,6 +42,9 @@ def _judged(module: str):
     @given(program=programs(families=fams, max_statements=4, dtypes=dtypes))
     def check(program):
         assume(any(op.op in rows for op in program.body))
+        # dropout_eval returns x itself and aot_eager loses writes through it: a known
+        # PyTorch bug (shared case b07, #115249), not this family's
+        assume(not any(op.op == "dropout_eval" for op in program.body))
         out = _judge.evaluate(program, "aot_eager", "cpu")
         verdict = Verdict(out["verdict"])
         assert not verdict.is_finding and verdict is not Verdict.INVALID_PROGRAM, (

@@ -21,7 +21,7 @@ from aliasfuzz.fuzz.ir import DTYPES, Op, Program, StorageSpec, TensorSpec, cont
 from aliasfuzz.fuzz.ops import REGISTRY, lookup
 from aliasfuzz.fuzz.validate import infer
 
-MINE = ("views", "functional", "inplace", "outs", "_advindex", "indexfam", "windows", "fallbacks")  # registry modules this file covers
+MINE = ("views", "functional", "inplace", "outs", "_advindex", "indexfam", "windows", "fallbacks", "foreach")  # registry modules this file covers
 OURS = sorted(n for n, d in REGISTRY.items() if d.apply.__module__.rsplit(".", 1)[-1] in MINE)
 GENERATED = [n for n in OURS if REGISTRY[n].gen is not None]
 _FLOAT = ("float32", "float64", "float16", "bfloat16")

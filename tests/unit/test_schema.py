@@ -22,6 +22,8 @@ NAMES = sorted(REGISTRY)
 
 def _arities(d):
     lo, hi = (d.arity, d.arity) if isinstance(d.arity, int) else d.arity
+    if "pairs" in d.tags:  # two lists of equal length
+        return range(lo + lo % 2, hi + 1, 2)
     return range(lo, hi + 1)
 
 
@@ -78,6 +80,14 @@ def test_list_arguments_take_every_remaining_row_argument():
     assert written_operands(REGISTRY["aminmax.out"], 3) == (1, 2)  # two out= tensors
     out = [a.name for a in bind(REGISTRY["index_put_.Tensor"], 4)]
     assert out == ["self", "values", "indices", "indices"]
+
+
+def test_two_list_arguments_share_the_row_arguments_equally():
+    d = REGISTRY["_foreach_add_.List"]
+    assert [a.name for a in bind(d, 4)] == ["self", "self", "other", "other"]
+    assert written_operands(d, 6) == (0, 1, 2) == d.mutated_indices(6)
+    with pytest.raises(RuntimeError, match="do not fit"):
+        bind(d, 3)
 
 
 def test_unknown_schema_is_a_loud_registry_bug():
