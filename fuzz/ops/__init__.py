@@ -20,6 +20,7 @@ from aliasfuzz.fuzz.ops import (
     kernels,
     multiout,
     outs,
+    outs2,
     views,
     windows,
 )
@@ -39,7 +40,7 @@ def _assemble(*families) -> dict[str, OpDef]:
 
 
 REGISTRY: dict[str, OpDef] = _assemble(
-    views, functional, inplace, outs, indexfam, windows, fallbacks, foreach, multiout, custom, factory, kernels, kernel_probes, control
+    views, functional, inplace, outs, indexfam, windows, fallbacks, foreach, outs2, multiout, custom, factory, kernels, kernel_probes, control
 )
 
 

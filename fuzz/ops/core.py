@@ -218,7 +218,8 @@ class OpDef:
       apply: ``(tensors, params) -> result``; the torch code, used by the interpreter.
       render: ``(argument expressions, params) -> Python source``; an expression when
         ``statement`` is False, else a full statement (``x[1] = y``).
-      mutates: indices of the tensor arguments written (``None`` for variadic: all).
+      mutates: indices of the tensor arguments written (``None`` for variadic: all; a
+        negative index counts from the end).
       reads: indices of the tensor arguments read (``None``: all).
       n_out: results bound by a statement (``None``: given by params, e.g. ``unbind``).
       prelude: names of module-level definitions (custom ops, kernels) the rendering needs.
@@ -270,10 +271,11 @@ class OpDef:
             raise InvalidArgument(f"{self.name} takes {want} tensor arguments, got {n}")
 
     def mutated_indices(self, n_args: int) -> tuple[int, ...]:
-        """Indices of the arguments written: ``mutates``, or for a variadic row (``None``)
-        all of them, or the first list of a ``pairs`` row."""
+        """Indices of the arguments written: ``mutates`` (a negative index counts from the
+        end: a variadic row's last argument is -1), or for a variadic row (``None``) all of
+        them, or the first list of a ``pairs`` row."""
         if self.mutates is not None:
-            return self.mutates
+            return tuple(i if i >= 0 else n_args + i for i in self.mutates)
         return tuple(range(n_args // 2 if "pairs" in self.tags else n_args))
 
     def read_indices(self, n_args: int) -> tuple[int, ...]:

@@ -30,6 +30,7 @@ from aliasfuzz.fuzz.ops.core import OpDef, OpKind
 from aliasfuzz.fuzz.ops.fallbacks import SCHEMAS as _FALLBACKS
 from aliasfuzz.fuzz.ops.foreach import SCHEMAS as _FOREACH
 from aliasfuzz.fuzz.ops.indexfam import SCHEMAS as _INDEX_FAMILY
+from aliasfuzz.fuzz.ops.outs2 import SCHEMAS as _OUTS2
 from aliasfuzz.fuzz.ops.windows import SCHEMAS as _WINDOWS
 
 __all__ = ["NO_SCHEMA", "SCHEMAS", "bind", "op_schema", "schema_of", "written_operands"]
@@ -121,6 +122,8 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     **_FALLBACKS,
     # foreach list-list forms
     **_FOREACH,
+    # out= beyond add/mul
+    **_OUTS2,
 }
 
 #: row name (or ``kind:<kind>`` for a whole kind) -> why it has no schema; its written

@@ -26,6 +26,7 @@ FAMILIES = {
     "windows": (("view", "functional", "scatter", "inplace"), ("float32",)),
     "fallbacks": (("inplace", "functional"), ("float32", "int64")),
     "foreach": (("inplace", "view"), ("float32",)),
+    "outs2": (("out", "view"), ("float32",)),
 }
 
 
