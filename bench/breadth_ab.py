@@ -1,0 +1,85 @@
+"""Throughput with and without the breadth families (issue 15), same seed, one process.
+
+Judges programs ``0..N-1`` of ``--seed`` under the default pipelines (as
+``bench/stages.py`` does: :func:`bench.stages.judge_all`, one capture per pipeline as the
+default campaign), once with the
+generator as it is ("with") and once with the rows of the breadth families' registry
+modules (:data:`BREADTH`) hidden from the generator ("without": the generator of before
+them), alternating the order over ``--rounds``. A warm-up program of each arm is judged
+first and not counted. Prints per arm the programs/s (generation and judging), the
+generator's programs/s alone, and the ratio with/without.
+
+Generation differs between the arms from the first draw that picks a family slot, so the
+programs are not the same ones: the ratio measures the op mix, with its noise.
+
+    python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1]   (from the repository root)
+
+Prints numbers; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import time
+
+from aliasfuzz.campaign import _judge
+from aliasfuzz.campaign.options import DEFAULT_PIPELINES
+from aliasfuzz.fuzz import sample
+from aliasfuzz.fuzz.ops import REGISTRY
+from bench.stages import judge_all
+
+#: registry modules of the breadth families
+BREADTH = ("windows", "fallbacks", "foreach", "outs2")
+
+
+@contextlib.contextmanager
+def without_breadth():
+    """Hide the breadth families' rows from the generator (``make_config`` reads REGISTRY)."""
+    hidden = {n: d for n, d in REGISTRY.items() if d.apply.__module__.rsplit(".", 1)[-1] in BREADTH}
+    for n in hidden:
+        del REGISTRY[n]
+    try:
+        yield
+    finally:
+        REGISTRY.update(hidden)
+
+
+def arm(n: int, seed: int) -> tuple[float, float]:
+    """(programs/s judged, programs/s generated) over programs 0..n-1 of ``seed``."""
+    judge_all(_judge.generate(seed, n), DEFAULT_PIPELINES, "cpu", False)  # warm-up
+    t0 = time.perf_counter()
+    for i in range(n):
+        judge_all(_judge.generate(seed, i), DEFAULT_PIPELINES, "cpu", False)
+    judged = n / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    sample.generate(20 * n, seed)
+    return judged, 20 * n / (time.perf_counter() - t0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=1)
+    args = ap.parse_args(argv)
+    got: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
+    for r in range(args.rounds):
+        order = ("with", "without") if r % 2 == 0 else ("without", "with")
+        for name in order:
+            ctx = without_breadth() if name == "without" else contextlib.nullcontext()
+            with ctx:
+                judged, generated = arm(args.n, args.seed)
+            got[name].append((judged, generated))
+            print(f"round {r} {name:8s} judged {judged:.3f} programs/s, generated {generated:.0f} programs/s",
+                  flush=True)
+    mean = {k: (sum(j for j, _ in v) / len(v), sum(g for _, g in v) / len(v)) for k, v in got.items()}
+    for k, (j, g) in mean.items():
+        print(f"{k:8s} judged {j:.3f} programs/s, generated {g:.0f} programs/s")
+    print(f"ratio with/without: judged {mean['with'][0] / mean['without'][0]:.3f}, "
+          f"generated {mean['with'][1] / mean['without'][1]:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
