@@ -34,6 +34,19 @@ def _rows(module: str) -> set[str]:
     return {n for n, d in REGISTRY.items() if d.apply.__module__.endswith(f".{module}")}
 
 
+def _writes_after_unfold(program) -> bool:
+    from aliasfuzz.fuzz.ops import lookup
+    from aliasfuzz.fuzz.ops.schema import written_operands
+
+    seen = False
+    for op in program.body:
+        if op.op == "unfold":
+            seen = True
+        elif seen and written_operands(lookup(op.op), len(op.args)):
+            return True
+    return False
+
+
 def _judged(module: str):
     fams, dtypes = FAMILIES[module]
     rows = _rows(module)
@@ -46,6 +59,13 @@ def _judged(module: str):
         # dropout_eval returns x itself and aot_eager loses writes through it: a known
         # PyTorch bug (shared case b07, #115249), not this family's
         assume(not any(op.op == "dropout_eval" for op in program.body))
+        # writes after an unfold are real PyTorch departures found by this family (torch
+        # 2.13, reported to the lead): aot_eager/inductor zero the elements in an unfold's
+        # gaps when writing back (x = arange(3.); x.unfold(0, 2, 2).add_(1.0) gives
+        # [1, 2, 0], eager [1, 2, 2]), and functionalization refuses a one-window
+        # unfold(0, 2, 1) as internally overlapping; campaigns report them, this test
+        # checks the rows' precision
+        assume(not _writes_after_unfold(program))
         out = _judge.evaluate(program, "aot_eager", "cpu")
         verdict = Verdict(out["verdict"])
         assert not verdict.is_finding and verdict is not Verdict.INVALID_PROGRAM, (
