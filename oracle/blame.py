@@ -82,10 +82,11 @@ AUDIT_STAGES: dict[str, tuple[str, ...]] = {
 
 #: The messages of ATen's memory-overlap checks (``aten/src/ATen/MemoryOverlap.cpp``:
 #: ``assert_no_internal_overlap``; ``assert_no_partial_overlap`` and ``assert_no_overlap``
-#: share one message), torch 2.11 and 2.13.
+#: share one message; ``torch/_meta_registrations.py`` mirrors the first at trace time),
+#: torch 2.11 and 2.13.
 OVERLAP_ERRORS = re.compile(
-    r"unsupported operation: (more than one element of the written-to tensor|some elements "
-    r"of the input tensor and the written-to tensor) refers? to a single memory location"
+    r"(more than one element of the written-to tensor|some elements of the input tensor and "
+    r"the written-to tensor) refers? to a single memory location"
 )
 
 #: Stages whose run is the pipeline's own code up to that point (see the module
@@ -172,6 +173,18 @@ def adds_departure(eager: EagerResult, before: EagerResult, after: EagerResult) 
     return any(_new_departure(p, c) for p, c in zip(prev, cur, strict=True))
 
 
+def _describe(e: BaseException) -> str:
+    """``Type: first line`` of ``e``, and of the innermost exception of its chain when that
+    is another one (a wrapper such as ``BackendCompilerFailed`` says ``raised:`` on its first
+    line and the error itself below)."""
+    def one(x: BaseException) -> str:
+        text = str(x).strip()
+        return f"{type(x).__name__}: {text.splitlines()[0][:200] if text else ''}"
+
+    inner = _chain(e)[-1]
+    return one(e) if inner is e else f"{one(e)} <- {one(inner)}"
+
+
 def departure(
     pipeline: str, eager: EagerResult, res: EagerResult, names: Sequence[str],
     shadow: Callable[[], EagerResult | None] | None = None,
@@ -181,7 +194,7 @@ def departure(
     from aliasfuzz.oracle.judge import WAIVED
 
     if res.error is not None and eager.error is None:
-        return f"raises {type(res.error).__name__}: {str(res.error).splitlines()[0][:200] if str(res.error) else ''}"
+        return f"raises {_describe(res.error)}"
     waived = WAIVED.get(pipeline, {})
     for c in differential(eager, res, names, shadow=shadow):
         if not c.passed and c.name not in waived:
