@@ -28,8 +28,8 @@ blamed stage and the verdict are equal, and then
    unsafe in that program, not which bug made it;
 2. **otherwise** the check is equal and, at ``reinplace``, the keys are equal (the rule
    numbers are the only evidence of a value departure there, so they are kept);
-3. **at any other stage** the needed features and the op names (overloads dropped) of one
-   entry are each a subset of the other's (subsumption: the larger shrunk program kept
+3. **at any other stage** the needed features and the registry op names of one entry are
+   each a subset of the other's (subsumption: the larger shrunk program kept
    incidental statements the shrinker could not remove, and it holds the smaller one's
    whole cause).
 
@@ -99,8 +99,10 @@ def _stage_error(meta: dict[str, Any]) -> str | None:
     return None
 
 
-def _base_ops(meta: dict[str, Any]) -> set[str]:
-    return {op.split(".")[0] for op in meta.get("ops") or []}
+def _ops(meta: dict[str, Any]) -> set[str]:
+    # registry names as they are: ``add_.Scalar`` and ``add.out`` are other ops, and a
+    # namespace (``fz.scaled``, ``tk.flat_add``) is not an overload
+    return set(meta.get("ops") or [])
 
 
 def _decision_kinds(evidence: list[str]) -> set[str]:
@@ -127,7 +129,7 @@ def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if ra["check"] != rb["check"] or ra["stage"] == "reinplace":
         return False
     fa, fb = set(ra["evidence"]), set(rb["evidence"])
-    oa, ob = _base_ops(a), _base_ops(b)
+    oa, ob = _ops(a), _ops(b)
     return (fa <= fb and oa <= ob) or (fb <= fa and ob <= oa)
 
 
