@@ -41,6 +41,15 @@ Which stage results are **conclusive** (a stage that raises where eager runs):
   functionalization crashes on decomposition), so their other errors stay inconclusive;
   the trail says ``the final pipeline's error differs`` for a faithful one.
 
+A **signal death** of a pipeline ending in full Inductor (``lowering``, ``scheduler``)
+would kill the cutting process as well when the cut reaches those stages.
+:func:`blame_program` therefore runs the prefix first, with the pipeline itself standing
+in as the last stage (its result is the finding, :class:`WorkerDied`): when the blamed
+stage is in the prefix (a faithful prefix raised, and every conclusive stage after it
+departs too) the compiled stages are not run (the trail says ``not run``), since nothing
+they do changes a blame that the pipeline's own death then continues; otherwise they are
+run as before (a death there leaves the finding unblamed, as it did).
+
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
 stage is ``reinplace`` without cutting. Mapping to the audit's stage labels
@@ -60,8 +69,8 @@ from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
-    "AUDIT_STAGES", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame", "adds_departure",
-    "blame",
+    "AUDIT_STAGES", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame", "WorkerDied",
+    "adds_departure", "blame",
 ]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
