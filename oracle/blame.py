@@ -46,9 +46,11 @@ would kill the cutting process as well when the cut reaches those stages.
 :func:`blame_program` therefore runs the prefix first, with the pipeline itself standing
 in as the last stage (its result is the finding, :class:`WorkerDied`): when the blamed
 stage is in the prefix (a faithful prefix raised, and every conclusive stage after it
-departs too) the compiled stages are not run (the trail says ``not run``), since nothing
-they do changes a blame that the pipeline's own death then continues; otherwise they are
-run as before (a death there leaves the finding unblamed, as it did).
+departs too) the compiled stages are not run (the trail says ``not run``). What is not
+checked then: whether ``lowering`` (fusion off) would agree with eager, which would move
+the blame to ``scheduler``; running it to find out is what kills the cut, and a pipeline
+already broken by its own prefix is reported there first. Otherwise the compiled stages
+are run as before (a death there leaves the finding unblamed, as it did).
 
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
