@@ -16,6 +16,42 @@ and compares each with eager under the oracle's own differential check
   launched with one tensor twice loses a write in functionalization, and the reinplace
   pass then erases the copy-back of the other argument, ``shared/audit`` 015634b84c).
 
+Which stage results are **conclusive** (a stage that raises where eager runs):
+
+* for a value finding a raising stage is inconclusive (our cut may trace what the pipeline
+  never traces that way), except when the error is one of ATen's memory-overlap checks
+  (:data:`OVERLAP_ERRORS`, ``aten/src/ATen/MemoryOverlap.cpp``: ``assert_no_internal_overlap``,
+  ``assert_no_partial_overlap``, ``assert_no_overlap``) raised by a graph a pass stage
+  produced: that graph writes a buffer in place that it also reads through another
+  argument, so it is not a valid program, a departure of the stage that made it (fourth
+  audit 1b9297cb46, 7e27ad2854: the reinplace pass turns ``index_put(x, idx, x)`` into
+  ``index_put_`` whose values alias the written buffer; run eagerly ATen refuses it,
+  compiled it gives wrong values);
+* for a crash a stage raising the finding's own error departs; one raising *another*
+  error departs only when the stage is a **faithful prefix** of the pipeline
+  (:data:`FAITHFUL`: Dynamo's capture, AOTAutograd's functionalization and epilogues as
+  the pipeline calls them, the graph ``compile_fx`` hands its inner compiler, full
+  Inductor): the pipeline itself runs that code first, so on a program eager runs it is
+  broken there already, whatever a later stage then does with the broken state (fourth
+  audit 69f02e9212 and 8be8a9c905: functionalization's ``setStorage ... out of bounds``,
+  after which full Inductor corrupts the heap). Our own constructions are not faithful
+  prefixes: the ``decomposition`` cut (``make_fx`` without functionalization, which no
+  pipeline runs) and the snapshots of Inductor's passes run eagerly can fail where the
+  pipeline does not (second audit: our decomposition cut's ``IndexError`` blamed three
+  functionalization crashes on decomposition), so their other errors stay inconclusive;
+  the trail says ``the final pipeline's error differs`` for a faithful one.
+
+A **signal death** of a pipeline ending in full Inductor (``lowering``, ``scheduler``)
+would kill the cutting process as well when the cut reaches those stages.
+:func:`blame_program` therefore runs the prefix first, with the pipeline itself standing
+in as the last stage (its result is the finding, :class:`WorkerDied`): when the blamed
+stage is in the prefix (a faithful prefix raised, and every conclusive stage after it
+departs too) the compiled stages are not run (the trail says ``not run``). What is not
+checked then: whether ``lowering`` (fusion off) would agree with eager, which would move
+the blame to ``scheduler``; running it to find out is what kills the cut, and a pipeline
+already broken by its own prefix is reported there first. Otherwise the compiled stages
+are run as before (a death there leaves the finding unblamed, as it did).
+
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
 stage is ``reinplace`` without cutting. Mapping to the audit's stage labels
@@ -34,7 +70,10 @@ import torch
 from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.differential import differential, tolerance
 
-__all__ = ["AUDIT_STAGES", "NOT_REPRODUCED", "Blame", "adds_departure", "blame"]
+__all__ = [
+    "AUDIT_STAGES", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame", "WorkerDied",
+    "adds_departure", "blame",
+]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
 #: :mod:`aliasfuzz.passes.stages`): the audit names the stage by the component that
@@ -51,6 +90,27 @@ AUDIT_STAGES: dict[str, tuple[str, ...]] = {
     "dynamo+lowering": ("lowering",),
     "remove_noop_ops": ("joint:remove_noop_ops", "post-grad:remove_noop_ops"),
 }
+
+#: The messages of ATen's memory-overlap checks (``aten/src/ATen/MemoryOverlap.cpp``:
+#: ``assert_no_internal_overlap``; ``assert_no_partial_overlap`` and ``assert_no_overlap``
+#: share one message; ``torch/_meta_registrations.py`` mirrors the first at trace time),
+#: torch 2.11 and 2.13.
+OVERLAP_ERRORS = re.compile(
+    r"(more than one element of the written-to tensor|some elements of the input tensor and "
+    r"the written-to tensor) refers? to a single memory location"
+)
+
+#: Stages whose run is the pipeline's own code up to that point (see the module
+#: docstring); per pipeline, since ``reinplace`` is all of ``fx-reinplace`` but a snapshot
+#: run eagerly in Inductor's pipelines.
+FAITHFUL: dict[str, tuple[str, ...]] = {
+    "fx-reinplace": ("functionalization", "reinplace"),
+    "*": ("dynamo", "functionalization", "aot", "lowering", "scheduler"),
+}
+
+#: Stages built by aliasfuzz alone (no pipeline runs them): no error of theirs is a
+#: conclusive departure except the finding's own.
+_OWN = ("decomposition",)
 
 #: Verdicts decided by the reinplace pass's own decisions (no cut needed).
 _CLAIMS = ("unsafe-reinplace", "missed-reinplace")
@@ -124,6 +184,18 @@ def adds_departure(eager: EagerResult, before: EagerResult, after: EagerResult) 
     return any(_new_departure(p, c) for p, c in zip(prev, cur, strict=True))
 
 
+def _describe(e: BaseException) -> str:
+    """``Type: first line`` of ``e``, and of the innermost exception of its chain when that
+    is another one (a wrapper such as ``BackendCompilerFailed`` says ``raised:`` on its first
+    line and the error itself below)."""
+    def one(x: BaseException) -> str:
+        text = str(x).strip()
+        return f"{type(x).__name__}: {text.splitlines()[0][:200] if text else ''}"
+
+    inner = _chain(e)[-1]
+    return one(e) if inner is e else f"{one(e)} <- {one(inner)}"
+
+
 def departure(
     pipeline: str, eager: EagerResult, res: EagerResult, names: Sequence[str],
     shadow: Callable[[], EagerResult | None] | None = None,
@@ -133,7 +205,7 @@ def departure(
     from aliasfuzz.oracle.judge import WAIVED
 
     if res.error is not None and eager.error is None:
-        return f"raises {type(res.error).__name__}: {str(res.error).splitlines()[0][:200] if str(res.error) else ''}"
+        return f"raises {_describe(res.error)}"
     waived = WAIVED.get(pipeline, {})
     for c in differential(eager, res, names, shadow=shadow):
         if not c.passed and c.name not in waived:
@@ -145,6 +217,16 @@ def departure(
 #: stage by stage); the campaign does not write a signal death with this reason.
 NOT_REPRODUCED = ("no cut of the pipeline departs from eager "
                   "(the finding did not reproduce stage by stage)")
+
+
+class WorkerDied(Exception):
+    """The result of a stage not run because the finding shows that it kills the process
+    (a signal death of the pipeline itself): it is the finding's own error."""
+
+
+#: The stages that are the pipeline's own compile (full Inductor): a signal death of the
+#: pipeline happens there, so the cut runs them last and only when needed.
+_COMPILED = ("lowering", "scheduler")
 
 
 def _chain(e: BaseException) -> list[BaseException]:
@@ -164,6 +246,8 @@ def _same_error(e: BaseException, finding: str) -> bool:
     is not AOTAutograd's ``AssertionError: incorrect out shape``). A wrapper such as
     ``BackendCompilerFailed`` carries the error it wraps in its chain."""
     for x in _chain(e):
+        if isinstance(x, WorkerDied):
+            return True
         name = type(x).__name__
         if not re.search(rf"\b{re.escape(name)}\b", finding):
             continue
@@ -171,6 +255,31 @@ def _same_error(e: BaseException, finding: str) -> bool:
         if not head or head in finding:
             return True
     return False
+
+
+def _overlap(e: BaseException) -> bool:
+    """Whether ``e`` (or an exception of its chain) is one of ATen's overlap refusals."""
+    return any(OVERLAP_ERRORS.search(str(x)) for x in _chain(e))
+
+
+def _raising_verdict(
+    pipeline: str, stage: str, e: BaseException, crash: bool, error: str | None
+) -> str | None:
+    """For a stage that raised ``e``: None when that is a conclusive departure, else why
+    it is inconclusive (the rules of the module docstring)."""
+    if stage in _OWN:
+        if crash and (not error or _same_error(e, error)):
+            return None
+        return "not the finding's error" if crash else "a stage of our own construction"
+    if _overlap(e):
+        return None  # the stage's graph is not a valid program (MemoryOverlap.cpp)
+    if not crash:
+        return "a raising stage says nothing about the values"
+    if not error or _same_error(e, error):
+        return None
+    if stage in FAITHFUL.get(pipeline, FAITHFUL["*"]):
+        return None
+    return "not the finding's error"
 
 
 def blame(
@@ -186,9 +295,11 @@ def blame(
     """Blame a finding (``verdict``/``check`` on ``pipeline``) on the stages of ``runs``.
 
     ``error`` is a crash finding's explanation (what the pipeline raised): a stage that
-    raises an exception whose type (or innermost cause's type) it does not name says
-    nothing about this crash (our cut can fail on its own where the pipeline does not)
-    and is inconclusive.
+    raises an exception of a type it does not name departs only when the stage is a
+    faithful prefix of the pipeline (:data:`FAITHFUL`); elsewhere (our own cut can fail
+    where the pipeline does not) it is inconclusive. A stage raising one of ATen's
+    overlap refusals (:data:`OVERLAP_ERRORS`) departs for any finding, unless it is our own
+    ``decomposition`` cut.
 
     ``runs`` are :class:`aliasfuzz.passes.stages.StageRun` in pipeline order, ``eager``
     the reference on fresh inputs, ``names`` the input names, ``shadow`` the fp64 run
@@ -213,13 +324,14 @@ def blame(
                 continue
         else:
             why = departure(pipeline, eager, r.result, names, shadow)
-            # a stage that raises on a value finding says nothing about the values (our
-            # cut may trace what the pipeline itself never traces that way)
-            inconclusive = r.result.error is not None and not crash
-            if crash and error and r.result.error is not None and not _same_error(
-                r.result.error, error
-            ):
-                inconclusive, why = True, f"{why}; not the finding's error"
+            inconclusive = False
+            if r.result.error is not None and eager.error is None:
+                weak = _raising_verdict(pipeline, r.stage, r.result.error, crash, error)
+                if weak is not None:
+                    inconclusive = True
+                    why = f"{why}; {weak}" if crash else why
+                elif crash and error and not _same_error(r.result.error, error):
+                    why = f"{why}; the final pipeline's error differs"
         if inconclusive:
             trail.append((r.stage, f"inconclusive ({why})"))
             continue
@@ -254,7 +366,7 @@ def blame_program(
     from aliasfuzz.fuzz.render import load_function
     from aliasfuzz.oracle.confirm import run_callable_named
     from aliasfuzz.oracle.judge import _options, _shadow
-    from aliasfuzz.passes.stages import cut
+    from aliasfuzz.passes.stages import PIPELINE_STAGES, StageRun, cut
 
     if verdict in _CLAIMS and check == "candidates":
         return blame(pipeline, verdict, check, EagerResult(), [], [])
@@ -265,6 +377,25 @@ def blame_program(
         return make_inputs(program, device)
 
     eager = run_callable_named(fn, names, make())
-    runs = cut(pipeline, fn, make, names, options=_options(options), program=program, device=device)
-    return blame(pipeline, verdict, check, eager, runs, names, shadow=_shadow(fn, names, make),
-                 error=error)
+    shadow = _shadow(fn, names, make)
+    opts = _options(options)
+    stages = PIPELINE_STAGES.get(pipeline, ())
+    if verdict == "crash" and (check or "").startswith("signal:") and all(
+        s in stages for s in _COMPILED
+    ):
+        # the compiled stages would kill this process as they killed the pipeline's:
+        # first see whether the prefix already departs up to them (module docstring)
+        runs = cut(pipeline, fn, make, names, options=opts, program=program, device=device,
+                   only=[s for s in stages if s not in _COMPILED])
+        died = StageRun(_COMPILED[-1], EagerResult(error=WorkerDied(error or check or "")))
+        b = blame(pipeline, verdict, check, eager, [*runs, died], names, shadow=shadow,
+                  error=error)
+        if b.stage is not None and b.stage not in _COMPILED:
+            b.trail.insert(len(b.trail) - 1, (_COMPILED[0], "not run (the pipeline's own "
+                                              "compile, which kills the process)"))
+            return b
+        runs += cut(pipeline, fn, make, names, options=opts, program=program, device=device,
+                    only=_COMPILED)
+        return blame(pipeline, verdict, check, eager, runs, names, shadow=shadow, error=error)
+    runs = cut(pipeline, fn, make, names, options=opts, program=program, device=device)
+    return blame(pipeline, verdict, check, eager, runs, names, shadow=shadow, error=error)

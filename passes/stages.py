@@ -460,11 +460,14 @@ def cut(
     options: Any = None,
     program: Any = None,
     device: str = "cpu",
+    only: Sequence[str] | None = None,
 ) -> list[StageRun]:
     """Run ``fn`` through every prefix of ``pipeline`` (see the module docstring).
 
     ``make_inputs()`` returns fresh inputs (called once per stage); ``input_names`` name
     them in alias maps. ``program`` (the IR program) is needed for ``torchscript``.
+    ``only`` names the fixed stages of :data:`PIPELINE_STAGES` to run (``<inductor>`` for
+    all of Inductor's passes; None: all; not for ``torchscript`` and ``fx-reinplace``).
     Failures of torch at a stage are that stage's result (``StageRun.result.error``).
     Raises :class:`InvalidArgument` for a pipeline without stages (``eager``).
     """
@@ -476,10 +479,12 @@ def cut(
     hygiene.setup_process()
     # a worker dying here died in PyTorch (the snapshot glue around it is a few lines)
     with process.system_under_test(f"stages of {pipeline}"):
-        return _cut(pipeline, fn, make_inputs, input_names, options, program, device)
+        return _cut(pipeline, fn, make_inputs, input_names, options, program, device, only)
 
 
-def _cut(pipeline, fn, make_inputs, input_names, options, program, device) -> list[StageRun]:
+def _cut(
+    pipeline, fn, make_inputs, input_names, options, program, device, only=None
+) -> list[StageRun]:
     if pipeline == "torchscript":
         if program is None:
             raise InvalidArgument("cutting torchscript needs the program")
@@ -488,6 +493,8 @@ def _cut(pipeline, fn, make_inputs, input_names, options, program, device) -> li
         return _fx_stages(fn, make_inputs, input_names)
     runs: list[StageRun] = []
     for stage in PIPELINE_STAGES[pipeline]:
+        if only is not None and stage not in only:
+            continue
         t = time.perf_counter()
         if stage == "<inductor>":
             runs += _inductor_stages(pipeline, fn, make_inputs, input_names, options)

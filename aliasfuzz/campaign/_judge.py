@@ -140,7 +140,7 @@ def judge_case(path: str, pipelines: list[str] | None = None) -> list[dict[str, 
 
 def blame(
     program: Program, pipeline: str, device: str, options: dict[str, Any] | None,
-    outcome: dict[str, Any],
+    outcome: dict[str, Any], *, full: bool = True,
 ) -> dict[str, Any]:
     """Blame a finding on a stage of its pipeline (:mod:`aliasfuzz.oracle.blame`), JSON-able.
 
@@ -148,7 +148,10 @@ def blame(
     finding of the fast path ``inductor-reinplace``, whether full ``torch.compile``
     (``inductor``) reproduces it (``reproduces``), does not (``hidden``), or cannot run
     the program here (``unsupported``: e.g. user Triton kernels on a CPU); None for the
-    other pipelines. Debug pipelines are not cut (stage None).
+    other pipelines. Debug pipelines are not cut (stage None). ``full=False`` leaves
+    ``full`` None: the campaign judges full ``torch.compile`` as a task of its own
+    (:func:`aliasfuzz.campaign.pool.blame_in`), so that a compile that kills the worker
+    does not take the cut's result with it (fourth audit 8be8a9c905).
     """
     from aliasfuzz.oracle.blame import Blame, blame_program
 
@@ -162,14 +165,20 @@ def blame(
                           error=outcome.get("explanation") if crash else None)
     out = b.to_json()
     out["full"] = None
-    if pipeline == "inductor-reinplace":
-        full = _judged(program, "inductor", device, options or None)
-        if full["verdict"] in ("invalid-program", "unsupported"):
-            out["full"] = "unsupported"
-        elif full["verdict"] == outcome["verdict"]:
-            out["full"] = "reproduces"
-        else:
-            out["full"] = "hidden"
-        out["full_outcome"] = {k: full[k] for k in ("verdict", "check", "explanation")}
+    if pipeline == "inductor-reinplace" and full:
+        out.update(full_of(outcome, _judged(program, "inductor", device, options or None)))
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+def full_of(outcome: dict[str, Any], full: dict[str, Any]) -> dict[str, Any]:
+    """``{"full", "full_outcome"}`` of a fast-path finding ``outcome`` given ``full``, the
+    outcome of the same program on full ``inductor`` (see :func:`blame`)."""
+    if full["verdict"] in ("invalid-program", "unsupported"):
+        verdict = "unsupported"
+    elif full["verdict"] == outcome["verdict"]:
+        verdict = "reproduces"
+    else:
+        verdict = "hidden"
+    return {"full": verdict,
+            "full_outcome": {k: full.get(k, "") for k in ("verdict", "check", "explanation")}}

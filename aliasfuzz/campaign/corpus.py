@@ -245,13 +245,16 @@ def record(
     provenance: dict[str, Any],
 ) -> Recorded:
     """Write a shrunk, blamed finding under each of its root causes (:func:`roots`): a new
-    entry, or one more sighting (``hits``, :func:`add_hit`) of an entry already there.
+    entry, or one more sighting (``hits``, :func:`add_hit`) of an entry already there, the
+    one with the same key or one that is the same bug under another key
+    (:func:`aliasfuzz.campaign.rootclass.same_bug`).
 
     ``provenance`` holds ``campaign``, ``seed``, ``program_index``, ``device``,
     ``pipeline_options`` and ``shrink_executions``; ``bugs`` are the known upstream bugs
     (:func:`aliasfuzz.campaign.known.load_known`). Meta keys: ``corpus/README.md``.
     """
     from aliasfuzz.campaign.known import match
+    from aliasfuzz.campaign.rootclass import find_same
 
     ops = sorted({op.op for op in small.body})
     statements = {"original": len(original.body), "minimized": len(small.body)}
@@ -295,12 +298,29 @@ def record(
             "statements": statements,
             "hits": [hit],
         }
-        path, created = write_entry(Path(corpus), small, meta)
+        same = find_same(_metas(Path(corpus)), meta)  # one entry per bug (rootclass.py)
+        if same is not None:
+            path, created = same, False
+        else:
+            path, created = write_entry(Path(corpus), small, meta)
         if not created:
             add_hit(path, hit)
         paths.append(path)
         known = known or (bug.issue if bug else None)
     return Recorded(tuple(paths), known)
+
+
+def _metas(corpus: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """``(folder, meta)`` of the entries of ``corpus`` that have a readable ``meta.json``."""
+    out = []
+    for p in list_entries(corpus):
+        try:
+            meta = json.loads((p / "meta.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict):
+            out.append((p, meta))
+    return out
 
 
 def _read_json(path: Path) -> Any:

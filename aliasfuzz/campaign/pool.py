@@ -31,7 +31,7 @@ from aliasfuzz.campaign.shrink import same_failure, shrink
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.fuzz.ir import Program
 
-__all__ = ["Pool", "kernel_cache_dir"]
+__all__ = ["Pool", "blame_in", "kernel_cache_dir"]
 
 
 def kernel_cache_dir(opts: CampaignOptions) -> Path | None:
@@ -52,6 +52,25 @@ def kernel_cache_dir(opts: CampaignOptions) -> Path | None:
     path = Path(opts.state).resolve() / "kernel-cache"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def blame_in(worker: Worker, task: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
+    """Blame finding ``outcome`` of ``task`` (program, pipeline, device, options) in
+    ``worker``: the cut (:func:`aliasfuzz.campaign._judge.blame`) as one task, then, for
+    the fast path, full ``inductor`` as a task of its own, so that a compile that kills
+    the worker there (a heap corruption: fourth audit 8be8a9c905) is that check's
+    ``crash`` and does not lose the blame. Returns the worker's answer to the cut:
+    ``{"blame": ...}``, or the death / internal error that ended it."""
+    from aliasfuzz.campaign._judge import full_of
+
+    out = worker.run({**task, "blame": outcome, "full": False})
+    if "blame" in out and task["pipeline"] == "inductor-reinplace":
+        full = worker.run({**task, "pipeline": "inductor"})
+        if "verdict" not in full:  # an internal error: say so rather than guess
+            full = {"verdict": "unsupported", "check": None,
+                    "explanation": str(full.get("summary") or "internal error")[:300]}
+        out["blame"].update(full_of(outcome, full))
+    return out
 
 
 class Pool:
@@ -230,8 +249,7 @@ class Pool:
     ) -> dict[str, Any]:
         """Cut the finding's pipeline stage by stage (:func:`aliasfuzz.campaign._judge.blame`)
         in the worker; a worker that dies or hangs doing so leaves the finding unblamed."""
-        task = {**self._task(program, pipeline), "blame": outcome}
-        out = worker.run(task)
+        out = blame_in(worker, self._task(program, pipeline), outcome)
         if "blame" in out:
             return out["blame"]
         if "internal_error" in out:

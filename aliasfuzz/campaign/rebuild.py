@@ -24,6 +24,7 @@ from typing import Any
 
 from aliasfuzz.campaign.corpus import load_entry, record
 from aliasfuzz.campaign.known import load_known
+from aliasfuzz.campaign.pool import blame_in
 from aliasfuzz.campaign.replay import entries_of
 from aliasfuzz.campaign.shrink import shrink
 from aliasfuzz.campaign.worker import Worker
@@ -62,7 +63,7 @@ def _one(worker: Worker, path: Path, corpus: Path, bugs: list, budget: int) -> s
         return worker.run(_task(p, pipeline, device, options))
 
     small, sout, spent = shrink(entry.program, out, evaluate, budget)
-    blame = worker.run({**_task(small, pipeline, device, options), "blame": sout}).get("blame") or {
+    blame = blame_in(worker, _task(small, pipeline, device, options), sout).get("blame") or {
         "stage": None, "stages": [], "trail": [], "reason": "cutting the pipeline failed"}
     provenance = {k: meta.get(k) for k in _PROVENANCE}
     provenance["shrink_executions"] = spent

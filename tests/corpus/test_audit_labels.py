@@ -6,8 +6,9 @@ and the dedupe (issues 12 and 13).
   judges it a non-finding;
 * every ``genuine`` row is a finding on its pipeline, blamed on the row's stage
   (:data:`aliasfuzz.oracle.blame.AUDIT_STAGES` maps the audit's stage names to ours);
-* the genuine rows, shrunk and blamed as a campaign does, give exactly one corpus entry
-  per audited root cause (a row with two roots may give two), and no two roots share one.
+* the genuine rows, shrunk, blamed and recorded as a campaign does, give exactly one corpus
+  entry per audited root cause (a row with two roots may give two), and no two roots share
+  one (the merge of :mod:`aliasfuzz.campaign.rootclass` included).
 
 Two genuine rows were found by the former fast path on graphs ``torch.compile`` never
 builds (``shared/audit/README.md``: Dynamo graph-breaks on their non-contiguous ``out=``,
@@ -23,7 +24,7 @@ from collections import defaultdict
 import pytest
 
 from aliasfuzz.campaign import _judge
-from aliasfuzz.campaign.corpus import entry_id, roots
+from aliasfuzz.campaign.corpus import record
 from aliasfuzz.campaign.reduce import DENSE, dense_storages, reduce_inputs
 from aliasfuzz.campaign.shrink import shrink
 from aliasfuzz.fuzz.ir import Program
@@ -82,11 +83,13 @@ def test_genuine_finding_is_blamed_on_its_stage(row: AuditRow) -> None:
 
 
 @pytest.mark.slow
-def test_genuine_rows_give_one_corpus_entry_per_root_cause() -> None:
+def test_genuine_rows_give_one_corpus_entry_per_root_cause(tmp_path) -> None:
+    # recorded as a campaign records them: an exact key, or the same bug under another key
+    # (aliasfuzz.campaign.rootclass.same_bug), is one entry
     by_root: dict[str, set[str]] = defaultdict(set)
     entries: set[str] = set()
     extra: list[str] = []
-    for row in (r for r in rows() if r.label == "genuine"):
+    for i, row in enumerate(r for r in rows() if r.label == "genuine"):
         program, options = _subject(row)
 
         def evaluate(p: Program, row=row, options=options) -> dict:
@@ -94,7 +97,9 @@ def test_genuine_rows_give_one_corpus_entry_per_root_cause() -> None:
 
         small, out, _ = shrink(program, evaluate(program), evaluate, 40)
         blame = _judge.blame(small, row.pipeline, "cpu", options, out)
-        ids = [entry_id(k) for k in roots(small, out, row.pipeline, blame)]
+        found = record(tmp_path, program, small, out, row.pipeline, blame, [],
+                       {"campaign": "audit", "program_index": i})
+        ids = [p.name for p in found.paths]
         entries |= set(ids)
         for root, eid in zip(row.roots, ids, strict=False):
             by_root[root].add(eid)

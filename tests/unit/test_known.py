@@ -100,9 +100,17 @@ def test_variants_of_a_known_bug_are_hits_of_one_entry(tmp_path):
     a, b = rec(_program(2)), rec(_program(1), check="inputs")
     assert a.known == b.known == "pytorch/pytorch#1"
     assert a.paths == b.paths  # two programs, two checks: one entry
-    # without the bug the same two programs are two roots (their needed features differ)
-    c, d = rec(_program(2), bugs=()), rec(_program(1), check="inputs", bugs=())
+    # without the bug, programs whose features and ops are not comparable are two roots
+    # (add_ then sin, and mul_ alone); add_ alone is the same bug as add_ then sin by
+    # subsumption (aliasfuzz.campaign.rootclass), one more hit of its entry
+    from aliasfuzz.fuzz.ir import Op
+
+    p = _program(1)
+    mul = type(p)(p.storages, p.inputs, (Op("mul_.Scalar", ("x",), {"other": 2.0}, ("v0",)),),
+                  p.outputs)
+    c, d = rec(_program(2), bugs=()), rec(mul, check="inputs", bugs=())
     assert len({a.paths, c.paths, d.paths}) == 3
+    assert rec(_program(1), check="inputs", bugs=()).paths == c.paths
 
 
 def test_a_second_root_of_a_known_finding_is_new_in_the_report(tmp_path):

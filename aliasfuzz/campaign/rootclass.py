@@ -1,0 +1,142 @@
+"""One corpus entry per bug: when two root-cause keys name the same bug.
+
+A root-cause key (:func:`aliasfuzz.campaign.corpus.roots`) is exact: its hash names the
+entry folder, so the same key found again is one more hit. But the fourth audit found five
+bugs filed twice under different keys, each difference incidental to the bug:
+
+* a crash whose shrunk programs kept different incidental features (``narrow`` vs
+  ``select``, a strided input or not: 43cbefadbc / f50f475f8f, IndexError of
+  functionalization), or seen as an exception in one pipeline and as a signal death in
+  another (6210c968b2 / 69f02e9212, ``setStorage ... out of bounds``);
+* the reinplace pass's unsafe write of one op kind flagged by different ground-truth rules
+  (``index_put:rule 1`` / ``index_put:rule 5``: values aliasing the written buffer, read
+  later or returned; 1b9297cb46 / 7e27ad2854);
+* a shrunk program that kept a view its sibling did not (``_foreach_add_`` of an input or
+  of its ``unbind`` views, both dropped by TorchScript: 4cac13817f / b083bfd656).
+
+:func:`same_bug` decides, from two entries' ``meta.json``, that two keys are one bug: the
+blamed stage and the verdict are equal, and then
+
+1. **the blamed stage raised**: when either entry's blamed stage departs by raising an
+   informative error (:func:`error_class`: the innermost exception's type and message,
+   numbers, bracketed lists and quoted names abstracted), both must have the same one; the
+   check is not compared (a signal death blamed on a stage that raised is that stage's
+   error; a miscompile whose reinplace-stage graph ATen refuses is that refusal). At the
+   ``reinplace`` stage the decision kinds behind the difference must be equal too, the
+   ground-truth rule that flagged each unsafe write ignored (``index_put:rule 1`` and
+   ``index_put:rule 5`` are both ``index_put:unsafe``): the rule says how a write was
+   unsafe in that program, not which bug made it;
+2. **otherwise** the check is equal and, at ``reinplace``, the keys are equal (the rule
+   numbers are the only evidence of a value departure there, so they are kept);
+3. **at any other stage** the needed features and the registry op names of one entry are
+   each a subset of the other's (subsumption: the larger shrunk program kept
+   incidental statements the shrinker could not remove, and it holds the smaller one's
+   whole cause).
+
+Known-bug keys (``check`` ``known``) are merged by their issue already and are left alone.
+An error is uninformative, and rules 2-3 apply instead, when its message has fewer than
+six words after normalization (``list index out of range``), is Inductor's ``Set
+TORCHDYNAMO_VERBOSE`` boilerplate, or is a worker death (nothing shows where). The rules never merge two rows of the first audit's answer key
+(``shared/audit/labels.tsv``) with different roots (``tests/corpus/test_audit_labels.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["error_class", "find_same", "same_bug"]
+
+#: An exception type name followed by its message, as the trail and explanations print it.
+_TYPED = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Failed|Died))\b:\s?")
+
+#: Messages that say nothing about the bug (Inductor wraps every compile error in them).
+_BOILERPLATE = re.compile(r"^(Set TORCHDYNAMO_VERBOSE|worker died|$)")
+
+#: Fewer words than this say too little to tell bugs apart (``list index out of range``).
+_WORDS = 6
+
+#: Abstractions of incidental detail, applied in order.
+_ABSTRACT = (
+    (re.compile(r"\[[^\[\]]*\]"), "[*]"),  # shapes, strides, index lists
+    (re.compile(r"'[^']*'|\"[^\"]*\""), "'*'"),  # quoted names and shapes
+    (re.compile(r"\d+"), "N"),  # numbers, numbered names (s47, arg0_1, buf3)
+    (re.compile(r"\s+"), " "),
+)
+
+
+def error_class(text: str) -> str | None:
+    """The normalized error of ``text`` (a trail entry ``departs (raises T: msg...)`` or an
+    explanation): ``"<innermost type>: <message>"`` with bracketed lists, quoted strings and
+    numbers abstracted, at most 120 characters; None when no typed error is there or the
+    message is uninformative (see the module docstring).
+
+    >>> error_class("raises IndexError: Dimension out of range (expected to be "
+    ...             "in range of [-1, 0], but got 2)")
+    'IndexError: Dimension out of range (expected to be in range of [*], but got N)'
+    """
+    hits = list(_TYPED.finditer(text))
+    if not hits:
+        return None
+    last = hits[-1]
+    if last.group(1) == "WorkerDied":
+        return None
+    msg = text[last.end():].split("; the final pipeline's error differs")[0]
+    msg = msg.split("; not the finding's error")[0].strip()
+    if _BOILERPLATE.match(msg) or len(re.findall(r"[A-Za-z]{2,}", msg)) < _WORDS:
+        return None
+    for pattern, repl in _ABSTRACT:
+        msg = pattern.sub(repl, msg)
+    return f"{last.group(1)}: {msg.strip()}"[:120]
+
+
+def _stage_error(meta: dict[str, Any]) -> str | None:
+    """The normalized error of the entry's blamed stage, from its blame trail."""
+    stage = meta["root"]["stage"]
+    for name, what in meta.get("trail") or []:
+        if name == stage and what.startswith("departs ("):
+            return error_class(what[len("departs ("):].removesuffix(")"))
+    return None
+
+
+def _ops(meta: dict[str, Any]) -> set[str]:
+    # registry names as they are: ``add_.Scalar`` and ``add.out`` are other ops, and a
+    # namespace (``fz.scaled``, ``tk.flat_add``) is not an overload
+    return set(meta.get("ops") or [])
+
+
+def _decision_kinds(evidence: list[str]) -> set[str]:
+    return {re.sub(r":rule \d+$", ":unsafe", e) for e in evidence}
+
+
+def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether entries with ``meta.json`` ``a`` and ``b`` (each with ``root``, ``trail``,
+    ``ops``) are one bug by the rules of the module docstring. Equal roots are one bug."""
+    ra, rb = a["root"], b["root"]
+    if ra == rb:
+        return True
+    if "known" in (ra["check"], rb["check"]):
+        return False
+    if (ra["stage"], ra["verdict"]) != (rb["stage"], rb["verdict"]):
+        return False
+    ea, eb = _stage_error(a), _stage_error(b)
+    if ea is not None or eb is not None:
+        if ra["stage"] == "reinplace" and (
+            _decision_kinds(ra["evidence"]) != _decision_kinds(rb["evidence"])
+        ):
+            return False
+        return ea == eb
+    if ra["check"] != rb["check"] or ra["stage"] == "reinplace":
+        return False
+    fa, fb = set(ra["evidence"]), set(rb["evidence"])
+    oa, ob = _ops(a), _ops(b)
+    return (fa <= fb and oa <= ob) or (fb <= fa and ob <= oa)
+
+
+def find_same(entries: list[tuple[Any, dict[str, Any]]], meta: dict[str, Any]) -> Any | None:
+    """The first of ``entries`` (``(path, meta)`` pairs, in name order) that is the same bug
+    as ``meta`` (:func:`same_bug`), or None."""
+    for path, other in entries:
+        if isinstance(other.get("root"), dict) and same_bug(other, meta):
+            return path
+    return None

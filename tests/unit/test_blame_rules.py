@@ -1,0 +1,201 @@
+"""Blame's rules for stages that raise (issue 12, fourth audit): ATen's overlap refusal of
+a pass's graph is that pass's departure; a crash's faithful pipeline prefix raising another
+error departs; a signal death does not run the compile that kills the process when the
+prefix already departs; the fast path's full-compile check is a worker task of its own.
+Real cuts run the fourth audit's programs (``tests/data/blame/<entry>.json``, copied from
+the audited corpus ``cfresh4``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from aliasfuzz.campaign import _judge
+from aliasfuzz.campaign.pool import blame_in
+from aliasfuzz.fuzz.eager import EagerResult, alias_map
+from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.oracle.blame import WorkerDied, blame, blame_program
+from aliasfuzz.passes import stages as stages_mod
+from aliasfuzz.passes.stages import StageRun
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "blame"
+
+OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
+           "tensor refer to a single memory location. Please clone() the tensor before "
+           "performing the operation.")
+SET_STORAGE = ("setStorage: sizes [1, 1, 4], strides [1, 4, 2], storage offset 3, and "
+               "itemsize 4 requiring a storage size of 40 are out of bounds for storage of "
+               "size 16")
+DIED = ("worker died (signal:SIGABRT) while running the program (in the system under "
+        "test: pipeline inductor)")
+
+
+def _res(*outputs: torch.Tensor) -> EagerResult:
+    return EagerResult(tuple(outputs), (), alias_map(outputs, (), ()))
+
+
+def _ok(stage: str) -> StageRun:
+    return StageRun(stage, _res(torch.tensor([1.0, 11.0])))
+
+
+def _wrong(stage: str) -> StageRun:
+    return StageRun(stage, _res(torch.tensor([1.0, 2.0])))
+
+
+def _raises(stage: str, e: BaseException) -> StageRun:
+    return StageRun(stage, EagerResult(error=e))
+
+
+EAGER = _res(torch.tensor([1.0, 11.0]))
+
+
+def _trail(b, stage: str) -> str:
+    return dict(b.trail)[stage]
+
+
+# -- the rules, on synthetic stage results -------------------------------------------------
+
+
+def test_an_overlap_refusal_of_a_pass_graph_departs_for_a_value_finding():
+    runs = [_ok("dynamo"), _ok("functionalization"), _ok("aot"),
+            _raises("reinplace", RuntimeError(OVERLAP)), _wrong("lowering"), _wrong("scheduler")]
+    b = blame("inductor", "miscompile", "values", EAGER, runs, [])
+    assert b.stages == ("reinplace",), b.trail
+    assert _trail(b, "reinplace").startswith("departs (raises RuntimeError: unsupported")
+    # any other error of a snapshot run eagerly stays inconclusive: lowering is blamed
+    runs[3] = _raises("reinplace", RuntimeError("our snapshot could not run"))
+    b = blame("inductor", "miscompile", "values", EAGER, runs, [])
+    assert b.stages == ("lowering",), b.trail
+    assert _trail(b, "reinplace").startswith("inconclusive")
+
+
+def test_the_trace_time_mirror_of_the_overlap_check_counts_too():
+    meta_msg = "more than one element of the written-to tensor refers to a single memory location"
+    runs = [_ok("functionalization"), _raises("post-grad:p", RuntimeError(meta_msg)),
+            _wrong("scheduler")]
+    assert blame("inductor", "miscompile", "values", EAGER, runs, []).stage == "post-grad:p"
+
+
+def test_our_decomposition_cut_refused_by_an_overlap_check_is_still_inconclusive():
+    runs = [_ok("dynamo"), _raises("decomposition", RuntimeError(OVERLAP)),
+            _wrong("functionalization")]
+    b = blame("inductor", "miscompile", "values", EAGER, runs, [])
+    assert b.stages == ("functionalization",), b.trail
+
+
+def test_a_faithful_prefix_raising_another_error_than_the_crash_departs():
+    runs = [
+        _ok("dynamo"),
+        _raises("decomposition", AssertionError("sources must not be empty for symbol s47")),
+        _raises("functionalization", RuntimeError(SET_STORAGE)),
+        _raises("aot", RuntimeError(SET_STORAGE)),
+        _raises("post-grad:reorder_for_locality", KeyError("snapshot")),
+        _raises("scheduler", WorkerDied(DIED)),
+    ]
+    b = blame("inductor", "crash", "signal:SIGABRT", EAGER, runs, [], error=DIED)
+    assert b.stages == ("functionalization",), b.trail
+    assert "the final pipeline's error differs" in _trail(b, "functionalization")
+    assert _trail(b, "decomposition").startswith("inconclusive")
+    assert _trail(b, "post-grad:reorder_for_locality").startswith("inconclusive")
+
+
+def test_a_pass_snapshot_raising_another_error_than_the_crash_is_inconclusive():
+    runs = [_ok("functionalization"), _ok("aot"), _raises("reinplace", KeyError("x")),
+            _raises("lowering", RuntimeError(SET_STORAGE)),
+            _raises("scheduler", RuntimeError(SET_STORAGE))]
+    error = f"compiled raises _Failed: run: RuntimeError: {SET_STORAGE}; eager does not"
+    b = blame("inductor", "crash", "exceptions", EAGER, runs, [], error=error)
+    assert b.stages == ("lowering",), b.trail
+    assert _trail(b, "reinplace").startswith("inconclusive")
+
+
+# -- the fourth audit's programs, cut for real ----------------------------------------------
+
+
+def _program(entry: str) -> Program:
+    return Program.from_json(json.loads((DATA / f"{entry}.json").read_text()))
+
+
+@pytest.mark.parametrize("entry", ["miscompile-lowering-1b9297cb46", "miscompile-lowering-7e27ad2854"])
+def test_index_put_whose_values_alias_self_is_blamed_on_the_reinplace_pass(entry):
+    # index_copy(x, idx, x): the pass turns index_put into index_put_ whose values alias
+    # the written buffer; ATen refuses that graph, compiled Inductor gives wrong values
+    p = _program(entry)
+    out = _judge.evaluate(p, "inductor", "cpu")
+    assert out["verdict"] == "miscompile", out["explanation"]
+    b = blame_program(p, "inductor", out["verdict"], out["check"])
+    assert b.stages == ("reinplace",), b.trail
+    assert "single memory location" in _trail(b, "reinplace")
+
+
+def test_functionalization_s_set_storage_on_the_fast_path_is_blamed_on_functionalization():
+    p = _program("crash-unblamed-inductor-reinplace-8be8a9c905")
+    out = _judge.evaluate(p, "inductor-reinplace", "cpu")
+    assert out["verdict"] == "crash" and "setStorage" in out["explanation"]
+    b = blame_program(p, "inductor-reinplace", "crash", out["check"], error=out["explanation"])
+    assert b.stages == ("functionalization",), b.trail
+
+
+def test_a_signal_death_behind_a_broken_functionalization_does_not_run_the_compile(monkeypatch):
+    # 69f02e9212: full Inductor corrupts the heap (SIGABRT), functionalization's setStorage
+    # already fails; running the compile here would kill this process as it killed the worker
+    def refuse(*_a, **_k):
+        raise AssertionError("the compiled stages must not run")
+
+    monkeypatch.setattr(stages_mod, "_full_inductor", refuse)
+    p = _program("crash-unblamed-inductor-69f02e9212")
+    b = blame_program(p, "inductor", "crash", "signal:SIGABRT", error=DIED)
+    assert b.stages == ("functionalization",), b.trail
+    assert _trail(b, "lowering").startswith("not run")
+    assert "setStorage" in _trail(b, "functionalization")
+
+
+def test_a_signal_death_with_an_agreeing_prefix_runs_the_compiled_stages(monkeypatch):
+    called: list[bool] = []
+
+    def fake(pipeline, fn, make, names, options, fusion):
+        called.append(fusion)
+        return EagerResult(error=RuntimeError("the compile died here"))
+
+    monkeypatch.setattr(stages_mod, "_full_inductor", fake)
+    data = json.loads((DATA / "miscompile-lowering-7e27ad2854.json").read_text())
+    data["body"], data["outputs"] = data["body"][1:], []  # x0.zero_() alone: all agree
+    p = Program.from_json(data)
+    b = blame_program(p, "inductor", "crash", "signal:SIGSEGV", error=DIED)
+    assert called == [False, True]
+    assert b.stage == "lowering", b.trail
+
+
+# -- the fast path's full-compile check --------------------------------------------------------
+
+
+class _Worker:
+    """Answers tasks from a list, recording them."""
+
+    def __init__(self, answers: list[dict]) -> None:
+        self.answers, self.tasks = answers, []
+
+    def run(self, task: dict) -> dict:
+        self.tasks.append(task)
+        return self.answers.pop(0)
+
+
+def test_a_full_compile_that_kills_the_worker_keeps_the_cut():
+    task = {"program": {}, "pipeline": "inductor-reinplace", "device": "cpu", "options": {}}
+    outcome = {"verdict": "crash", "check": "exceptions"}
+    w = _Worker([{"blame": {"stage": "functionalization", "stages": ["functionalization"]}},
+                 {"verdict": "crash", "check": "signal:SIGABRT", "explanation": DIED}])
+    out = blame_in(w, task, outcome)
+    assert w.tasks[0]["full"] is False and w.tasks[0]["blame"] == outcome
+    assert w.tasks[1]["pipeline"] == "inductor" and "blame" not in w.tasks[1]
+    assert out["blame"]["stage"] == "functionalization"
+    assert out["blame"]["full"] == "reproduces"
+    assert out["blame"]["full_outcome"]["check"] == "signal:SIGABRT"
+    # other pipelines: the cut alone
+    w = _Worker([{"blame": {"stage": "lowering"}}])
+    assert blame_in(w, {**task, "pipeline": "inductor"}, outcome)["blame"] == {"stage": "lowering"}
+    assert len(w.tasks) == 1

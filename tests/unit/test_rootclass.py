@@ -1,0 +1,149 @@
+"""One corpus entry per bug (issue 12): :func:`aliasfuzz.campaign.rootclass.same_bug` on the
+fourth audit's corpus (``tests/data/rootclass/cfresh4.json``: each entry's root key, blame
+trail and ops, the four entries whose stage was wrong blamed again with the current blame),
+its error normalization, and :func:`aliasfuzz.campaign.corpus.record` merging two keys.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aliasfuzz.campaign.corpus import load_entry, record
+from aliasfuzz.campaign.rootclass import error_class, find_same, same_bug
+from aliasfuzz.fuzz.ir import Program
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+ROWS = json.loads((DATA / "rootclass" / "cfresh4.json").read_text())
+
+#: The auditor's duplicate groups (bench/runs/audit-fourth-2026-12-01-notes.md).
+DUPLICATES = [
+    {"crash-functionalization-43cbefadbc", "crash-functionalization-f50f475f8f"},
+    {"crash-functionalization-6210c968b2", "crash-unblamed-inductor-reinplace-8be8a9c905",
+     "crash-unblamed-inductor-69f02e9212"},
+    {"crash-reinplace-5004a0012f", "crash-reinplace-a1f8ace866"},
+    {"miscompile-lowering-1b9297cb46", "miscompile-lowering-7e27ad2854"},
+    {"miscompile-ts-frontend-4cac13817f", "miscompile-ts-frontend-b083bfd656"},
+]
+
+
+def _groups(rows: list[dict]) -> list[set[str]]:
+    """Rows grouped as record() files them, in order."""
+    firsts: list[tuple[str, dict]] = []
+    groups: dict[str, set[str]] = {}
+    for r in rows:
+        same = find_same(firsts, r)
+        if same is None:
+            firsts.append((r["entry"], r))
+            groups[r["entry"]] = {r["entry"]}
+        else:
+            groups[same].add(r["entry"])
+    return list(groups.values())
+
+
+def test_the_fourth_audit_s_duplicates_merge_and_nothing_else_does():
+    groups = _groups(ROWS)
+    merged = [g for g in groups if len(g) > 1]
+    assert sorted(map(sorted, merged)) == sorted(map(sorted, DUPLICATES))
+    assert len(groups) == len(ROWS) - sum(len(g) - 1 for g in DUPLICATES)
+    # the order of arrival does not change the grouping
+    assert sorted(map(sorted, _groups(ROWS[::-1]))) == sorted(map(sorted, groups))
+
+
+def test_the_data_holds_the_corrected_stages():
+    stage = {r["entry"]: r["root"]["stage"] for r in ROWS}
+    assert stage["miscompile-lowering-1b9297cb46"] == stage["miscompile-lowering-7e27ad2854"] == "reinplace"
+    assert stage["crash-unblamed-inductor-69f02e9212"] == "functionalization"
+    assert stage["crash-unblamed-inductor-reinplace-8be8a9c905"] == "functionalization"
+
+
+def _meta(stage="functionalization", verdict="crash", check="exceptions", evidence=("inplace",),
+          trail_error=None, ops=("add_.Scalar",)) -> dict:
+    trail = [[stage, f"departs (raises {trail_error})"]] if trail_error else [[stage, "departs (x)"]]
+    return {"root": {"stage": stage, "verdict": verdict, "check": check,
+                     "evidence": list(evidence)},
+            "trail": trail, "ops": list(ops)}
+
+
+def test_the_same_normalized_error_is_one_bug_whatever_the_features_and_check():
+    a = _meta(trail_error="RuntimeError: setStorage: sizes [1, 1, 4], strides [1, 4, 2], "
+              "storage offset 3 are out of bounds for storage of size 16", evidence=("custom",))
+    b = _meta(check="signal:SIGABRT", evidence=("view", "out"),
+              trail_error="RuntimeError: setStorage: sizes [3], strides [1], storage offset 65 "
+              "are out of bounds for storage of size 144")
+    assert same_bug(a, b)
+    other = _meta(trail_error="RuntimeError: shape '[3, -1]' is invalid for input of size 25")
+    assert not same_bug(a, other)
+    assert not same_bug(a, {**b, "root": {**b["root"], "stage": "aot"}})
+
+
+def test_an_uninformative_error_falls_back_to_features():
+    short = "IndexError: list index out of range"
+    a = _meta(trail_error=short, evidence=("inplace",), ops=("add_.Scalar",))
+    b = _meta(trail_error=short, evidence=("inplace", "view"), ops=("add_.Scalar", "narrow"))
+    c = _meta(trail_error=short, evidence=("out",), ops=("mul.out",))
+    assert same_bug(a, b) and not same_bug(a, c)
+
+
+def test_reinplace_merges_unsafe_decision_kinds_only_behind_one_error():
+    overlap = ("RuntimeError: unsupported operation: some elements of the input tensor and the "
+               "written-to tensor refer to a single memory location.")
+    r1 = _meta("reinplace", "miscompile", "values", ["index_put:rule 1"], overlap)
+    r5 = _meta("reinplace", "miscompile", "values", ["index_put:rule 5"], overlap)
+    assert same_bug(r1, r5)
+    assert not same_bug(r1, _meta("reinplace", "miscompile", "values", ["scatter:rule 1"], overlap))
+    # value departures at the pass without an error keep their rules apart
+    v1 = _meta("reinplace", "miscompile", "values", ["auto_functionalized_v2:rule 5"])
+    v3 = _meta("reinplace", "miscompile", "values", ["auto_functionalized_v2:rule 3"])
+    assert not same_bug(v1, v3)
+
+
+def test_subsumption_needs_features_and_ops_in_the_same_direction():
+    small = _meta("ts-frontend", "miscompile", "torchscript", ["inplace"], ops=["_foreach_add_.Scalar"])
+    big = _meta("ts-frontend", "miscompile", "torchscript", ["inplace", "view"],
+                ops=["_foreach_add_.Scalar", "unbind"])
+    other_op = _meta("ts-frontend", "miscompile", "torchscript", ["inplace", "view"], ops=["add_.Scalar", "unbind"])
+    assert same_bug(small, big) and same_bug(big, small)
+    assert not same_bug(small, other_op)
+    assert not same_bug(small, {**big, "root": {**big["root"], "check": "values"}})
+    known = {**small, "root": {**small["root"], "check": "known", "evidence": ["known:x"]}}
+    assert not same_bug(known, big)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("raises IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 2)",
+     "IndexError: Dimension out of range (expected to be in range of [*], but got N)"),
+    ("raises BackendCompilerFailed: backend='compiler_fn' raised: <- RuntimeError: sources must "
+     "not be empty for symbol s47", "RuntimeError: sources must not be empty for symbol sN"),
+    ("raises RuntimeError: setStorage: storage of size 16; the final pipeline's error differs",
+     None),  # too few words to tell bugs apart
+    ("raises InductorError: AssertionError: Set TORCHDYNAMO_VERBOSE=1 for the internal stack "
+     "trace", None),
+    ("raises WorkerDied: worker died (signal:SIGABRT) while running the program", None),
+    ("inputs: input x1: values differ at [0, 1]", None),
+])
+def test_error_class(text, want):
+    assert error_class(text) == want
+
+
+def test_record_adds_the_same_bug_under_another_key_as_a_hit(tmp_path):
+    overlap = ("RuntimeError: unsupported operation: some elements of the input tensor and the "
+               "written-to tensor refer to a single memory location. Please clone() the tensor "
+               "before performing the operation.")
+    paths = []
+    for i, (entry, rule) in enumerate([("miscompile-lowering-1b9297cb46", 1),
+                                       ("miscompile-lowering-7e27ad2854", 5)]):
+        p = Program.from_json(json.loads((DATA / "blame" / f"{entry}.json").read_text()))
+        outcome = {"verdict": "miscompile", "check": "values", "explanation": "differs",
+                   "decisions": [{"kind": "index_put", "reinplaced": True, "truth": "unsafe",
+                                  "rule": rule, "claim": "unsafe-reinplace"}]}
+        blame = {"stage": "reinplace", "stages": ["reinplace"],
+                 "trail": [["functionalization", "agrees"], ["reinplace", f"departs (raises {overlap})"]]}
+        found = record(tmp_path, p, p, outcome, "inductor", blame, [],
+                       {"campaign": "t", "program_index": i})
+        paths += found.paths
+    assert paths[0] == paths[1]
+    assert len(load_entry(paths[0]).meta["hits"]) == 2
+    assert len([d for d in tmp_path.iterdir() if d.is_dir()]) == 1
