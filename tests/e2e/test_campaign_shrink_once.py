@@ -13,14 +13,16 @@ from aliasfuzz.campaign.driver import run_campaign
 from aliasfuzz.campaign.follow import accepts, follow_key
 from aliasfuzz.campaign.options import CampaignOptions
 
-#: Program 3 of seed 2 fails with the same wrong value on all three (torch 2.13), programs
-#: 0-2 on none: one leader, two followers.
+#: Program 2 of seed 11 crashes with the same error in functionalization on aot_eager and
+#: inductor-reinplace (torch 2.13; fx-reinplace refuses its mutable custom op), programs 0-1
+#: on none: one leader, one follower. (Seed 2's program 3 was the example until the breadth families changed
+#: what the generator draws.)
 PIPELINES = ("inductor-reinplace", "aot_eager", "fx-reinplace")
 
 
 def _campaign(tmp_path: Path, once: bool):
     opts = CampaignOptions(
-        programs=4, seed=2, workers=2, pipelines=PIPELINES, shrink_once=once,
+        programs=3, seed=11, workers=2, pipelines=PIPELINES, shrink_once=once,
         corpus=str(tmp_path / f"corpus-{once}"), state=str(tmp_path / f"state-{once}"),
         report="none",
     )
