@@ -524,7 +524,6 @@ class _Campaign:
                 pool.submit(0, ("shrink", i, p, program, out))
             else:
                 self._submit_follow(pool, i, p, program, out, lead)
-        lead["waiting"] = []
         return 0
 
     def _write(

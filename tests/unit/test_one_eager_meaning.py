@@ -17,6 +17,7 @@ from aliasfuzz.fuzz.ops._inplacegen import ok_foreach
 from aliasfuzz.fuzz.ops.core import OpKind, ValueMeta
 from aliasfuzz.fuzz.validate import RULE_NAMES, RULES, NoEagerMeaning, infer
 from tests.common import audit
+from tests.common.validation import rejection_rule
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_FINDINGS = ROOT / "tests" / "data" / "not_findings"
@@ -27,12 +28,6 @@ def _program(body, inputs=None, storages=None, outputs=()) -> Program:
     storages = storages or (StorageSpec("s", 16),)
     inputs = inputs or (TensorSpec("x", "s", (8,), (1,)),)
     return Program(tuple(storages), tuple(inputs), tuple(body), tuple(outputs))
-
-
-def _rule(program: Program) -> str:
-    with pytest.raises(NoEagerMeaning) as e:
-        infer(program)
-    return e.value.rule
 
 
 _HALVES = (TensorSpec("x", "s", (8,), (1,)), TensorSpec("lo", "s", (4,), (1,), 0),
@@ -72,7 +67,7 @@ def test_rule_rejects_its_program_by_name(rule):
     if rule == "racing-lanes" and "tk.flip_copy" not in REGISTRY:
         pytest.skip("triton is not installed: no launch rows")
     program = BREAKS[rule]
-    assert _rule(program) == rule
+    assert rejection_rule(program) == rule
     with pytest.raises(NoEagerMeaning) as e:
         infer(program)
     assert "statement " in str(e.value)
@@ -84,7 +79,7 @@ def test_rule_rejects_its_program_by_name(rule):
 def test_foreach_on_one_tensor_twice_is_overlapping_writes():
     # the audit's reduction: torch._foreach_add_([v, v], 0.5)
     p = _program([Op("neg", ("x",), {}, ("v",)), Op("_foreach_add_.Scalar", ("v", "v"), {"other": 0.5}, ())])
-    assert _rule(p) == "overlapping-writes"
+    assert rejection_rule(p) == "overlapping-writes"
     # disjoint entries of one storage are fine
     infer(_program([Op("_foreach_add_.Scalar", ("lo", "hi"), {"other": 0.5}, ())], _HALVES))
 
@@ -94,7 +89,7 @@ def test_one_empty_tensor_written_twice_is_overlapping_writes():
     ins = (TensorSpec("x", "s", (0, 3), (3, 1)), TensorSpec("e", "t", (0,), (1,)))
     st = (StorageSpec("s", 0), StorageSpec("t", 0))
     p = _program([Op("aminmax.out", ("x", "e", "e"), {"dim": 1}, ("m", "n"))], ins, st)
-    assert _rule(p) == "overlapping-writes"
+    assert rejection_rule(p) == "overlapping-writes"
     e = ValueMeta((0,), (1,), 0, "float32", "t", 0)
     assert not ok_foreach((e, e))
 
@@ -104,8 +99,8 @@ def test_two_out_tensors_overlapping_is_overlapping_writes():
            TensorSpec("b", "t", (3,), (1,), 3), TensorSpec("c", "t", (3,), (1,), 1))
     st = (StorageSpec("s", 6), StorageSpec("t", 6))
     body = lambda lo, hi: [Op("aminmax.out", ("x", lo, hi), {"dim": 0}, ("m", "n"))]  # noqa: E731
-    assert _rule(_program(body("a", "a"), ins, st)) == "overlapping-writes"
-    assert _rule(_program(body("a", "c"), ins, st)) == "overlapping-writes"
+    assert rejection_rule(_program(body("a", "a"), ins, st)) == "overlapping-writes"
+    assert rejection_rule(_program(body("a", "c"), ins, st)) == "overlapping-writes"
     ok = _program(body("a", "b"), ins, st, ("m", "n"))
     infer(ok)
     lo, hi = run_eager(ok).outputs
@@ -113,8 +108,8 @@ def test_two_out_tensors_overlapping_is_overlapping_writes():
 
 
 def test_custom_op_with_two_mutable_arguments_on_overlapping_views():
-    assert _rule(_program([Op("fz.bump_pair", ("lo", "mid"), {}, ())], _HALVES)) == "overlapping-writes"
-    assert _rule(_program([Op("fz.bump_pair", ("x", "x"), {}, ())])) == "overlapping-writes"
+    assert rejection_rule(_program([Op("fz.bump_pair", ("lo", "mid"), {}, ())], _HALVES)) == "overlapping-writes"
+    assert rejection_rule(_program([Op("fz.bump_pair", ("x", "x"), {}, ())])) == "overlapping-writes"
     infer(_program([Op("fz.bump_pair", ("lo", "hi"), {}, ())], _HALVES))  # sibling views: b09
 
 
@@ -131,7 +126,7 @@ def test_undecidable_overlap_is_rejected_conservatively():
         infer(p)
     # identical layouts and disjoint spans are decided without enumeration, at any size
     same = _program([Op("_foreach_add_.Scalar", ("a", "a"), {"other": 1.0}, ())], ins, st)
-    assert _rule(same) == "overlapping-writes"
+    assert rejection_rule(same) == "overlapping-writes"
     infer(_program([Op("add_.Scalar", ("a",), {"other": 1.0}, ("r",))], ins, st))
 
 
@@ -162,11 +157,11 @@ def test_former_corpus_program_is_rejected_by_overlapping_writes(entry):
         program = Program.loads((NOT_FINDINGS / entry / "program.json").read_text())
     else:
         program = audit.program_of(entry)
-    assert _rule(program) == "overlapping-writes"
+    assert rejection_rule(program) == "overlapping-writes"
     assert not (ROOT / "corpus" / entry).exists()  # no longer a finding: out of corpus/
 
 
-def test_judge_calls_a_rejected_program_invalid_with_the_rule():
+def test_judge_calls_a_rejected_program_invalid_with_therejection_rule():
     from aliasfuzz.oracle.judge import judge
 
     program = audit.program_of("miscompile-aot_eager-0a97464375")

@@ -16,19 +16,14 @@ import torch
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.eager import make_inputs, run_eager
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
-from aliasfuzz.fuzz.validate import NoEagerMeaning, infer
+from aliasfuzz.fuzz.validate import infer
+from tests.common.validation import rejection_rule
 
 
 def _program(body, inputs=None, storages=None, outputs=()) -> Program:
     storages = storages or (StorageSpec("s", 12),)
     inputs = inputs or (TensorSpec("x", "s", (12,), (1,)),)
     return Program(tuple(storages), tuple(inputs), tuple(body), tuple(outputs))
-
-
-def _rule(program: Program) -> str:
-    with pytest.raises(NoEagerMeaning) as e:
-        infer(program)
-    return e.value.rule
 
 
 def test_write_through_unfold_with_gaps_changes_exactly_the_windows():
@@ -46,7 +41,7 @@ def test_write_through_unfold_with_gaps_changes_exactly_the_windows():
 def test_write_through_overlapping_unfold_is_self_overlapping_write_which_eager_cannot_see():
     body = [Op("unfold", ("x",), {"dim": 0, "size": 3, "step": 2}, ("w",)),
             Op("add_.Scalar", ("w",), {"other": 1.0}, ("w2",))]
-    assert _rule(_program(body)) == "self-overlapping-write"
+    assert rejection_rule(_program(body)) == "self-overlapping-write"
     # eager writes anyway: has_internal_overlap answers TooHard (2) for this layout, so
     # assert_no_internal_overlap lets it through and the result depends on the kernel's order
     w = torch.arange(12.0).unfold(0, 3, 2)
@@ -82,10 +77,10 @@ def test_movedim_rejects_repeated_dims_as_torch_does():
 def test_as_strided_copy_outside_its_source_or_after_a_write_is_layout_readout():
     half = (TensorSpec("x", "s", (6,), (1,), 0),)
     outside = [Op("as_strided_copy", ("x",), {"size": [2], "stride": [1], "offset": 5}, ("c",))]
-    assert _rule(_program(outside, half)) == "layout-readout"
+    assert rejection_rule(_program(outside, half)) == "layout-readout"
     after = [Op("add_.Scalar", ("x",), {"other": 1.0}, ("x2",)),
              Op("as_strided_copy", ("x",), {"size": [2], "stride": [1], "offset": 0}, ("c",))]
-    assert _rule(_program(after, half)) == "layout-readout"
+    assert rejection_rule(_program(after, half)) == "layout-readout"
     inside = _program([Op("as_strided_copy", ("x",), {"size": [2, 2], "stride": [1, 2], "offset": 1},
                           ("c",))], half, outputs=("c",))
     assert infer(inside).values["c"].stride == (2, 1)  # fresh and contiguous
@@ -113,7 +108,7 @@ def test_as_strided_scatter_within_a_contiguous_input_is_exact():
     (((6,), (1,), 0), {"size": [2], "stride": [1], "offset": 5}),  # window leaves x
 ])
 def test_as_strided_scatter_outside_the_contract_is_layout_readout(x_layout, window):
-    assert _rule(_scatter(x_layout, window)) == "layout-readout"
+    assert rejection_rule(_scatter(x_layout, window)) == "layout-readout"
 
 
 def test_as_strided_scatter_into_an_overlapping_window_is_refused():
