@@ -20,6 +20,7 @@ from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.ops._build import lit
 
 __all__ = [
+    "CAPTURE_TRITON",
     "FUNCTION_NAME",
     "load_module",
     "workdir",
@@ -56,10 +57,25 @@ class Rendered:
         return None
 
 
-def render_statement(op: Op) -> str:
-    """One statement as a line of Python (no indentation)."""
+#: How a Triton launch is spelled for a tracer outside Dynamo: ``make_fx`` captures a user
+#: kernel only through ``torch.library.wrap_triton`` (``torch/_library/triton.py``); in eager
+#: the wrapper calls ``kernel[grid](...)`` itself, so both spellings mean the same program.
+CAPTURE_TRITON = "torch.library.wrap_triton"
+
+
+def render_statement(op: Op, *, capture_triton: bool = False) -> str:
+    """One statement as a line of Python (no indentation).
+
+    With ``capture_triton`` a user Triton launch ``k[grid](...)`` is spelled
+    ``torch.library.wrap_triton(k)[grid](...)`` (:data:`CAPTURE_TRITON`), the form
+    ``make_fx`` traces; other statements are unchanged."""
+    from aliasfuzz.fuzz.ops import OpKind
+
     d = lookup(op.op)
     text = d.render(op.args, op.params)
+    if capture_triton and d.kind is OpKind.TRITON:
+        kernel, rest = text.split("[", 1)
+        text = f"{CAPTURE_TRITON}({kernel})[{rest}"
     if d.statement or not op.out:
         return text
     return f"{', '.join(op.out)}{',' if len(op.out) == 1 and d.n_out != 1 else ''} = {text}"
@@ -82,13 +98,15 @@ def _signature(program: Program) -> str:
     return ", ".join(parts)
 
 
-def render_function_lines(program: Program, name: str = FUNCTION_NAME) -> list[str]:
+def render_function_lines(
+    program: Program, name: str = FUNCTION_NAME, *, capture_triton: bool = False
+) -> list[str]:
     """The ``def`` of the program, one item per statement (a control-flow item holds
-    several source lines)."""
+    several source lines); ``capture_triton`` as in :func:`render_statement`."""
     lines = [f"def {name}({_signature(program)}):"]
     for op in program.body:
         # multi-line statements (control flow) carry their own absolute indentation
-        lines.append(_INDENT + render_statement(op))
+        lines.append(_INDENT + render_statement(op, capture_triton=capture_triton))
     if program.outputs:
         outs = ", ".join(program.outputs)
         lines.append(f"{_INDENT}return ({outs},)")
@@ -97,11 +115,14 @@ def render_function_lines(program: Program, name: str = FUNCTION_NAME) -> list[s
     return lines
 
 
-def render_module(program: Program, *, inline_preludes: bool = False) -> Rendered:
+def render_module(
+    program: Program, *, inline_preludes: bool = False, capture_triton: bool = False
+) -> Rendered:
     """The program as a Python module defining ``program(...)``.
 
     With ``inline_preludes`` the custom-op and kernel definitions are pasted in (for a
     standalone file); otherwise they are imported from :mod:`aliasfuzz.fuzz.preludes`.
+    ``capture_triton`` spells launches for ``make_fx`` (:func:`render_statement`).
     """
     from aliasfuzz.fuzz import preludes as _preludes
 
@@ -114,10 +135,10 @@ def render_module(program: Program, *, inline_preludes: bool = False) -> Rendere
             head.append(f"from aliasfuzz.fuzz.preludes import {', '.join(needed)}  # noqa: F401")
         head.append("")
     head.append("")
-    fn = render_function_lines(program)
+    fn = render_function_lines(program, capture_triton=capture_triton)
     spans, line = [], len(head) + 2  # line number of the first statement (1-based)
     for op in program.body:
-        n = render_statement(op).count("\n") + 1
+        n = render_statement(op, capture_triton=capture_triton).count("\n") + 1
         spans.append((line, line + n - 1))
         line += n
     return Rendered(source="\n".join([*head, *fn, ""]), statement_spans=tuple(spans), preludes=needed)
@@ -144,13 +165,15 @@ def render_inputs(program: Program, *, device: str = "cpu", name: str = "make_in
     return "\n".join(lines) + "\n"
 
 
-def load_function(program: Program):
+def load_function(program: Program, *, capture_triton: bool = False):
     """Render ``program`` and return ``(function, Rendered)``; the function is fresh per call.
 
-    Its time counts as the ``render`` stage of :mod:`aliasfuzz.fuzz.costs`."""
+    ``capture_triton`` spells Triton launches through ``torch.library.wrap_triton`` (for
+    the pipelines that trace outside Dynamo, :func:`render_statement`). Its time counts as
+    the ``render`` stage of :mod:`aliasfuzz.fuzz.costs`."""
     from aliasfuzz.fuzz import costs
 
     with costs.stage("render"):
-        rendered = render_module(program)
+        rendered = render_module(program, capture_triton=capture_triton)
         module = load_module(rendered.source)
         return getattr(module, FUNCTION_NAME), rendered

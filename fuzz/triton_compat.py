@@ -25,10 +25,10 @@ launch on *traced* tensors outside Dynamo (``make_fx`` / ``aot_function``) is re
 documents ``torch.library.wrap_triton`` as the way to capture one (:data:`MAKE_FX_LIMIT`).
 Natively the kernel would run on the fake tensors' pointers (an illegal memory access,
 seen on the H200) and leave no node in the graph; routing it through ``wrap_triton`` here
-(what this layer did before the fourth audit) judged a program PyTorch's documented API
-does not trace (false positive ``miscompile-reinplace-3712e519e2``). The pipelines refuse
-such programs before they run (``passes/pipelines.py``); the refusal here covers
-hand-written functions (the seed cases) and any other tracer.
+(what this layer did before the fourth audit) judged a program other than its repro's
+(fourth audit, ``miscompile-reinplace-3712e519e2``). ``fx-reinplace`` renders generated
+launches through ``wrap_triton`` explicitly (``fuzz/render.py`` ``CAPTURE_TRITON``); the
+refusal here covers hand-written functions (the seed cases) and any other tracer.
 Inductor's own codegen of user kernels still needs a GPU: on CPU the full ``inductor``
 pipeline fails at compile (``0 compatible backends for target (cpu)``), which is recorded.
 """

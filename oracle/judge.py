@@ -130,12 +130,15 @@ def _as_result(ex: Any) -> EagerResult:
     return EagerResult(tuple(ex.outputs), tuple(ex.inputs_after), dict(ex.aliases))
 
 
-def _subject(subject, inputs, device) -> tuple[Callable, Callable[[], tuple], list[str]]:
+def _subject(subject, inputs, device, pipeline: str = "") -> tuple[Callable, Callable[[], tuple], list[str]]:
     if isinstance(subject, Program):
         from aliasfuzz.fuzz.eager import make_inputs
         from aliasfuzz.fuzz.render import load_function
+        from aliasfuzz.passes.pipelines import NON_DYNAMO_TRACING
 
-        fn, _ = load_function(subject)
+        # one spelling for eager, the pipeline and every rerun: launches through wrap_triton
+        # where the pipeline traces with make_fx (the same program in eager)
+        fn, _ = load_function(subject, capture_triton=pipeline in NON_DYNAMO_TRACING)
         return fn, (lambda: make_inputs(subject, device)), [t.name for t in subject.inputs]
     if not callable(subject):
         raise InvalidArgument(f"judge needs a Program or a function, got {type(subject).__name__}")
@@ -210,17 +213,17 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
     if rejected is not None:
         name = pipeline if isinstance(pipeline, str) else pipeline.pipeline
         return Judgement(Verdict.INVALID_PROGRAM, name, check=rejected[0], explanation=rejected[1])
-    fn, make, names = _subject(subject, inputs, device)
+    if isinstance(pipeline, str):
+        name, ex = pipeline, None
+    else:
+        name, ex = pipeline.pipeline, pipeline
+    fn, make, names = _subject(subject, inputs, device, name)
     opts = _options(options)
 
     def run(ins: tuple) -> tuple[Any, EagerResult]:
         ex = run_function(name, fn, ins, input_names=names, device=device, options=opts)
         return ex, _as_result(ex)
 
-    if isinstance(pipeline, str):
-        name, ex = pipeline, None
-    else:
-        name, ex = pipeline.pipeline, pipeline
     with costs.stage("eager"):
         eager = _confirm.run_callable_named(fn, names, make())
     if ex is None and isinstance(subject, Program):

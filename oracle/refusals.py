@@ -85,11 +85,11 @@ REFUSALS: tuple[Refusal, ...] = (
         None,
         None,
         frozenset({"trace"}),
-        "make_fx does not capture a raw @triton.jit launch (capture needs "
-        "torch.library.wrap_triton); refused before tracing",
+        "make_fx does not capture a raw @triton.jit launch of a hand-written function "
+        "(capture needs torch.library.wrap_triton, which generated programs use on fx-reinplace)",
         "torch/_library/triton.py wrap_triton docstring: make_fx and non-strict export "
         "'perform Dispatcher-based tracing (via __torch_dispatch__) and cannot see calls to "
-        "raw triton kernels' (fourth audit: miscompile-reinplace-3712e519e2)",
+        "raw triton kernels'",
     ),
     Refusal(
         "not-implemented",

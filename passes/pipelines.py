@@ -35,7 +35,6 @@ __all__ = [
     "PipelineOptions",
     "run_function",
     "run_pipeline",
-    "uncaptured_launch",
 ]
 
 
@@ -372,26 +371,11 @@ PIPELINES: dict[str, Callable[[_Run, Execution], None]] = {
 
 
 #: Pipelines that trace the program outside Dynamo (``make_fx``): a raw ``@triton.jit``
-#: launch is invisible to them (``fuzz.triton_compat.MAKE_FX_LIMIT``), so programs with one
-#: are refused before tracing. TorchScript refuses them as unscriptable instead.
+#: launch is invisible to them (``fuzz.triton_compat.MAKE_FX_LIMIT``), so their rendering
+#: spells each launch ``torch.library.wrap_triton(k)[grid](...)``, the capture PyTorch
+#: documents (``torch/_library/triton.py``), in the judged program and in its repro alike
+#: (:data:`aliasfuzz.fuzz.render.CAPTURE_TRITON`). TorchScript refuses launches as unscriptable.
 NON_DYNAMO_TRACING = frozenset({"fx-reinplace"})
-
-
-def uncaptured_launch(program) -> str | None:
-    """Why a pipeline of :data:`NON_DYNAMO_TRACING` cannot trace ``program``, or None.
-
-    Every statement of kind :attr:`~aliasfuzz.fuzz.ops.OpKind.TRITON` renders as a raw
-    launch ``kernel[grid](...)`` (``fuzz/ops/kernels.py``), never through
-    ``torch.library.wrap_triton``; ``make_fx`` does not capture it (documented in
-    ``torch/_library/triton.py`` ``wrap_triton``). The reason names the first such statement.
-    """
-    from aliasfuzz.fuzz.ops import OpKind, lookup
-    from aliasfuzz.fuzz.triton_compat import MAKE_FX_LIMIT
-
-    for i, op in enumerate(program.body):
-        if lookup(op.op).kind is OpKind.TRITON:
-            return f"statement {i}: raw Triton launch {op.op}: {MAKE_FX_LIMIT}"
-    return None
 
 
 def _check(name: str, device: str, options: PipelineOptions | None) -> PipelineOptions:
@@ -463,15 +447,7 @@ def run_pipeline(
         reason = unscriptable_reason(program)
         if reason is not None:
             return rejected(device, tuple(inputs), reason)
-    if name in NON_DYNAMO_TRACING:
-        reason = uncaptured_launch(program)
-        if reason is not None:  # refused before tracing: no finding can rest on it
-            from aliasfuzz.fuzz.triton_compat import UncapturedTritonLaunch
-
-            ex = Execution(pipeline=name, device=device, inputs_after=tuple(inputs))
-            ex.failure = Failure.of("trace", UncapturedTritonLaunch(reason))
-            return ex
-    fn, rendered = load_function(program)
+    fn, rendered = load_function(program, capture_triton=name in NON_DYNAMO_TRACING)
     statement_at = rendered.statement_at
     return run_function(
         name,

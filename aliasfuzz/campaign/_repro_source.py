@@ -120,12 +120,14 @@ def _joined(lines: list[str]) -> list[str]:
     return out
 
 
-def function_source(program: Program, name: str = "f") -> list[str]:
-    """``def <name>(...)`` of the program, one list item per line."""
+def function_source(program: Program, name: str = "f", *, capture_triton: bool = False) -> list[str]:
+    """``def <name>(...)`` of the program, one list item per line; ``capture_triton`` spells
+    Triton launches through ``torch.library.wrap_triton`` as the ``fx`` repro traces them
+    (:func:`aliasfuzz.fuzz.render.render_statement`)."""
     from aliasfuzz.fuzz.render import render_function_lines
 
     params = [f"{t.name}: Optional[torch.Tensor]" if t.optional else t.name for t in program.inputs]
-    body = render_function_lines(program, name)[1:]
+    body = render_function_lines(program, name, capture_triton=capture_triton)[1:]
     return [f"def {name}({', '.join(params)}):", *(_rename(x) for x in "\n".join(body).splitlines())]
 
 

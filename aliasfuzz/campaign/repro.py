@@ -225,7 +225,8 @@ def _parts(plan_: Plan) -> dict[str, Any]:
     return {
         "imports": imports,
         "definitions": defs,
-        "function": src.function_source(plan_.program),
+        # make_fx captures a user kernel only through wrap_triton: the fx repro spells it so
+        "function": src.function_source(plan_.program, capture_triton=plan_.mode == "fx"),
         "inputs": src.inputs_source(plan_.program, cuda=plan_.cuda),
         "optional": src.needs_optional(plan_.program),
         "triton": src.uses_triton(plan_.program),
