@@ -52,6 +52,21 @@ the blame to ``scheduler``; running it to find out is what kills the cut, and a 
 already broken by its own prefix is reported there first. Otherwise the compiled stages
 are run as before (a death there leaves the finding unblamed, as it did).
 
+**Pass-off control** (:func:`pass_off`, Inductor's pipelines, a value finding blamed on one
+of Inductor's FX passes): the pipeline is run again with the blamed pass disabled
+(``torch._inductor.config.disabled_passes``, the ``GraphTransformObserver`` name). A
+snapshot run eagerly can look right after a pass whose damage only a later pass exposes
+(fifth audit 2be6c01096: ``remove_noop_ops`` drops a full-range ``slice_scatter`` whose
+snapshot still agrees, the reinplace pass then writes the input): when the pipeline still
+departs with the blamed pass off, each other pass that changed the graph (in pipeline
+order, at most :data:`_MAX_CONTROLS`) is disabled in turn, and the first whose control
+agrees with eager takes the blame. The same search runs for a finding blamed on ``aot``
+(the graph ``compile_fx`` receives, run eagerly): a ``slice_scatter`` over the whole
+input fed to a mutating custom op departs there already, while full Inductor agrees with
+eager once ``remove_noop_ops`` alone is off (fifth audit 2be6c01096, 05e3db2e69). When no
+control agrees, or the blamed pass's own control raises, the cut's blame stands and the
+trail says so.
+
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
 stage is ``reinplace`` without cutting. Mapping to the audit's stage labels
@@ -72,7 +87,7 @@ from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
     "AUDIT_STAGES", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame", "WorkerDied",
-    "adds_departure", "blame",
+    "adds_departure", "blame", "pass_name", "pass_off",
 ]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
@@ -370,7 +385,10 @@ def blame_program(
 
     if verdict in _CLAIMS and check == "candidates":
         return blame(pipeline, verdict, check, EagerResult(), [], [])
-    fn, _ = load_function(program)
+    from aliasfuzz.passes.pipelines import NON_DYNAMO_TRACING
+
+    # the cuts trace the program the pipeline judged: launches spelled for make_fx there
+    fn, _ = load_function(program, capture_triton=pipeline in NON_DYNAMO_TRACING)
     names = [t.name for t in program.inputs]
 
     def make() -> tuple:
@@ -398,4 +416,76 @@ def blame_program(
                     only=_COMPILED)
         return blame(pipeline, verdict, check, eager, runs, names, shadow=shadow, error=error)
     runs = cut(pipeline, fn, make, names, options=opts, program=program, device=device)
-    return blame(pipeline, verdict, check, eager, runs, names, shadow=shadow, error=error)
+    b = blame(pipeline, verdict, check, eager, runs, names, shadow=shadow, error=error)
+    if verdict in ("crash", "timeout"):
+        return b
+    return pass_off(b, pipeline, fn, make, names, opts, device, eager, shadow)
+
+
+#: Pipelines whose Inductor passes can be disabled one by one (``disabled_passes``).
+_PASS_OFF = ("inductor", "inductor-reinplace", "inductor-noreinplace")
+#: At most this many pass-off compiles per finding (each is a full compile of the program).
+_MAX_CONTROLS = 8
+
+
+def pass_name(stage: str) -> str | None:
+    """The ``torch._inductor.config.disabled_passes`` name of a stage of Inductor's FX
+    passes (``reinplace`` -> ``REINPLACE_INPLACEABLE_OPS``, ``joint:remove_noop_ops`` ->
+    ``REMOVE_NOOP_OPS``: ``GraphTransformObserver`` names, which
+    ``torch/fx/passes/graph_transform_observer.py`` checks), None for other stages.
+    ``REMOVE_NOOP_OPS`` disables the joint and the post-grad instance together."""
+    if stage == "reinplace":
+        return "REINPLACE_INPLACEABLE_OPS"
+    if stage.startswith(("joint:", "post-grad:")):
+        return stage.split(":", 1)[1].upper()
+    return None
+
+
+def pass_off(
+    b: Blame, pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str],
+    opts: Any, device: str, eager: EagerResult, shadow: Callable[[], EagerResult | None],
+) -> Blame:
+    """The cut's blame ``b`` checked by disabling the blamed pass (module docstring).
+
+    ``fn``/``make``/``names``: the program, fresh inputs and input names; ``opts`` the
+    :class:`~aliasfuzz.passes.pipelines.PipelineOptions` of the finding. Returns ``b`` (its
+    trail noting the control) or a new :class:`Blame` naming the earlier pass whose control
+    agrees. Only single-stage blames on an Inductor FX pass of :data:`_PASS_OFF` are checked."""
+    from dataclasses import replace
+
+    from aliasfuzz.oracle.judge import _as_result
+    from aliasfuzz.passes.pipelines import PipelineOptions, run_function
+
+    opts = opts or PipelineOptions()
+    own = pass_name(b.stage) if b.stage else None
+    if pipeline not in _PASS_OFF or len(b.stages) != 1 or (own is None and b.stage != "aot"):
+        return b
+
+    def control(name: str) -> str:
+        cfg = dict(opts.inductor_config)
+        cfg["disabled_passes"] = ",".join(x for x in (cfg.get("disabled_passes"), name) if x)
+        ex = run_function(pipeline, fn, make(), input_names=names, device=device,
+                          options=replace(opts, inductor_config=cfg))
+        res = _as_result(ex)
+        if res.error is not None:
+            return "raises"
+        return "agrees" if departure(pipeline, eager, res, names, shadow) is None else "departs"
+
+    if own is not None:
+        got = control(own)
+        if got != "departs":
+            b.trail.append(("pass-off", f"{b.stage} disabled: {got}; blame stands"))
+            return b
+    tried: set[str] = {own} if own else set()
+    for stage, _ in b.trail:
+        other = pass_name(stage)
+        if other is None or other in tried or len(tried) >= _MAX_CONTROLS:
+            continue
+        tried.add(other)
+        if control(other) == "agrees":
+            trail = [*b.trail, ("pass-off", f"{b.stage} {'disabled: departs' if own else 'departs'}"
+                                            f"; {stage} disabled: agrees")]
+            return Blame(stage, (stage,), trail)
+    b.trail.append(("pass-off", f"no pass's control agrees ({', '.join(sorted(tried))}); "
+                                "blame stands"))
+    return b

@@ -4,6 +4,7 @@ pipelines on the plain-torch reductions of the audited root causes (shared/audit
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -241,3 +242,45 @@ def test_a_signal_death_no_cut_reproduces_is_not_written():
     assert unconfirmed_death({"verdict": "crash", "check": "exceptions"}, unblamed) is None
     assert unconfirmed_death(seg, {"stage": None, "reason": "debug-segfault is a debug pipeline"}) is None
     assert unconfirmed_death({"verdict": "miscompile", "check": "values"}, unblamed) is None
+
+
+def test_a_fast_path_crash_full_compile_does_not_show_is_not_written():
+    # fifth audit, crash-reinplace-80d497b85e: the post-grad graph run with eager kernels
+    # failed where full torch.compile ran the program; only that combination is dismissed
+    from aliasfuzz.campaign.driver import harness_only_crash
+
+    crash = {"verdict": "crash", "check": "exceptions"}
+    hidden = {"stage": "post-grad:reinplace_inplaceable_ops", "full": "hidden",
+              "full_outcome": {"verdict": "ok"}}
+    why = harness_only_crash(crash, "inductor-reinplace", hidden)
+    assert why.startswith("fast-path-only crash") and "gives ok" in why
+    assert harness_only_crash({**crash, "verdict": "timeout"}, "inductor-reinplace", hidden)
+    # kept: full inductor shows it, or cannot run it; a miscompile (its decision is real);
+    # a crash of a pipeline that is not the fast path
+    assert harness_only_crash(crash, "inductor-reinplace", {**hidden, "full": "reproduces"}) is None
+    assert harness_only_crash(crash, "inductor-reinplace", {**hidden, "full": "unsupported"}) is None
+    miscompile = {"verdict": "miscompile", "check": "values"}
+    assert harness_only_crash(miscompile, "inductor-reinplace", hidden) is None
+    assert harness_only_crash(crash, "aot_eager", hidden) is None
+
+
+@pytest.mark.parametrize("pipeline", ["inductor-reinplace", "inductor"])
+def test_pass_off_control_moves_the_blame_to_the_pass_whose_removal_fixes_it(pipeline):
+    from aliasfuzz.campaign import _judge
+    # fifth audit 2be6c01096: slice_scatter over the whole input fed to a custom op that
+    # mutates it; the snapshots depart from `aot` on, so the cut alone blamed `aot` (or
+    # reinplace); full Inductor agrees with eager once remove_noop_ops alone is disabled
+    from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    p = Program((StorageSpec("s0", 15), StorageSpec("s1", 3)),
+                (TensorSpec("x0", "s0", (3,), (6,), 2), TensorSpec("x1", "s1", (3,), (1,))),
+                (Op("slice_scatter", ("x0", "x0"), {"dim": 0, "start": 0, "end": 3, "step": 1}, ("v0",)),
+                 Op("fz.bump_pair", ("v0", "x1"), {}, ())), ("v0",))
+    out = _judge.evaluate(p, pipeline, "cpu", None)
+    assert (out["verdict"], out["check"]) == ("miscompile", "values"), out["explanation"]
+    b = _judge.blame(p, pipeline, "cpu", None, out, full=False)
+    assert b["stages"] == ["joint:remove_noop_ops"], b["trail"]
+    assert list(b["trail"][-1]) == ["pass-off", "aot departs; joint:remove_noop_ops disabled: agrees"]
+    off = PipelineOptions(inductor_config={"disabled_passes": "REMOVE_NOOP_OPS"})
+    assert _judge.evaluate(p, pipeline, "cpu", off)["verdict"] == "ok"  # the control itself
