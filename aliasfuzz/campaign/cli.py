@@ -137,6 +137,11 @@ def _cmd_run(args) -> int:
             f"note: {res.flaky} crash/timeout verdicts did not recur when re-run in a fresh "
             f"worker (flaky, not findings; see outcome.first in {res.dir / 'journal.jsonl'})"
         )
+    if res.harness_only:
+        print(
+            f"note: {res.harness_only} fast-path crashes that full torch.compile does not show "
+            f"(harness only, not findings; see \"dismissed\" in {res.dir / 'journal.jsonl'})"
+        )
     for e in res.internal:  # aliasfuzz's own failures: never findings, never hidden
         print(f"internal error: program {e['i']} on {e['pipeline']}: {e['summary']}")
     if res.internal_errors:

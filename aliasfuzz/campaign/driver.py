@@ -144,6 +144,25 @@ def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
     return f"{out['check']} not reproduced by any stage cut: {blame.get('reason')}"
 
 
+def harness_only_crash(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> str | None:
+    """Why a fast-path crash is not written (None: it is): a ``crash``/``timeout`` on
+    ``inductor-reinplace`` that full ``torch.compile(backend="inductor")`` does not show
+    (``blame["full"] == "hidden"``: the full compile ran the program to another verdict).
+
+    The fast path runs Inductor's post-grad graph with eager ATen kernels, which no PyTorch
+    contract promises to work (fifth audit, crash-reinplace-80d497b85e: the graph indexes
+    the result of ``aten._foreach_copy_``, None in eager, not in Inductor's lowering). A
+    miscompile the full compile hides stays a finding: its unsafe decision is real (the
+    first audit's contiguous rewrites show it under ``torch.compile``)."""
+    if pipeline != "inductor-reinplace" or out.get("verdict") not in ("crash", "timeout"):
+        return None
+    if blame.get("full") != "hidden":
+        return None
+    full = (blame.get("full_outcome") or {}).get("verdict", "?")
+    return (f"fast-path-only {out['verdict']}: full torch.compile(backend='inductor') gives "
+            f"{full}; the post-grad graph run with eager kernels is not a PyTorch contract")
+
+
 def _shared_group(pipelines: list[str]) -> list[str]:
     """The pipelines of a program that run in one worker task from one Dynamo capture
     (:data:`aliasfuzz.passes.shared.SHAREABLE`), or none when fewer than two."""
@@ -168,6 +187,8 @@ class CampaignResult:
     internal_errors: int = 0
     internal: list[dict[str, Any]] = field(default_factory=list)
     flaky: int = 0
+    #: fast-path crashes full torch.compile does not show (:func:`harness_only_crash`)
+    harness_only: int = 0
     status: str = "running"
     report: Path | None = None
     #: wall seconds per stage (:mod:`aliasfuzz.campaign.costs`), summed over every worker
@@ -300,6 +321,7 @@ class _Campaign:
                 self._note_internal(internal_error_row(e))
             elif e["t"] == "finding":
                 self.pending.pop(key, None)
+                self.res.harness_only += str(e.get("dismissed") or "").startswith("fast-path-only")
                 if e.get("prekey"):
                     self.prekeys.add(tuple(json.dumps(x) for x in e["prekey"]))
                 if e.get("id"):
@@ -546,6 +568,12 @@ class _Campaign:
             self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None,
                        "dismissed": why, "costs": stages or {}})
             self.res.flaky += 1
+            return
+        why = harness_only_crash(out, pipeline, blame)
+        if why is not None:  # journaled and counted, never written to the corpus
+            self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None,
+                       "dismissed": why, "costs": stages or {}})
+            self.res.harness_only += 1
             return
         found = record(
             Path(self.opts.corpus), original, small, out, pipeline, blame, self.bugs,
