@@ -28,7 +28,8 @@ blamed stage and the verdict are equal, and then
    unsafe in that program, not which bug made it;
 2. **otherwise** the check is equal and, at ``reinplace``, the keys are equal (the rule
    numbers are the only evidence of a value departure there, so they are kept);
-3. **at any other stage** the needed features and the registry op names of one entry are
+3. **at any other stage** the needed features and the ATen overload packets (registry op
+   names without their overload: ``_foreach_add_.List`` is ``_foreach_add_``) of one entry are
    each a subset of the other's (subsumption: the larger shrunk program kept
    incidental statements the shrinker could not remove, and it holds the smaller one's
    whole cause).
@@ -99,10 +100,19 @@ def _stage_error(meta: dict[str, Any]) -> str | None:
     return None
 
 
+#: Registry namespaces of aliasfuzz's own custom ops and kernels: their dot is no overload.
+_NAMESPACES = ("fz", "tk")
+
+
 def _ops(meta: dict[str, Any]) -> set[str]:
-    # registry names as they are: ``add_.Scalar`` and ``add.out`` are other ops, and a
-    # namespace (``fz.scaled``, ``tk.flat_add``) is not an overload
-    return set(meta.get("ops") or [])
+    # ATen overload packets: ``_foreach_add_.List`` and ``_foreach_add_.Scalar`` are one op
+    # (fifth audit: c70b39c863 / b083bfd656, TorchScript drops either form), while
+    # ``add_`` and ``add.out`` stay other ops; a namespace (``fz.scaled``) is not an overload
+    ops = set()
+    for name in meta.get("ops") or []:
+        head, _, _ = name.partition(".")
+        ops.add(name if head in _NAMESPACES else head)
+    return ops
 
 
 def _decision_kinds(evidence: list[str]) -> set[str]:

@@ -112,6 +112,23 @@ def test_subsumption_needs_features_and_ops_in_the_same_direction():
     assert not same_bug(known, big)
 
 
+def test_overloads_of_one_aten_op_are_one_op_and_namespaces_are_not_overloads():
+    # fifth audit: c70b39c863 (list form, with an incidental custom op) and b083bfd656
+    # (scalar form) are one TorchScript bug
+    scalar = _meta("ts-frontend", "miscompile", "torchscript", ["inplace"], ops=["_foreach_add_.Scalar"])
+    listed = _meta("ts-frontend", "miscompile", "torchscript", ["inplace"],
+                   ops=["_foreach_add_.List", "fz.add_one_"])
+    assert same_bug(scalar, listed) and same_bug(listed, scalar)
+    # other packets stay apart: in-place vs out=, and two custom ops of one namespace
+    inplace = _meta("ts-frontend", "miscompile", "torchscript", ["inplace"], ops=["add_.Scalar"])
+    out = _meta("ts-frontend", "miscompile", "torchscript", ["inplace", "out"], ops=["add.out"])
+    assert not same_bug(inplace, out)
+    one = _meta("functionalization", "miscompile", "values", ["custom"], ops=["fz.add_one_"])
+    two = _meta("functionalization", "miscompile", "values", ["custom", "view"], ops=["fz.halve_"])
+    assert same_bug(one, {**two, "ops": ["fz.add_one_", "fz.halve_"]})  # the features alone
+    assert not same_bug(one, two)
+
+
 @pytest.mark.parametrize(("text", "want"), [
     ("raises IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 2)",
      "IndexError: Dimension out of range (expected to be in range of [*], but got N)"),
