@@ -133,14 +133,15 @@ def print_rows(rows: list[ReplayRow]) -> int:
     print(f"{'entry':<{width}}  {'status':<10}  {'expected':<28}  now")
     for r in rows:
         print(f"{r.entry:<{width}}  {r.status:<10}  {r.expected:<28}  {r.got}")
-        if r.status in ("corrupt", "changed") and r.detail:
-            print(
-                f"{'':<{width}}  {r.detail}",
-                file=sys.stderr if r.status == "corrupt" else sys.stdout,
-            )
+        if r.status == "changed" and r.detail:
+            print(f"{'':<{width}}  {r.detail}")
     statuses = ("reproduces", "fixed", "changed", "corrupt")
     counts = {s: sum(r.status == s for r in rows) for s in statuses}
     print(", ".join(f"{n} {s}" for s, n in counts.items()))
+    for r in rows:  # one line each on stderr, after the table: what to fix, and where
+        if r.status == "corrupt":
+            print(f"aliasfuzz replay: corrupt entry {r.entry}: {r.detail or 'does not load'}",
+                  file=sys.stderr)
     if counts["corrupt"]:
         return 2
     return 1 if counts["changed"] else 0

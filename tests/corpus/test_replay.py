@@ -66,5 +66,9 @@ def test_replay_table_statuses_and_exit_codes(tmp_path, monkeypatch, capsys):
     assert print_rows([by[repro.name], by[changed.name]]) == 1
     capsys.readouterr()
     assert print_rows(rows) == 2  # a corrupt entry is reported; the others still ran
-    out = capsys.readouterr().out
+    cap = capsys.readouterr()
+    out = cap.out
     assert "zz-broken" in out and "corrupt" in out and "1 reproduces, 1 fixed, 1 changed" in out
+    # the corrupt entry is one line on stderr that names it and why
+    [line] = cap.err.splitlines()
+    assert line.startswith("aliasfuzz replay: corrupt entry zz-broken: ") and "expected" in line
