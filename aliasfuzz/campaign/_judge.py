@@ -160,6 +160,8 @@ def blame(
         b = Blame(None, reason=f"{pipeline} is a debug pipeline")
     else:
         crash = outcome["verdict"] in ("crash", "timeout")
+        if pipeline == "torchscript":
+            options = executor_options(options, outcome.get("explanation") or "")
         b = blame_program(program, pipeline, outcome["verdict"], outcome.get("check"),
                           device, options or None,
                           error=outcome.get("explanation") if crash else None)
@@ -169,6 +171,29 @@ def blame(
         out.update(full_of(outcome, _judged(program, "inductor", device, options or None)))
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+def executor_options(options: Any, explanation: str) -> Any:
+    """``options`` of a ``torchscript`` finding with the executor that showed it selected,
+    so that the stage cuts (:func:`aliasfuzz.passes.stages.cut`: frontend, optimizer, fuser)
+    run that executor. The judge's explanation starts with the executor's name
+    (``legacy call 0 (optimized) raised ...``, :func:`aliasfuzz.oracle.ts_invariants.judge`);
+    a finding of the legacy executor cut under the profiling one agrees at every stage and
+    was left unblamed (crash-unblamed-torchscript-d672f7a8d3: ``index_copy`` with ``out=``
+    and an input that requires grad, legacy only). ``options``: a dict of pipeline options,
+    a :class:`~aliasfuzz.passes.pipelines.PipelineOptions`, or None; returned unchanged
+    unless the executor is ``legacy``."""
+    from dataclasses import replace
+
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    if explanation.split(" ", 1)[0] != "legacy":
+        return options
+    if isinstance(options, PipelineOptions):
+        return replace(options, torchscript={**options.torchscript, "profiling_executor": False})
+    d = dict(options or {})
+    d["torchscript"] = {**(d.get("torchscript") or {}), "profiling_executor": False}
+    return d
 
 
 def full_of(outcome: dict[str, Any], full: dict[str, Any]) -> dict[str, Any]:

@@ -284,3 +284,23 @@ def test_pass_off_control_moves_the_blame_to_the_pass_whose_removal_fixes_it(pip
     assert list(b["trail"][-1]) == ["pass-off", "aot departs; joint:remove_noop_ops disabled: agrees"]
     off = PipelineOptions(inductor_config={"disabled_passes": "REMOVE_NOOP_OPS"})
     assert _judge.evaluate(p, pipeline, "cpu", off)["verdict"] == "ok"  # the control itself
+
+
+@pytest.mark.parametrize("name", ["crash-index-copy-out-requires-grad", "miscompile-output-requires-grad"])
+def test_a_legacy_executor_finding_is_cut_under_the_legacy_executor(name):
+    # campaign 20261201-105854-s20261207: cut under the profiling executor every stage
+    # agreed, and the finding was written unblamed
+    from pathlib import Path
+
+    from aliasfuzz.campaign import _judge
+    from aliasfuzz.fuzz.ir import Program
+
+    data = Path(__file__).resolve().parents[1] / "data" / "ts_legacy" / f"{name}.json"
+    p = Program.loads(data.read_text())
+    out = _judge.evaluate(p, "torchscript", "cpu", None)
+    assert out["verdict"] in ("crash", "miscompile") and out["explanation"].startswith("legacy call")
+    b = _judge.blame(p, "torchscript", "cpu", None, out)
+    assert b["stage"] == "ts-optimizer", b["trail"]
+    assert _judge.executor_options(None, out["explanation"]) == {
+        "torchscript": {"profiling_executor": False}}
+    assert _judge.executor_options({"dynamic": False}, "profiling call 0: x") == {"dynamic": False}
