@@ -17,7 +17,8 @@ A confirmed missed reinplace is still only a claim about cost. :func:`measure_ex
 compiles the program with Inductor twice, as decided and with the candidate forced, and
 reads Inductor's own byte accounting of the generated code
 (:func:`aliasfuzz.passes.cost.inductor_cost`); the judge reports the claim only when the
-copy costs at least half a pass over the tensor it copies (:meth:`Excess.worth_reporting`).
+copy costs at least half a pass over the tensor it copies (:meth:`Excess.worth_reporting`)
+and that cost grows with the inputs (:meth:`Excess.grows_to`, measured again at doubled sizes).
 """
 
 from __future__ import annotations
@@ -163,12 +164,29 @@ class Excess:
     """Bytes per call of Inductor's generated code (:func:`aliasfuzz.passes.cost.inductor_cost`)
     with the copy as the pass left it (``default``) and with the candidate forced in place
     (``forced``); ``copied``: bytes of the tensor the pass copies (the candidate's mutated
-    value); ``kernels``: scheduler nodes that move memory, default and forced."""
+    value); ``kernels``: scheduler nodes that move memory, default and forced;
+    ``temporaries``: bytes of the buffers the code allocates that are neither outputs nor
+    mutated inputs (:class:`~aliasfuzz.passes.cost.GraphCost`), default and forced."""
 
     default: int
     forced: int
     copied: int
     kernels: tuple[int, int]
+    temporaries: tuple[int, int] = (0, 0)
+
+    @property
+    def saved_temporaries(self) -> int:
+        """Bytes of temporaries the forced code no longer allocates."""
+        return self.temporaries[0] - self.temporaries[1]
+
+    def grows_to(self, big: Excess, factor: float) -> bool:
+        """Whether ``big``, the same measurement with the inputs doubled, shows the copy's
+        cost growing at least ``factor`` times: the bytes moved, or the bytes of the
+        temporary it allocates (the loop-extent accounting can charge the forced code a
+        fixed part of the copy, case b20, while the kept temporary still doubles)."""
+        moved = self.bytes > 0 and big.bytes >= factor * self.bytes
+        kept = self.saved_temporaries > 0 and big.saved_temporaries >= factor * self.saved_temporaries
+        return moved or kept
 
     @property
     def bytes(self) -> int:
@@ -218,6 +236,7 @@ def measure_excess(
     return Excess(
         sum(g.bytes for g in default), sum(g.bytes for g in forced), copied,
         (sum(g.kernels for g in default), sum(g.kernels for g in forced)),
+        tuple(sum(b for g in gs for _, b in g.temporaries) for gs in (default, forced)),
     )
 
 

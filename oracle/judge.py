@@ -554,7 +554,24 @@ def _cost_gate(c: Claim, claims: list[Claim], measure: Callable, make: Callable[
         return None
     if not excess.worth_reporting():
         return f"no-measured-excess ({excess.message()})"
-    c.confirmation = _confirm.Confirmation(conf.confirmed, conf.runs, f"{conf.message}; {excess.message()}")
+    # the excess must grow with the tensors (issue 14's threshold, oracle/witness.py SCALING):
+    # sixth audit 0795905a61 kept 16 bytes for an 8-byte tensor that doubling the inputs
+    # does not grow (a fixed-size as_strided_scatter): no maintainer changes a pass for it
+    from aliasfuzz.oracle.witness import SCALING, scaled
+
+    big = _confirm.measure_excess(measure, lambda: scaled(make()),
+                                  lambda g, cd: any(w(g, cd) for w in wants), excess.copied)
+    if big is None:
+        c.confirmation = _confirm.Confirmation(False, conf.runs, f"forced in place agrees with eager "
+                                               f"({excess.message()}), but the excess could not be "
+                                               "measured with the inputs doubled")
+        return None
+    grown = (f"with the largest input dimension doubled: excess {big.bytes} bytes, kept "
+             f"temporaries {excess.saved_temporaries} -> {big.saved_temporaries} bytes")
+    if not excess.grows_to(big, SCALING):
+        return f"excess-does-not-scale ({excess.message()}; {grown}, under {SCALING}x)"
+    c.confirmation = _confirm.Confirmation(
+        conf.confirmed, conf.runs, f"{conf.message}; {excess.message()}; {grown}")
     return None
 
 

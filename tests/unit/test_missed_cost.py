@@ -128,3 +128,24 @@ def test_a_two_element_slice_update_has_its_view_spelling_as_witness():
     assert (w.rule, w.original, w.spelled) == ("augmented-setitem", "x[0:2] += 0.5", "x[0:2].add_(0.5)")
     assert w.bytes == (2 * 4096 * 4, 16) and w.scaled_bytes == (2 * 8192 * 4, 16)
     assert "compiled/needed 2048.0x" in j.explanation and "x[0:2].add_(0.5)" in j.explanation
+
+
+def test_excess_grows_with_the_moved_bytes_or_the_kept_temporary():
+    small = Excess(default=1104, forced=976, copied=256, kernels=(3, 3), temporaries=(256, 0))
+    # case b20: the forced code is charged a fixed 128 bytes, the kept temporary doubles
+    assert small.grows_to(Excess(2128, 2000, 512, (3, 3), (512, 0)), 1.8)
+    assert small.grows_to(Excess(2128, 1872, 512, (3, 3), (256, 256)), 1.8)  # bytes double
+    assert not small.grows_to(Excess(2128, 2000, 512, (3, 3), (256, 0)), 1.8)
+
+
+def test_a_kept_copy_whose_excess_does_not_grow_is_not_a_finding():
+    # sixth audit false positive 0795905a61: 16 bytes for an 8-byte custom-op result that
+    # doubling the inputs does not grow
+    from pathlib import Path
+
+    from aliasfuzz.fuzz.ir import Program
+
+    data = Path(__file__).resolve().parents[1] / "data" / "not_findings" / "missed-reinplace-reinplace-0795905a61"
+    j = judge(Program.loads((data / "program.json").read_text()), "inductor-reinplace")
+    assert j.verdict is Verdict.OK, j.explanation
+    assert any(f.startswith("excess-does-not-scale (") and "8 -> 8 bytes" in f for f in j.filtered), j.filtered
