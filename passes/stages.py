@@ -157,12 +157,22 @@ def _decomposition_backend(pipeline: str) -> Callable:
     enable_python_dispatcher = resolve("torch._dispatch.python", "enable_python_dispatcher")
     table = _decomposition_table(pipeline, functional_only=True)
 
+    detect_fake_mode = resolve("torch._guards", "detect_fake_mode")
+
     def backend(gm, example_inputs):
         # AOTAutograd traces with the Python dispatcher on, so CompositeImplicitAutograd
-        # ops take their Python decompositions (torch/_decomp) there; so do we.
-        with enable_python_dispatcher():
-            traced = make_fx(gm, decomposition_table=table, tracing_mode="fake")(*example_inputs)
-        return traced
+        # ops take their Python decompositions (torch/_decomp) there; so do we. It also
+        # traces in Dynamo's own fake mode (aot_autograd.py: detect_fake_mode): a fresh
+        # one has its own ShapeEnv, and a guard on one of its symbols has no source in
+        # Dynamo's, which raised IndexError in produce_guards (sixth audit c4ca8b0e6d: a
+        # dropout after chunk left this cut inconclusive and the blame on functionalization)
+        fake_mode = detect_fake_mode(example_inputs)
+        if fake_mode is None:
+            with enable_python_dispatcher():
+                return make_fx(gm, decomposition_table=table, tracing_mode="fake")(*example_inputs)
+        fakes = [fake_mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in example_inputs]
+        with enable_python_dispatcher(), fake_mode:
+            return make_fx(gm, decomposition_table=table, tracing_mode="real")(*fakes)
 
     return backend
 

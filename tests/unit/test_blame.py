@@ -304,3 +304,21 @@ def test_a_legacy_executor_finding_is_cut_under_the_legacy_executor(name):
     assert _judge.executor_options(None, out["explanation"]) == {
         "torchscript": {"profiling_executor": False}}
     assert _judge.executor_options({"dynamic": False}, "profiling call 0: x") == {"dynamic": False}
+
+
+def test_the_decomposition_cut_traces_in_dynamos_fake_mode():
+    # sixth audit c4ca8b0e6d: `v2, v3 = x2.chunk(3, 0)`, then eval dropout of v3; traced in
+    # a fresh fake mode the cut raised IndexError in Dynamo's produce_guards (inconclusive)
+    # and the blame fell on functionalization; the dropout decomposition's clone is the cause
+    from pathlib import Path
+
+    from aliasfuzz.campaign import _judge
+    from aliasfuzz.fuzz.ir import Program
+
+    data = Path(__file__).resolve().parents[1] / "data" / "blame" / "miscompile-functionalization-c4ca8b0e6d.json"
+    p = Program.loads(data.read_text())
+    out = _judge.evaluate(p, "aot_eager", "cpu", None)
+    assert out["verdict"] == "miscompile", out["explanation"]
+    b = _judge.blame(p, "aot_eager", "cpu", None, out)
+    assert b["stage"] == "decomposition", b["trail"]
+    assert not any("inconclusive" in what for _, what in b["trail"]), b["trail"]
