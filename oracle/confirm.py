@@ -18,7 +18,8 @@ compiles the program with Inductor twice, as decided and with the candidate forc
 reads Inductor's own byte accounting of the generated code
 (:func:`aliasfuzz.passes.cost.inductor_cost`); the judge reports the claim only when the
 copy costs at least half a pass over the tensor it copies (:meth:`Excess.worth_reporting`)
-and that cost grows with the inputs (:meth:`Excess.grows_to`, measured again at doubled sizes).
+and that cost grows with the inputs where that can be measured (:meth:`Excess.grows_to`,
+at doubled sizes; a program whose own shapes do not take doubled inputs stays unconfirmed).
 """
 
 from __future__ import annotations
