@@ -140,7 +140,7 @@ def print_rows(rows: list[ReplayRow]) -> int:
     print(", ".join(f"{n} {s}" for s, n in counts.items()))
     for r in rows:  # one line each on stderr, after the table: what to fix, and where
         if r.status == "corrupt":
-            print(f"aliasfuzz replay: corrupt entry {r.entry}: {r.detail or 'does not load'}",
+            print(f"aliasfuzz: error: corrupt entry {r.entry}: {r.detail or 'does not load'}",
                   file=sys.stderr)
     if counts["corrupt"]:
         return 2

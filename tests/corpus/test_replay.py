@@ -71,4 +71,4 @@ def test_replay_table_statuses_and_exit_codes(tmp_path, monkeypatch, capsys):
     assert "zz-broken" in out and "corrupt" in out and "1 reproduces, 1 fixed, 1 changed" in out
     # the corrupt entry is one line on stderr that names it and why
     [line] = cap.err.splitlines()
-    assert line.startswith("aliasfuzz replay: corrupt entry zz-broken: ") and "expected" in line
+    assert line.startswith("aliasfuzz: error: corrupt entry zz-broken: ") and "expected" in line
