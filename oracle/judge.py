@@ -543,9 +543,12 @@ def _cost_gate(c: Claim, claims: list[Claim], measure: Callable, make: Callable[
     siblings = [o for o in claims if o.graph == c.graph and o.truth is not None
                 and o.truth.status == SAFE and o.decision.reinplaced is False]
     wants = [_selector(o, claims) for o in siblings] or [_selector(c, claims)]
+
+    def want(g: int, cd: Any) -> bool:
+        return any(w(g, cd) for w in wants)
+
     excess = _confirm.measure_excess(
-        measure, make, lambda g, cd: any(w(g, cd) for w in wants),
-        sum(t.numel() * t.element_size() for t in _tensors(cand.mutated)),
+        measure, make, want, sum(t.numel() * t.element_size() for t in _tensors(cand.mutated)),
     )
     conf = c.confirmation
     if excess is None:  # not shown to cost anything: unconfirmed, so unknown, not ok
@@ -559,8 +562,7 @@ def _cost_gate(c: Claim, claims: list[Claim], measure: Callable, make: Callable[
     # does not grow (a fixed-size as_strided_scatter): no maintainer changes a pass for it
     from aliasfuzz.oracle.witness import SCALING, scaled
 
-    big = _confirm.measure_excess(measure, lambda: scaled(make()),
-                                  lambda g, cd: any(w(g, cd) for w in wants), excess.copied)
+    big = _confirm.measure_excess(measure, lambda: scaled(make()), want, excess.copied)
     if big is None:  # shapes fixed in the program (views, as_strided) do not take doubled
         # inputs: growth is not shown, so the claim stays unconfirmed (unknown), never ok
         c.confirmation = _confirm.Confirmation(

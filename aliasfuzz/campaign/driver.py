@@ -563,17 +563,15 @@ class _Campaign:
         """Write the finding under each of its root causes (:func:`roots`): a new entry, or
         one more sighting (``hits``) of an entry already in the corpus."""
         blame = blame or {"stage": None, "stages": [], "trail": [], "reason": "not cut"}
-        why = unconfirmed_death(out, blame)
-        if why is not None:  # journaled, counted as flaky, never written to the corpus
+        death = unconfirmed_death(out, blame)
+        why = death or harness_only_crash(out, pipeline, blame)
+        if why is not None:  # journaled and counted (flaky / harness only), never written
             self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None,
                        "dismissed": why, "costs": stages or {}})
-            self.res.flaky += 1
-            return
-        why = harness_only_crash(out, pipeline, blame)
-        if why is not None:  # journaled and counted, never written to the corpus
-            self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None,
-                       "dismissed": why, "costs": stages or {}})
-            self.res.harness_only += 1
+            if death:
+                self.res.flaky += 1
+            else:
+                self.res.harness_only += 1
             return
         found = record(
             Path(self.opts.corpus), original, small, out, pipeline, blame, self.bugs,
