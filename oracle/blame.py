@@ -67,6 +67,13 @@ eager once ``remove_noop_ops`` alone is off (fifth audit 2be6c01096, 05e3db2e69)
 control agrees, or the blamed pass's own control raises, the cut's blame stands and the
 trail says so.
 
+**Scalar-codegen control** (:func:`scalar_codegen`, a CPU program blamed on ``lowering`` or
+``scheduler``, crash or value finding): the pipeline is compiled again with
+``cpp.simdlen=1``. When that agrees with eager, the defect is Inductor's vectorized C++
+codegen (``CppVecKernel``), blamed as :data:`CPP_VECTORIZED` (seventh audit 64c59fd440: an
+assert in ``CppVecKernel.store``, filed as ``lowering``). The pass-off control is not run
+then.
+
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
 stage is ``reinplace`` without cutting. Mapping to the audit's stage labels
@@ -86,8 +93,8 @@ from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
-    "AUDIT_STAGES", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame", "WorkerDied",
-    "adds_departure", "blame", "pass_name", "pass_off",
+    "AUDIT_STAGES", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame", "WorkerDied",
+    "adds_departure", "blame", "pass_name", "pass_off", "scalar_codegen",
 ]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
@@ -417,9 +424,59 @@ def blame_program(
         return blame(pipeline, verdict, check, eager, runs, names, shadow=shadow, error=error)
     runs = cut(pipeline, fn, make, names, options=opts, program=program, device=device)
     b = blame(pipeline, verdict, check, eager, runs, names, shadow=shadow, error=error)
-    if verdict in ("crash", "timeout"):
+    b = scalar_codegen(b, pipeline, fn, make, names, opts, device, eager, shadow)
+    if verdict in ("crash", "timeout") or b.stage == CPP_VECTORIZED:
         return b
     return pass_off(b, pipeline, fn, make, names, opts, device, eager, shadow)
+
+
+#: The stage of Inductor's vectorized C++ codegen (``torch/_inductor/codegen/cpp.py``,
+#: ``CppVecKernel``): blamed when a finding blamed on ``lowering`` or ``scheduler`` goes away
+#: with scalar C++ code (``cpp.simdlen=1``), see :func:`scalar_codegen`.
+CPP_VECTORIZED = "codegen:cpp-vectorized"
+
+
+def _control(
+    pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str], opts: Any,
+    device: str, eager: EagerResult, shadow: Callable[[], EagerResult | None],
+) -> str:
+    """``agrees`` / ``departs`` / ``raises``: the pipeline run with ``opts`` (a control's
+    options) on fresh inputs, against eager under the finding's own checks."""
+    from aliasfuzz.oracle.judge import _as_result
+    from aliasfuzz.passes.pipelines import run_function
+
+    res = _as_result(run_function(pipeline, fn, make(), input_names=names, device=device,
+                                  options=opts))
+    if res.error is not None:
+        return "raises"
+    return "agrees" if departure(pipeline, eager, res, names, shadow) is None else "departs"
+
+
+def scalar_codegen(
+    b: Blame, pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str],
+    opts: Any, device: str, eager: EagerResult, shadow: Callable[[], EagerResult | None],
+) -> Blame:
+    """The cut's blame ``b`` on ``lowering`` / ``scheduler`` of a CPU program checked with
+    scalar C++ code: the pipeline is compiled again with ``cpp.simdlen=1`` (no
+    ``CppVecKernel``). When that control agrees with eager (no crash, same values), the
+    defect is in the vectorized C++ codegen, not in lowering or fusion: the blame becomes
+    :data:`CPP_VECTORIZED` (seventh audit 64c59fd440, b1a1abd13a: ``CppVecKernel.store``
+    asserts on an atomic-add store whose index is not vectorized; ``cpp.simdlen=1`` fixes
+    it). Otherwise ``b`` stands, its trail noting the control. Crash and value findings
+    alike; other devices and blames are returned unchanged."""
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    if (device != "cpu" or pipeline not in _PASS_OFF or b.stage not in _COMPILED
+            or len(b.stages) != 1):
+        return b
+    got = _control(pipeline, fn, make, names,
+                   (opts or PipelineOptions()).with_inductor_config(**{"cpp.simdlen": 1}),
+                   device, eager, shadow)
+    if got == "agrees":
+        return Blame(CPP_VECTORIZED, (CPP_VECTORIZED,),
+                     [*b.trail, ("scalar-codegen", "cpp.simdlen=1: agrees")])
+    b.trail.append(("scalar-codegen", f"cpp.simdlen=1: {got}; blame stands"))
+    return b
 
 
 #: Pipelines whose Inductor passes can be disabled one by one (``disabled_passes``).
@@ -451,10 +508,7 @@ def pass_off(
     :class:`~aliasfuzz.passes.pipelines.PipelineOptions` of the finding. Returns ``b`` (its
     trail noting the control) or a new :class:`Blame` naming the earlier pass whose control
     agrees. Only single-stage blames on an Inductor FX pass of :data:`_PASS_OFF` are checked."""
-    from dataclasses import replace
-
-    from aliasfuzz.oracle.judge import _as_result
-    from aliasfuzz.passes.pipelines import PipelineOptions, run_function
+    from aliasfuzz.passes.pipelines import PipelineOptions
 
     opts = opts or PipelineOptions()
     own = pass_name(b.stage) if b.stage else None
@@ -462,14 +516,8 @@ def pass_off(
         return b
 
     def control(name: str) -> str:
-        cfg = dict(opts.inductor_config)
-        cfg["disabled_passes"] = ",".join(x for x in (cfg.get("disabled_passes"), name) if x)
-        ex = run_function(pipeline, fn, make(), input_names=names, device=device,
-                          options=replace(opts, inductor_config=cfg))
-        res = _as_result(ex)
-        if res.error is not None:
-            return "raises"
-        return "agrees" if departure(pipeline, eager, res, names, shadow) is None else "departs"
+        return _control(pipeline, fn, make, names, opts.with_passes_off(name), device, eager,
+                        shadow)
 
     if own is not None:
         got = control(own)

@@ -270,13 +270,9 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
 
     measure = control = None
     if name in _MEASURED:
-        from dataclasses import replace as _replace
-
         from aliasfuzz.passes.pipelines import PipelineOptions
 
-        base = opts or PipelineOptions()
-        off = _replace(base, inductor_config={**base.inductor_config,
-                                              "disabled_passes": "REINPLACE_INPLACEABLE_OPS"})
+        off = (opts or PipelineOptions()).with_passes_off("REINPLACE_INPLACEABLE_OPS")
 
         def control(ins: tuple) -> EagerResult:
             return _as_result(run_function(name, fn, ins, input_names=names, device=device, options=off))

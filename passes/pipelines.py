@@ -33,6 +33,7 @@ __all__ = [
     "NON_DYNAMO_TRACING",
     "PIPELINES",
     "PipelineOptions",
+    "inductor_config_patch",
     "run_function",
     "run_pipeline",
 ]
@@ -78,6 +79,46 @@ class PipelineOptions:
             if not hasattr(cfg, key):
                 raise InvalidArgument(f"unknown torch._inductor.config entry {key!r}")
 
+    def with_inductor_config(self, **entries: Any) -> PipelineOptions:
+        """A copy with ``entries`` added to :attr:`inductor_config` (see
+        :func:`inductor_config_patch` for how ``disabled_passes`` combine: the names are
+        appended to those already disabled, never replace them). The controls of the
+        oracle and of blame (reinplace pass off, one named pass off, scalar C++ codegen)
+        are built this way. Unknown config names raise :class:`InvalidArgument`."""
+        from dataclasses import replace
+
+        return replace(self, inductor_config=_merged(self.inductor_config, entries))
+
+    def with_passes_off(self, *names: str) -> PipelineOptions:
+        """A copy that also disables the Inductor passes ``names`` (``GraphTransformObserver``
+        names such as ``REINPLACE_INPLACEABLE_OPS``, which
+        ``torch/fx/passes/graph_transform_observer.py`` checks against
+        ``torch._inductor.config.disabled_passes``, torch 2.11 and 2.13)."""
+        return self.with_inductor_config(disabled_passes=",".join(names))
+
+
+def _merged(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` updated with ``extra``; ``disabled_passes`` (comma-separated names) are
+    the union of both, in order, so that a control never re-enables a pass the caller
+    disabled."""
+    out = {**base, **extra}
+    names = [n for v in (base.get("disabled_passes"), extra.get("disabled_passes")) if v
+             for n in str(v).split(",") if n]
+    if names:
+        out["disabled_passes"] = ",".join(dict.fromkeys(names))
+    return out
+
+
+def inductor_config_patch(options: PipelineOptions | None, extra: Mapping[str, Any] | None = None):
+    """The ``torch._inductor.config.patch`` context of a run with ``options`` (its
+    ``inductor_config`` and ``enable_auto_functionalized_v2``) and ``extra`` entries on top
+    (``disabled_passes`` combined as in :meth:`PipelineOptions.with_inductor_config`)."""
+    import torch._inductor.config as cfg
+
+    patch = {"enable_auto_functionalized_v2": getattr(options, "auto_functionalized_v2", True)}
+    patch = _merged(patch, getattr(options, "inductor_config", {}) or {})
+    return cfg.patch(_merged(patch, extra or {}))
+
 
 class _Clock:
     """Accumulates wall time per stage; the current stage is the one a failure is tagged with."""
@@ -112,12 +153,7 @@ def _normalize(ret: Any) -> tuple[Any, ...]:
 
 
 def _config(run: _Run, extra: Mapping[str, Any] | None = None):
-    import torch._inductor.config as cfg
-
-    patch = {"enable_auto_functionalized_v2": run.options.auto_functionalized_v2}
-    patch.update(run.options.inductor_config)
-    patch.update(extra or {})
-    return cfg.patch(patch)
+    return inductor_config_patch(run.options, extra)
 
 
 def _call(run: _Run, ex: Execution, compiled: Callable) -> None:

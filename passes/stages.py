@@ -32,6 +32,10 @@ stage                    what runs (the prefix of the pipeline up to and includi
 ``ts-fuser``             the profiling executor with the TensorExpr fuser on (the pipeline)
 =======================  ==========================================================================
 
+Blame also names ``codegen:cpp-vectorized``, which is not a cut: its scalar-codegen control
+(:func:`aliasfuzz.oracle.blame.scalar_codegen`) names it when ``cpp.simdlen=1`` makes a
+``lowering`` or ``scheduler`` finding of a CPU program go away.
+
 The Inductor passes are observed through ``torch.fx.passes.graph_transform_observer.
 GraphTransformObserver``, which Inductor uses to apply every named joint-graph and post-grad
 pass (``torch/_inductor/fx_passes/post_grad.py::post_grad_passes``,
@@ -58,6 +62,7 @@ from aliasfuzz.fuzz import process
 from aliasfuzz.fuzz.eager import EagerResult, alias_map
 from aliasfuzz.passes import hygiene
 from aliasfuzz.passes.hygiene import HookNotFound, resolve
+from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
 __all__ = ["PIPELINE_STAGES", "StageRun", "cut"]
@@ -116,15 +121,6 @@ def _call(fn: Callable, inputs: tuple[Any, ...], names: Sequence[str]) -> EagerR
     except Exception as e:  # the system under test failing at this stage is data
         return EagerResult(inputs_after=inputs, error=e)
     return EagerResult(outputs, inputs, alias_map(outputs, inputs, names))
-
-
-def _inductor_config(options: Any, extra: dict[str, Any] | None = None):
-    import torch._inductor.config as cfg
-
-    patch = {"enable_auto_functionalized_v2": getattr(options, "auto_functionalized_v2", True)}
-    patch.update(getattr(options, "inductor_config", {}) or {})
-    patch.update(extra or {})
-    return cfg.patch(patch)
 
 
 def _decomposition_table(pipeline: str, *, functional_only: bool = False) -> dict:
@@ -193,7 +189,7 @@ def _compiled_stage(
     names: Sequence[str], options: Any,
 ) -> EagerResult:
     hygiene.reset_program()
-    with _inductor_config(options):
+    with inductor_config_patch(options):
         compiled = torch.compile(fn, backend=make_backend(pipeline),
                                  dynamic=getattr(options, "dynamic", False))
         return _call(compiled, make(), names)
@@ -321,7 +317,7 @@ def _inductor_stages(
     t0 = time.perf_counter()
     compile_fx_mod._recursive_joint_graph_passes = joint_with_snapshot
     try:
-        with rec.installed(), _inductor_config(options):
+        with rec.installed(), inductor_config_patch(options):
             compiled = torch.compile(fn, backend=backend, dynamic=getattr(options, "dynamic", False))
             selected[0] = "aot"
             first = _call(compiled, make(), names)
@@ -384,7 +380,7 @@ def _full_inductor(pipeline: str, fn, make, names, options, fusion: bool) -> Eag
     if pipeline == "inductor-noreinplace":
         extra["disabled_passes"] = "REINPLACE_INPLACEABLE_OPS"
     hygiene.reset_program()
-    with _inductor_config(options, extra):
+    with inductor_config_patch(options, extra):
         compiled = torch.compile(fn, backend=lambda gm, ex: compile_fx(gm, ex),
                                  dynamic=getattr(options, "dynamic", False))
         return _call(compiled, make(), names)

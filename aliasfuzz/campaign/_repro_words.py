@@ -37,6 +37,7 @@ _STAGES: dict[str, tuple[str, str]] = {
     "reinplace": ("inductor", "reinplace_inplaceable_ops"),
     "lowering": ("inductor", "lowering"),
     "scheduler": ("inductor", "scheduler (fusion)"),
+    "codegen:cpp-vectorized": ("inductor", "vectorized C++ codegen (CppVecKernel)"),
     "ts-frontend": ("jit", "TorchScript interpreter (simple executor)"),
     "ts-optimizer": ("jit", "profiling executor's graph passes"),
     "ts-fuser": ("jit", "TensorExpr fuser"),

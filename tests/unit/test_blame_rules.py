@@ -2,7 +2,7 @@
 a pass's graph is that pass's departure; a crash's faithful pipeline prefix raising another
 error departs; a signal death does not run the compile that kills the process when the
 prefix already departs; the fast path's full-compile check is a worker task of its own.
-Real cuts run the fourth audit's programs (``tests/data/blame/<entry>.json``, copied from
+Real cuts run the fourth and seventh audits' programs (``tests/data/blame/<entry>.json``, copied from
 the audited corpus ``cfresh4``).
 """
 
@@ -199,3 +199,28 @@ def test_a_full_compile_that_kills_the_worker_keeps_the_cut():
     w = _Worker([{"blame": {"stage": "lowering"}}])
     assert blame_in(w, {**task, "pipeline": "inductor"}, outcome)["blame"] == {"stage": "lowering"}
     assert len(w.tasks) == 1
+
+
+def test_a_vectorized_cpp_codegen_assert_is_blamed_on_cpp_codegen_not_lowering():
+    # seventh audit 64c59fd440: index_add into a size-1 self with repeated indices trips
+    # CppVecKernel.store's assert; scalar C++ (cpp.simdlen=1) compiles and agrees with eager
+    p = _program("crash-lowering-64c59fd440")
+    out = _judge.evaluate(p, "inductor", "cpu")
+    assert out["verdict"] == "crash", out["explanation"]
+    b = blame_program(p, "inductor", "crash", out["check"], error=out["explanation"])
+    assert b.stages == ("codegen:cpp-vectorized",), b.trail
+    assert _trail(b, "scalar-codegen") == "cpp.simdlen=1: agrees"
+
+
+def test_the_scalar_codegen_control_leaves_a_fusion_bug_on_the_scheduler(monkeypatch):
+    # a control that still departs keeps the cut's blame, and says so in the trail
+    from aliasfuzz.oracle import blame as blame_mod
+
+    monkeypatch.setattr(blame_mod, "_control", lambda *a, **k: "departs")
+    b = blame_mod.scalar_codegen(blame_mod.Blame("scheduler", ("scheduler",), []), "inductor",
+                                 None, None, [], None, "cpu", EAGER, None)
+    assert b.stage == "scheduler"
+    assert _trail(b, "scalar-codegen") == "cpp.simdlen=1: departs; blame stands"
+    cuda = blame_mod.scalar_codegen(blame_mod.Blame("scheduler", ("scheduler",), []),
+                                    "inductor", None, None, [], None, "cuda", EAGER, None)
+    assert cuda.trail == []

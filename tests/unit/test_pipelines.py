@@ -372,3 +372,22 @@ def test_nested_scatters_fused_by_the_pass_are_both_captured():
     assert all(d.captured for d in scatters)
     assert len({d.reinplaced for d in scatters}) == 1
     assert {d.statement for d in scatters} == {3}  # the add_ that wrote through both views
+
+
+def test_a_control_s_disabled_pass_adds_to_those_the_caller_disabled():
+    # the reinplace-off and pass-off controls must not re-enable a pass the finding's own
+    # options disabled (a replaced disabled_passes would)
+    import torch._inductor.config as cfg
+
+    from aliasfuzz.passes.pipelines import inductor_config_patch
+
+    base = PipelineOptions(inductor_config={"disabled_passes": "REMOVE_NOOP_OPS"})
+    off = base.with_passes_off("REINPLACE_INPLACEABLE_OPS", "REMOVE_NOOP_OPS")
+    assert off.inductor_config["disabled_passes"] == "REMOVE_NOOP_OPS,REINPLACE_INPLACEABLE_OPS"
+    assert base.inductor_config["disabled_passes"] == "REMOVE_NOOP_OPS"
+    with inductor_config_patch(base, {"disabled_passes": "B", "max_fusion_size": 1}):
+        assert cfg.disabled_passes == "REMOVE_NOOP_OPS,B" and cfg.max_fusion_size == 1
+    scalar = base.with_inductor_config(**{"cpp.simdlen": 1})
+    assert scalar.inductor_config == {"disabled_passes": "REMOVE_NOOP_OPS", "cpp.simdlen": 1}
+    with pytest.raises(InvalidArgument):
+        base.with_inductor_config(no_such_entry=1)
