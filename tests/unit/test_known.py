@@ -127,3 +127,16 @@ def test_a_second_root_of_a_known_finding_is_new_in_the_report(tmp_path):
              "verdict": "miscompile", "check": "values", "known": bug["issue"]}
     status = {r["id"]: (r["status"], r["known_issue"]) for r in root_causes(tmp_path, [event], set())}
     assert status == {a.name: ("known", bug["issue"]), b.name: ("new", None)}
+
+
+def test_an_index_put_written_into_an_input_is_not_filed_as_the_values_alias_bug():
+    # seventh audit 786d60d89a: its unsafe decision is an index_put under rule 5 (a fresh
+    # output written into an input's storage), #198094's family, while #156786 is the
+    # index_put that reads its own written buffer (rule 1)
+    bugs = load_known(CORPUS)
+    hit, related = match(bugs, _root("reinplace", ["index_put:rule 5"]), {"index_add.out"},
+                         {"inductor"})
+    assert hit is None
+    assert [b.issue for b in related] == ["pytorch/pytorch#198094"]
+    hit, _ = match(bugs, _root("reinplace", ["index_put:rule 1"]), {"index_copy"}, {"inductor"})
+    assert hit is not None and hit.issue.endswith("#156786")
