@@ -140,7 +140,8 @@ def _cmd_run(args) -> int:
     if res.harness_only:
         print(
             f"note: {res.harness_only} fast-path crashes that full torch.compile does not show "
-            f"(harness only, not findings; see \"dismissed\" in {res.dir / 'journal.jsonl'})"
+            f"or cannot run on this host (harness only or unconfirmed, not findings; see "
+            f"\"dismissed\" in {res.dir / 'journal.jsonl'})"
         )
     for e in res.internal:  # aliasfuzz's own failures: never findings, never hidden
         print(f"internal error: program {e['i']} on {e['pipeline']}: {e['summary']}")

@@ -147,7 +147,13 @@ def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
 def harness_only_crash(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> str | None:
     """Why a fast-path crash is not written (None: it is): a ``crash``/``timeout`` on
     ``inductor-reinplace`` that full ``torch.compile(backend="inductor")`` does not show
-    (``blame["full"] == "hidden"``: the full compile ran the program to another verdict).
+    (``blame["full"] == "hidden"``: the full compile ran the program to another verdict),
+    or cannot show here (``"unsupported"``: full Inductor refuses the program on this
+    host, e.g. user Triton kernels on a CPU host, so the crash is unconfirmed: the
+    2,000-program CPU campaign of 2026-12-01 wrote 1874945920, a Triton program's
+    ``TypeError: 'NoneType' object is not subscriptable`` where the fast-path graph
+    indexes ``_foreach_copy_``'s result, 80d497b85e's harness-only crash, which the fifth
+    audit's GPU run showed full Inductor does not have).
 
     The fast path runs Inductor's post-grad graph with eager ATen kernels, which no PyTorch
     contract promises to work (fifth audit, crash-reinplace-80d497b85e: the graph indexes
@@ -156,11 +162,15 @@ def harness_only_crash(out: dict[str, Any], pipeline: str, blame: dict[str, Any]
     first audit's contiguous rewrites show it under ``torch.compile``)."""
     if pipeline != "inductor-reinplace" or out.get("verdict") not in ("crash", "timeout"):
         return None
-    if blame.get("full") != "hidden":
+    if blame.get("full") not in ("hidden", "unsupported"):
         return None
-    full = (blame.get("full_outcome") or {}).get("verdict", "?")
+    full = blame.get("full_outcome") or {}
+    if blame["full"] == "unsupported":
+        return (f"fast-path-only {out['verdict']}, unconfirmed: full torch.compile(backend="
+                f"'inductor') cannot run this program here ({str(full.get('explanation'))[:160]})")
     return (f"fast-path-only {out['verdict']}: full torch.compile(backend='inductor') gives "
-            f"{full}; the post-grad graph run with eager kernels is not a PyTorch contract")
+            f"{full.get('verdict', '?')}; the post-grad graph run with eager kernels is not a "
+            "PyTorch contract")
 
 
 def _shared_group(pipelines: list[str]) -> list[str]:

@@ -134,8 +134,29 @@ def test_excess_grows_with_the_moved_bytes_or_the_kept_temporary():
     small = Excess(default=1104, forced=976, copied=256, kernels=(3, 3), temporaries=(256, 0))
     # case b20: the forced code is charged a fixed 128 bytes, the kept temporary doubles
     assert small.grows_to(Excess(2128, 2000, 512, (3, 3), (512, 0)), 1.8)
-    assert small.grows_to(Excess(2128, 1872, 512, (3, 3), (256, 256)), 1.8)  # bytes double
     assert not small.grows_to(Excess(2128, 2000, 512, (3, 3), (256, 0)), 1.8)
+    # no temporary (a wider pass over memory, x[0:2] += 0.5): the bytes moved must grow
+    wide = Excess(default=32768, forced=16, copied=32768, kernels=(1, 1))
+    assert wide.grows_to(Excess(65536, 16, 65536, (1, 1)), 1.8)
+    assert not wide.grows_to(Excess(32784, 16, 32768, (1, 1)), 1.8)
+    # a fixed-size temporary is a fixed cost, whatever the bytes around it do (f4cc987aec:
+    # 4 bytes kept, moved bytes 8 -> 16)
+    fixed = Excess(default=76, forced=68, copied=4, kernels=(5, 5), temporaries=(4, 0))
+    assert not fixed.grows_to(Excess(152, 136, 4, (5, 5), (4, 0)), 1.8)
+
+
+def test_a_fixed_size_temporary_whose_moved_bytes_grow_is_not_a_finding():
+    # 2,000-program campaign of 2026-12-01, f4cc987aec: an index_put self of one float
+    # (4 bytes) kept; the bytes moved double with the inputs, the temporary does not
+    from pathlib import Path
+
+    from aliasfuzz.fuzz.ir import Program
+
+    data = Path(__file__).resolve().parents[1] / "data" / "not_findings" / "missed-reinplace-reinplace-f4cc987aec"
+    j = judge(Program.loads((data / "program.json").read_text()), "inductor-reinplace")
+    assert j.verdict is not Verdict.MISSED_REINPLACE, j.explanation
+    assert any(f.startswith("excess-does-not-scale (") and "4 -> 4 bytes" in f
+               for f in j.filtered), (j.verdict, j.explanation, j.filtered)
 
 
 def test_a_kept_copy_whose_excess_does_not_grow_is_not_a_finding():
