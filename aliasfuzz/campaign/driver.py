@@ -173,6 +173,18 @@ def harness_only_crash(out: dict[str, Any], pipeline: str, blame: dict[str, Any]
             "PyTorch contract")
 
 
+def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tuple[str, str] | None:
+    """``(kind, why)`` when a shrunk, blamed finding is not written (None: it is): kind
+    ``flaky`` for :func:`unconfirmed_death`, ``harness-only`` for
+    :func:`harness_only_crash`. The one rule of the campaign and of
+    :mod:`aliasfuzz.campaign.rebuild`."""
+    why = unconfirmed_death(out, blame)
+    if why is not None:
+        return "flaky", why
+    why = harness_only_crash(out, pipeline, blame)
+    return None if why is None else ("harness-only", why)
+
+
 def _shared_group(pipelines: list[str]) -> list[str]:
     """The pipelines of a program that run in one worker task from one Dynamo capture
     (:data:`aliasfuzz.passes.shared.SHAREABLE`), or none when fewer than two."""
@@ -573,12 +585,12 @@ class _Campaign:
         """Write the finding under each of its root causes (:func:`roots`): a new entry, or
         one more sighting (``hits``) of an entry already in the corpus."""
         blame = blame or {"stage": None, "stages": [], "trail": [], "reason": "not cut"}
-        death = unconfirmed_death(out, blame)
-        why = death or harness_only_crash(out, pipeline, blame)
-        if why is not None:  # journaled and counted (flaky / harness only), never written
+        dismissed = dismissal(out, pipeline, blame)
+        if dismissed is not None:  # journaled and counted (flaky / harness only), never written
+            kind, why = dismissed
             self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None,
                        "dismissed": why, "costs": stages or {}})
-            if death:
+            if kind == "flaky":
                 self.res.flaky += 1
             else:
                 self.res.harness_only += 1

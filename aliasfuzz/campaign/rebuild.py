@@ -4,7 +4,9 @@
 corpus folders of entries, any ``meta_version``) and, for each, runs its program on its
 recorded pipeline in a :class:`~aliasfuzz.campaign.worker.Worker` exactly as a campaign
 would: a program that is no longer a finding (now rejected by validation, judged ok or a
-documented refusal) is reported and left out; a finding is shrunk with the current
+documented refusal) is reported and left out, and so is one the campaign would not write
+(:func:`aliasfuzz.campaign.driver.dismissal`: a signal death no cut reproduces, a fast-path
+crash full ``torch.compile`` does not show or cannot run here); a finding is shrunk with the current
 shrinker, blamed stage by stage and recorded under its root causes
 (:func:`aliasfuzz.campaign.corpus.record`), keeping the entry's provenance (campaign, seed,
 program index). This is how ``corpus/`` moved to one entry per root cause; it is also what
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign.corpus import load_entry, record
+from aliasfuzz.campaign.driver import dismissal
 from aliasfuzz.campaign.known import load_known
 from aliasfuzz.campaign.pool import blame_in
 from aliasfuzz.campaign.replay import entries_of
@@ -65,6 +68,9 @@ def _one(worker: Worker, path: Path, corpus: Path, bugs: list, budget: int) -> s
     small, sout, spent = shrink(entry.program, out, evaluate, budget)
     blame = blame_in(worker, _task(small, pipeline, device, options), sout).get("blame") or {
         "stage": None, "stages": [], "trail": [], "reason": "cutting the pipeline failed"}
+    dismissed = dismissal(sout, pipeline, blame)
+    if dismissed is not None:  # as the campaign does: never written
+        return f"dropped ({dismissed[0]}: {dismissed[1]})"
     provenance = {k: meta.get(k) for k in _PROVENANCE}
     provenance["shrink_executions"] = spent
     found = record(corpus, entry.program, small, sout, pipeline, blame, bugs, provenance)

@@ -328,3 +328,15 @@ def test_the_decomposition_cut_traces_in_dynamos_fake_mode():
     b = _judge.blame(p, "aot_eager", "cpu", None, out)
     assert b["stage"] == "decomposition", b["trail"]
     assert not any("inconclusive" in what for _, what in b["trail"]), b["trail"]
+
+
+def test_one_dismissal_rule_for_the_campaign_and_the_rebuild():
+    from aliasfuzz.campaign.driver import dismissal
+    from aliasfuzz.oracle.blame import NOT_REPRODUCED
+
+    seg = {"verdict": "crash", "check": "signal:SIGSEGV"}
+    assert dismissal(seg, "inductor", {"stage": None, "reason": NOT_REPRODUCED})[0] == "flaky"
+    crash = {"verdict": "crash", "check": "exceptions"}
+    hidden = {"stage": "reinplace", "full": "hidden", "full_outcome": {"verdict": "ok"}}
+    assert dismissal(crash, "inductor-reinplace", hidden)[0] == "harness-only"
+    assert dismissal(crash, "inductor-reinplace", {**hidden, "full": "reproduces"}) is None
