@@ -2,8 +2,13 @@
 .gpu/repros/ or the folder given): its own exit code, and whether plain
 torch.compile(backend="inductor") on CUDA departs from eager (outputs, inputs after the
 call, output aliasing). Run on the device: PYTHONPATH=/tmp/site python3 bench/gpu/plain_check.py"""
-import glob, subprocess, sys, os
+import glob
+import os
+import subprocess
+import sys
+
 import torch
+
 
 def plain(path):
     src = open(path).read()
