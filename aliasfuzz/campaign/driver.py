@@ -175,9 +175,21 @@ def harness_only_crash(out: dict[str, Any], pipeline: str, blame: dict[str, Any]
 
 def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tuple[str, str] | None:
     """``(kind, why)`` when a shrunk, blamed finding is not written (None: it is): kind
-    ``flaky`` for :func:`unconfirmed_death`, ``harness-only`` for
-    :func:`harness_only_crash`. The one rule of the campaign and of
-    :mod:`aliasfuzz.campaign.rebuild`."""
+    ``flaky`` for :func:`unconfirmed_death` and for a finding whose replay (the first
+    execution of shrinking, :func:`aliasfuzz.campaign.shrink.shrink`) did not give the same
+    failure, ``harness-only`` for :func:`harness_only_crash`. The one rule of the campaign
+    and of :mod:`aliasfuzz.campaign.rebuild`.
+
+    A finding is a claim confirmed by execution: one that a second run of the same program
+    does not show is not written (the 2,000-program campaign of 2026-12-01 wrote
+    4ceba35550, a value difference seen once; its replay and every later run died of a heap
+    corruption, ``free(): invalid next size``, so the claim in its repro was not what its
+    repro showed)."""
+    gave = out.get("unreproduced")
+    if gave:
+        return "flaky", (f"{out.get('verdict')}/{out.get('check')} not reproduced when replayed: "
+                         f"the replay gave {gave.get('verdict')}/{gave.get('check')} "
+                         f"({gave.get('explanation', '')[:120]})")
     why = unconfirmed_death(out, blame)
     if why is not None:
         return "flaky", why

@@ -163,7 +163,10 @@ class Pool:
             budget,
         )
         t1 = time.perf_counter()
-        blame = self._blame(worker, small, pipeline, sout, i)
+        if sout.get("unreproduced"):  # not written (driver.dismissal): nothing to cut
+            blame = {"stage": None, "stages": [], "trail": [], "reason": "not reproduced"}
+        else:
+            blame = self._blame(worker, small, pipeline, sout, i)
         spent_s = {"shrink": before + t1 - t0, "blame": time.perf_counter() - t1}
         return ("shrunk", i, pipeline, (program, small, spent, blame, spent_s, note or {}),
                 sout)

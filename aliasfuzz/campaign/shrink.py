@@ -260,9 +260,11 @@ def shrink(
     outcome dict (``verdict``, ``check``, ...); a candidate is interesting when
     :func:`same_failure` holds with ``outcome``. At most ``budget`` candidates are run
     (the original's replay included). Returns ``(smallest program found, its outcome,
-    executions spent)``; ``(program, outcome, spent)`` when the original does not
-    reproduce or ``budget`` is 0. An exception raised by ``evaluate`` (a harness bug) ends
-    the search and is re-raised.
+    executions spent)``; ``(program, outcome, spent)`` when ``budget`` is 0, and when the
+    original does not reproduce ``(program, outcome + {"unreproduced": replay}, spent)``,
+    ``replay`` being the replay's ``verdict`` / ``check`` / ``explanation`` (the campaign
+    does not write such a finding: :func:`aliasfuzz.campaign.driver.dismissal`). An
+    exception raised by ``evaluate`` (a harness bug) ends the search and is re-raised.
     """
     plan = _plan(program)
     return _minimize(
@@ -307,7 +309,11 @@ def _minimize(
     if errors:
         raise errors[0]
     if small is None:
-        return program, outcome, spent
+        replay = seen.get(program.dumps())
+        if replay is None:  # not run (budget 0)
+            return program, outcome, spent
+        gave = {k: str(replay.get(k) or "")[:200] for k in ("verdict", "check", "explanation")}
+        return program, {**outcome, "unreproduced": gave}, spent
     return small, seen[small.dumps()], spent
 
 

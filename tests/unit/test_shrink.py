@@ -228,7 +228,18 @@ def test_the_first_execution_replays_the_original_and_a_fixed_bug_stays_unshrunk
         return dict(OK)
 
     small, out, spent = shrink(p, dict(BAD), fixed, budget=200)
-    assert (small, out, spent) == (p, BAD, 1) and calls == [p]
+    assert (small, spent) == (p, 1) and calls == [p]
+    # the finding's own outcome, marked with what the replay gave: the campaign does not
+    # write a finding that its replay does not show (driver.dismissal)
+    assert {k: v for k, v in out.items() if k != "unreproduced"} == BAD
+    assert out["unreproduced"]["verdict"] == OK["verdict"]
+    from aliasfuzz.campaign.driver import dismissal
+
+    kind, why = dismissal(out, "inductor", {"stage": "lowering", "stages": ["lowering"]})
+    assert kind == "flaky" and "not reproduced when replayed" in why
+    assert dismissal(dict(BAD), "inductor", {"stage": "lowering", "stages": ["lowering"]}) is None
+    # no replay at all (budget 0, --no-shrink): the outcome as it came
+    assert shrink(p, dict(BAD), fixed, budget=0)[1] == BAD
 
 
 def test_an_empty_program_is_its_own_minimum():
