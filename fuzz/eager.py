@@ -131,13 +131,22 @@ def alias_map(
     Keys are ``"out<i>"``; values name the inputs (by name) and the other outputs
     (``"out<j>"``) on the same storage, sorted. Non-tensor outputs map to ``()``.
     Storages are told apart by data pointer (empty storages by identity).
+
+    A tensor of no elements aliases nothing: no value can be read or written through it,
+    only its identity (or ``resize_``) could tell, which no pipeline promises; it maps to
+    ``()`` and no other entry names it (the eighth audit's e65ce44d27: Inductor returned a
+    0-element input itself where eager returns a fresh empty tensor, and its repro, which
+    compares data pointers, could not show it).
     """
+    def seen(t: Any) -> bool:
+        return isinstance(t, torch.Tensor) and t.numel() > 0
+
     keys_in = {
         name: _storage_key(t)
         for name, t in zip(input_names, inputs, strict=True)
-        if isinstance(t, torch.Tensor)
+        if seen(t)
     }
-    keys_out = [_storage_key(o) if isinstance(o, torch.Tensor) else None for o in outputs]
+    keys_out = [_storage_key(o) if seen(o) else None for o in outputs]
     result = {}
     for i, k in enumerate(keys_out):
         if k is None:

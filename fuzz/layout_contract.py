@@ -26,7 +26,11 @@ promise them"):
 Any other argument (a view of an input, an intermediate of another op, anything on a
 written storage) makes the program ``invalid`` with a message starting ``layout-readout:``.
 So does ``as_strided`` (or ``as_strided_copy``, a clone of that view: :data:`ABSOLUTE_READS`)
-reaching a storage element that is not an element of the tensor it is
+taken from an intermediate (not on an input's storage nor a clone's) that is not
+:func:`anchored`: eager chose its storage offset, and compiled code need not keep it (the
+eighth audit's crash-functionalization-d99d750b93: ``slice_scatter``'s result kept its
+input's offset 318 in eager, ``v2.as_strided((), (), 328)`` read element 328 of it, and
+functionalization's fresh result has no such element); and ``as_strided`` reaching a storage element that is not an element of the tensor it is
 taken from, or of a tensor whose storage was written before (its absolute offset and strides
 then address a storage functionalization replaced): its result "will depend on the current
 layout in memory" (the
@@ -125,8 +129,10 @@ class LayoutReads:
     as_strided views of unanchored sources (with their aliases) that may not be written
     through, nor used once their storage was written."""
 
-    def __init__(self, input_names: set[str]) -> None:
+    def __init__(self, input_names: set[str], input_storages: set[str] = frozenset()) -> None:
         self._promised: set[str] = set(input_names)
+        #: storages whose layout the caller owns (inputs) or a contract fixes (clone results)
+        self._own: set[str] = set(input_storages)
         self._written: set[str] = set()
         #: as_strided views of a source that is not :func:`anchored`, and their aliases:
         #: name -> (the name the as_strided was taken from, the storage)
@@ -145,6 +151,13 @@ class LayoutReads:
                     f"{LAYOUT_READOUT}: {step.op.op} of {step.op.args[0]!r} after its storage "
                     "was written: its absolute offset and strides address a storage "
                     "functionalization replaces"
+                )
+            src = step.args[0]
+            if src.storage not in self._own and not anchored(src):
+                raise InvalidArgument(
+                    f"{LAYOUT_READOUT}: {step.op.op} of {step.op.args[0]!r}, an intermediate "
+                    f"at storage offset {src.offset} (not dense from offset 0): its storage "
+                    "offset and strides are eager's choice, which compiled code need not keep"
                 )
             outside = _outside(_strided_view(step), step.args[0])
             if outside is not None:
@@ -215,6 +228,7 @@ class LayoutReads:
         self._stale |= {n for n, (_, st) in self._strided.items() if st in written}
         if step.op.op in FRESH_LAYOUT:
             self._promised.update(step.op.out)
+            self._own.update(m.storage for m in step.outs if m is not None)
         sources = [(n, m) for n, m in zip(step.op.args, step.args, strict=True) if m is not None]
         if step.op.op == "as_strided" and sources and not anchored(sources[0][1]):
             origin = sources[0][0]

@@ -308,7 +308,8 @@ def infer(program: Program) -> Typed:
         raise InvalidArgument(f"expected a Program, got {type(program).__name__}")
     values = _input_values(program)
     steps = []
-    layout = LayoutReads({t.name for t in program.inputs})  # the layout-readout rule
+    layout = LayoutReads({t.name for t in program.inputs},  # the layout-readout rule
+                         {t.storage for t in program.inputs})
     for i, op in enumerate(program.body):
         step = _step(i, op, values)
         try:

@@ -181,11 +181,13 @@ def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tupl
     and of :mod:`aliasfuzz.campaign.rebuild`.
 
     A finding is a claim confirmed by execution: one that a second run of the same program
-    does not show is not written (the 2,000-program campaign of 2026-12-01 wrote
-    4ceba35550, a value difference seen once; its replay and every later run died of a heap
-    corruption, ``free(): invalid next size``, so the claim in its repro was not what its
-    repro showed)."""
-    gave = out.get("unreproduced")
+    does not show is not written. A replay that died by a signal is the exception: the
+    program under ``torch.compile`` broke the process both times (the eighth audit labeled
+    4ceba35550 genuine: a value difference seen once, then a heap corruption in its replay
+    and repro, Inductor writing a custom op's view of an input out of bounds)."""
+    from aliasfuzz.campaign.shrink import unconfirmed_replay
+
+    gave = unconfirmed_replay(out)
     if gave:
         return "flaky", (f"{out.get('verdict')}/{out.get('check')} not reproduced when replayed: "
                          f"the replay gave {gave.get('verdict')}/{gave.get('check')} "

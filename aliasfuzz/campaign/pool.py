@@ -27,7 +27,7 @@ from typing import Any
 
 from aliasfuzz.campaign.follow import accepts
 from aliasfuzz.campaign.options import CampaignOptions
-from aliasfuzz.campaign.shrink import same_failure, shrink
+from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.fuzz.ir import Program
 
@@ -163,7 +163,7 @@ class Pool:
             budget,
         )
         t1 = time.perf_counter()
-        if sout.get("unreproduced"):  # not written (driver.dismissal): nothing to cut
+        if unconfirmed_replay(sout):  # not written (driver.dismissal): nothing to cut
             blame = {"stage": None, "stages": [], "trail": [], "reason": "not reproduced"}
         else:
             blame = self._blame(worker, small, pipeline, sout, i)

@@ -172,6 +172,23 @@ def test_as_strided_outside_its_source_is_a_layout_readout():
         unwritten.with_body((step,), ("v1",)).validate()  # within an unwritten x0: kept
 
 
+def test_as_strided_of_an_intermediate_off_offset_0_is_a_layout_readout():
+    # eighth audit false positive d99d750b93: slice_scatter's result kept its input's
+    # storage offset 318 in eager; v2.as_strided((), (), 328) read element 328 of it, which
+    # functionalization's fresh result does not have (setStorage ... out of bounds)
+    why = _rejected(_load(NOT_FINDINGS / "crash-functionalization-d99d750b93"))
+    assert why.startswith(f"statement 2: {LAYOUT_READOUT}: as_strided of 'v2', an intermediate "
+                          "at storage offset 318")
+    # the same reads of an input's storage, or of an intermediate dense from offset 0, stay
+    x = TensorSpec("x0", "s0", (2, 2), (2, 1), 0)
+    body = (Op("add", ("x0", "x0"), {}, ("v0",)),
+            Op("as_strided", ("v0",), {"size": [2], "stride": [1], "offset": 1}, ("v1",)))
+    Program((StorageSpec("s0", 4),), (x,), body, ("v1",)).validate()
+    at1 = TensorSpec("x0", "s0", (3,), (1,), 1)
+    body = (Op("as_strided", ("x0",), {"size": [2], "stride": [1], "offset": 2}, ("v1",)),)
+    Program((StorageSpec("s0", 4),), (at1,), body, ("v1",)).validate()
+
+
 # -- writes through an as_strided view (third audit, crash-aot-c32458ee7d) ----------------
 def _write_through(x: TensorSpec, numel: int, body) -> Program:
     return Program((StorageSpec("s1", numel),), (x,), tuple(body), ())

@@ -213,3 +213,21 @@ def test_a_scatter_of_a_self_overlapping_base_has_no_eager_meaning():
         prog((4, 2), (1, 3)).validate()
     assert e.value.rule == "self-overlapping-write" and "fresh result" in str(e.value)
     prog((4, 2), (2, 1)).validate()  # a base without internal overlap: one meaning
+
+
+def test_a_tensor_of_no_elements_aliases_nothing():
+    # eighth audit e65ce44d27 (not reproduced by its repro): Inductor returns a 0-element
+    # input itself where eager's slice_scatter returns a fresh empty tensor; no value can
+    # be read or written through either, so the aliasing check has nothing to compare
+    import torch
+
+    from aliasfuzz.campaign import _judge
+    from aliasfuzz.fuzz.eager import alias_map
+
+    empty, full = torch.empty(4, 0), torch.ones(2)
+    assert alias_map((empty, full[0:0], full), (empty, full), ("x0", "x1")) == {
+        "out0": (), "out1": (), "out2": ("x1",)}
+    p = Program.loads((NOT_FINDINGS / "miscompile-reinplace-e65ce44d27" / "program.json").read_text())
+    for pipeline in ("inductor-reinplace", "inductor"):
+        out = _judge.evaluate(p, pipeline, "cpu")
+        assert out["verdict"] in ("ok", "unknown"), (pipeline, out["explanation"])

@@ -238,6 +238,9 @@ def test_the_first_execution_replays_the_original_and_a_fixed_bug_stays_unshrunk
     kind, why = dismissal(out, "inductor", {"stage": "lowering", "stages": ["lowering"]})
     assert kind == "flaky" and "not reproduced when replayed" in why
     assert dismissal(dict(BAD), "inductor", {"stage": "lowering", "stages": ["lowering"]}) is None
+    # a replay that died by a signal broke the process too: kept (eighth audit 4ceba35550)
+    died = {**BAD, "unreproduced": {"verdict": "crash", "check": "signal:SIGSEGV"}}
+    assert dismissal(died, "inductor", {"stage": "lowering", "stages": ["lowering"]}) is None
     # no replay at all (budget 0, --no-shrink): the outcome as it came
     assert shrink(p, dict(BAD), fixed, budget=0)[1] == BAD
 
