@@ -112,8 +112,10 @@ def jit_settings(plan_: Any, meta: dict[str, Any]) -> tuple[list[str], str, int,
     said = said if plan_.own else None
     chosen = "simple" if not o.get("optimize", True) else (
         "profiling" if o.get("profiling_executor", True) else "legacy")
-    executor = {"ts-frontend": "simple"}.get(stage) or (
-        chosen if stage.startswith("ts-") or said is None else said.group(1))
+    # the executor the finding was seen under (its explanation says so) is the one the cut
+    # ran (oracle._judge.executor_options): the eighth audit's 7dd2e95937 failed under the
+    # legacy executor only, and a repro under the profiling one exited 0
+    executor = {"ts-frontend": "simple"}.get(stage) or (said.group(1) if said else chosen)
     settings = [_EXECUTOR_LINES[executor]]
     runs = int(o.get("num_profiled_runs", 1))
     if runs != 1 and executor == "profiling":

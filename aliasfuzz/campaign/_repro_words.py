@@ -39,7 +39,7 @@ _STAGES: dict[str, tuple[str, str]] = {
     "scheduler": ("inductor", "scheduler (fusion)"),
     "codegen:cpp-vectorized": ("inductor", "vectorized C++ codegen (CppVecKernel)"),
     "ts-frontend": ("jit", "TorchScript interpreter (simple executor)"),
-    "ts-optimizer": ("jit", "profiling executor's graph passes"),
+    "ts-optimizer": ("jit", "TorchScript executor's graph passes (fuser off)"),
     "ts-fuser": ("jit", "TensorExpr fuser"),
 }
 #: the same stages under make_fx(functionalize(f)) + torch.fx.passes.reinplace

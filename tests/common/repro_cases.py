@@ -157,6 +157,12 @@ def _cases() -> dict[str, tuple[Program, dict, tuple[int, str]]]:
         "ts-optimizer", options={"torchscript": {"profiling_executor": False}},
         explanation="legacy call 0 (optimized): output 0: requires_grad eager False, torchscript "
                     "True; input a after the call: requires_grad eager False, torchscript True")
+    # the pipeline's default (profiling) options, the finding seen under the legacy executor
+    # (the torchscript pipeline runs the others too): eighth audit 7dd2e95937 exited 0
+    add("b25-torchscript-legacy-seen", b25, differ, "torchscript", "miscompile", "torchscript",
+        "ts-optimizer",
+        explanation="legacy call 0 (optimized): output 0: requires_grad eager False, torchscript "
+                    "True; input a after the call: requires_grad eager False, torchscript True")
     add("noop-clones-aliasing", _noop_clones(), (1, "storages shared by outputs differ"),
         "inductor", "miscompile", "aliasing", "post-grad:remove_noop_ops",
         explanation="out0 is fresh in eager but aliases out1 compiled")

@@ -141,6 +141,11 @@ def test_torchscript_repro_sets_the_blamed_stages_executor(results):
     assert "torch.jit.script(f)" in text
     text = results["ok-torchscript"][0]
     assert "_jit_override_can_fuse_on_cpu(True)" in text and "range(3)" in text
+    # seen under the legacy executor with the pipeline's default options: the repro runs
+    # the legacy executor, and shows the finding (eighth audit 7dd2e95937 exited 0)
+    text, _, out = results["b25-torchscript-legacy-seen"]
+    assert "_jit_set_profiling_executor(False)" in text
+    assert "requires_grad flags differ" in out
 
 
 def test_title_names_the_stage_and_the_effect():
