@@ -214,7 +214,14 @@ class CampaignOptions:
         return self
 
     def to_json(self) -> dict[str, Any]:
+        """The fields as saved in ``options.json``; the folders (``corpus``, ``state``,
+        ``report``) as absolute paths, so that ``--resume`` from another working directory
+        writes where the campaign began (a fresh user's resume from the parent folder wrote
+        its report beside the checkout)."""
         d = dataclasses.asdict(self)
+        for key in ("corpus", "state", "report"):
+            if d.get(key) not in (None, "", "none"):  # "none": --report none, no report
+                d[key] = str(Path(d[key]).absolute())
         d["pipelines"] = list(self.pipelines)
         d["fail_on"] = list(self.fail_on)
         d["plugins"] = list(self.plugins)

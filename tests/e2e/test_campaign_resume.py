@@ -198,3 +198,15 @@ def test_a_second_driver_on_a_running_campaign_is_refused(tmp_path, monkeypatch)
         held.close()
     # the lock dies with its holder: the folder can be locked again
     _lock(run_dir, run_dir.name).close()
+
+
+def test_saved_folders_are_absolute_so_a_resume_elsewhere_writes_in_place(tmp_path, monkeypatch):
+    # a fresh user's --resume from the parent folder wrote its report beside the checkout:
+    # options.json kept the default "reports" relative; "none" (no report) stays a sentinel
+    from aliasfuzz.campaign.options import CampaignOptions
+
+    monkeypatch.chdir(tmp_path)
+    d = CampaignOptions(programs=1).to_json()
+    assert d["corpus"] == str(tmp_path / "corpus") and d["report"] == str(tmp_path / "reports")
+    assert d["state"] == str(tmp_path / ".aliasfuzz")
+    assert CampaignOptions(programs=1, report="none").to_json()["report"] == "none"
