@@ -139,8 +139,8 @@ def _cmd_run(args) -> int:
         )
     if res.harness_only:
         print(
-            f"note: {res.harness_only} fast-path crashes that full torch.compile does not show "
-            f"or cannot run on this host (harness only or unconfirmed, not findings; see "
+            f"note: {res.harness_only} fast-path crashes that full torch.compile does not show, "
+            f"or findings it cannot run on this host (harness only or unconfirmed, not findings; see "
             f"\"dismissed\" in {res.dir / 'journal.jsonl'})"
         )
     for e in res.internal:  # aliasfuzz's own failures: never findings, never hidden

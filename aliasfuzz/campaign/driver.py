@@ -144,30 +144,37 @@ def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
     return f"{out['check']} not reproduced by any stage cut: {blame.get('reason')}"
 
 
-def harness_only_crash(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> str | None:
-    """Why a fast-path crash is not written (None: it is): a ``crash``/``timeout`` on
-    ``inductor-reinplace`` that full ``torch.compile(backend="inductor")`` does not show
-    (``blame["full"] == "hidden"``: the full compile ran the program to another verdict),
-    or cannot show here (``"unsupported"``: full Inductor refuses the program on this
-    host, e.g. user Triton kernels on a CPU host, so the crash is unconfirmed: the
-    2,000-program CPU campaign of 2026-12-01 wrote 1874945920, a Triton program's
-    ``TypeError: 'NoneType' object is not subscriptable`` where the fast-path graph
-    indexes ``_foreach_copy_``'s result, 80d497b85e's harness-only crash, which the fifth
-    audit's GPU run showed full Inductor does not have).
+#: Blamed stages whose cut runs code plain ``torch.compile(backend="aot_eager")`` runs:
+#: a fast-path finding blamed there is confirmed without full Inductor.
+_PUBLIC_PREFIX = ("dynamo", "functionalization")
 
-    The fast path runs Inductor's post-grad graph with eager ATen kernels, which no PyTorch
-    contract promises to work (fifth audit, crash-reinplace-80d497b85e: the graph indexes
-    the result of ``aten._foreach_copy_``, None in eager, not in Inductor's lowering). A
-    miscompile the full compile hides stays a finding: its unsafe decision is real (the
-    first audit's contiguous rewrites show it under ``torch.compile``)."""
-    if pipeline != "inductor-reinplace" or out.get("verdict") not in ("crash", "timeout"):
-        return None
-    if blame.get("full") not in ("hidden", "unsupported"):
+
+def harness_only_crash(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> str | None:
+    """Why a fast-path finding is not written (None: it is), on ``inductor-reinplace``:
+
+    * a ``crash``/``timeout`` that full ``torch.compile(backend="inductor")`` does not show
+      (``blame["full"] == "hidden"``: the full compile ran the program to another verdict).
+      The fast path runs Inductor's post-grad graph with eager ATen kernels, which no
+      PyTorch contract promises to work (fifth audit, crash-reinplace-80d497b85e: the graph
+      indexes the result of ``aten._foreach_copy_``, None in eager, not in Inductor's
+      lowering). A miscompile the full compile hides stays a finding: its unsafe decision
+      is real (the first audit's contiguous rewrites show it under ``torch.compile``);
+    * any finding full Inductor cannot run here (``"unsupported"``: user Triton kernels on
+      a CPU host), so that no public API confirmed it: of the five such findings of the
+      eighth audit's campaign, run on the H200 (``bench/runs/gpu-repros-2026-12-01.md``),
+      plain ``torch.compile`` showed three and not two (3ec1525bd5, f88cbff55f); and the
+      crash 1874945920 was 80d497b85e's harness-only class. A GPU campaign judges them.
+      Kept: one blamed on ``dynamo`` or ``functionalization``, stages whose cut is
+      ``torch.compile(backend="aot_eager")``'s own code (cbd3794b15, #196657).
+    """
+    if pipeline != "inductor-reinplace":
         return None
     full = blame.get("full_outcome") or {}
-    if blame["full"] == "unsupported":
+    if blame.get("full") == "unsupported" and blame.get("stage") not in _PUBLIC_PREFIX:
         return (f"fast-path-only {out['verdict']}, unconfirmed: full torch.compile(backend="
                 f"'inductor') cannot run this program here ({str(full.get('explanation'))[:160]})")
+    if blame.get("full") != "hidden" or out.get("verdict") not in ("crash", "timeout"):
+        return None
     return (f"fast-path-only {out['verdict']}: full torch.compile(backend='inductor') gives "
             f"{full.get('verdict', '?')}; the post-grad graph run with eager kernels is not a "
             "PyTorch contract")

@@ -266,6 +266,15 @@ def test_a_fast_path_crash_full_compile_does_not_show_is_not_written():
     assert harness_only_crash(crash, "inductor-reinplace", {**hidden, "full": "reproduces"}) is None
     miscompile = {"verdict": "miscompile", "check": "values"}
     assert harness_only_crash(miscompile, "inductor-reinplace", hidden) is None
+    # any fast-path finding full inductor cannot run here is unconfirmed (eighth audit:
+    # 3ec1525bd5 and f88cbff55f, Triton programs found on CPU, did not show on the H200)
+    for verdict in ("miscompile", "unsafe-reinplace", "missed-reinplace"):
+        why = harness_only_crash({"verdict": verdict, "check": "values"}, "inductor-reinplace",
+                                 {**hidden, "full": "unsupported"})
+        assert why.startswith(f"fast-path-only {verdict}, unconfirmed")
+    # ... unless blamed on a stage aot_eager runs itself (cbd3794b15, functionalization)
+    assert harness_only_crash(miscompile, "inductor-reinplace", {
+        **hidden, "full": "unsupported", "stage": "functionalization"}) is None
     assert harness_only_crash(crash, "aot_eager", hidden) is None
 
 
