@@ -62,6 +62,9 @@ _ABSTRACT = (
     (re.compile(r"\[[^\[\]]*\]"), "[*]"),  # shapes, strides, index lists
     (re.compile(r"'[^']*'|\"[^\"]*\""), "'*'"),  # quoted names and shapes
     (re.compile(r"\d+"), "N"),  # numbers, numbered names (s47, arg0_1, buf3)
+    # shapes printed as tuples: "(3,) (actual) vs (3, 1) (expected)" and "(1, 9) ... (1, 3)"
+    # are one ViewMeta replay assertion (eighth audit: 63f507a08e, f50f475f8f)
+    (re.compile(r"\(N(?:, ?N)*,?\)|\(\)"), "(*)"),
     (re.compile(r"\s+"), " "),
 )
 

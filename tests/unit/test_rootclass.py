@@ -140,6 +140,13 @@ def test_overloads_of_one_aten_op_are_one_op_and_namespaces_are_not_overloads():
      "trace", None),
     ("raises WorkerDied: worker died (signal:SIGABRT) while running the program", None),
     ("inputs: input x1: values differ at [0, 1]", None),
+    # shapes printed as tuples (eighth audit: 63f507a08e and f50f475f8f, one ViewMeta replay)
+    ("raises AssertionError: incorrect out shape after application of ViewMeta sequence: (3,) "
+     "(actual) vs (3, 1) (expected)", "AssertionError: incorrect out shape after application "
+     "of ViewMeta sequence: (*) (actual) vs (*) (expected)"),
+    ("raises AssertionError: incorrect out shape after application of ViewMeta sequence: (1, 9) "
+     "(actual) vs (1, 3) (expected)", "AssertionError: incorrect out shape after application "
+     "of ViewMeta sequence: (*) (actual) vs (*) (expected)"),
 ])
 def test_error_class(text, want):
     assert error_class(text) == want
