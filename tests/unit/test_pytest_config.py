@@ -11,6 +11,7 @@ with them; with no such plugin installed the option is harmless (the suite itsel
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -60,18 +61,35 @@ def _pytest(tmp_path: Path, site: Path, *args: str) -> subprocess.CompletedProce
     )
 
 
+def _xdist_if_real() -> tuple[str, ...]:
+    """Where the real pytest-benchmark is installed (the GPU image) run with ``-n 1``, as
+    the README's ``-n auto`` does: the real plugin warns only when xdist is active."""
+    return ("-n", "1") if importlib.util.find_spec("pytest_benchmark") is not None else ()
+
+
+_WARNING = "Benchmarks are automatically disabled because xdist plugin is active"
+
+
 def test_benchmark_plugin_is_blocked_by_addopts(tmp_path):
     site = _project(tmp_path)
-    blocked = _pytest(tmp_path, site)
-    assert blocked.returncode == 0, blocked.stdout + blocked.stderr
+    blocked = _pytest(tmp_path, site, *_xdist_if_real())
+    out = blocked.stdout + blocked.stderr
+    assert blocked.returncode == 0, out
     assert "1 passed" in blocked.stdout
+    assert _WARNING not in out  # the plugin did not load at all
 
 
-def test_without_the_block_the_plugin_breaks_the_run(tmp_path):
-    """The control: the stand-in plugin really loads and really fails the configure."""
+def test_without_the_block_the_plugin_loads_and_can_break_the_run(tmp_path):
+    """The control: without the project's ``addopts`` the plugin loads (its warning is in
+    the output). Whether pytest then turns that configure-time warning into an
+    INTERNALERROR under ``filterwarnings = error`` depends on the pytest build: 9.2 here
+    does (the failure the GPU image showed), the GPU image's 9.1.1 with its real
+    pytest-benchmark prints it and runs on; either way the block above keeps it out."""
     site = _project(tmp_path)
-    bare = _pytest(tmp_path, site, "-o", "addopts=")
-    assert bare.returncode != 0
-    assert "INTERNALERROR" in bare.stdout + bare.stderr
-    assert "FakeBenchmarkWarning" in bare.stdout + bare.stderr
-
+    bare = _pytest(tmp_path, site, "-o", "addopts=", *_xdist_if_real())
+    out = bare.stdout + bare.stderr
+    assert _WARNING in out, out
+    if bare.returncode != 0:
+        assert "INTERNALERROR" in out, out
+    else:
+        assert "1 passed" in out, out
