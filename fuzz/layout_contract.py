@@ -30,8 +30,9 @@ taken from an intermediate (not on an input's storage nor a clone's) that is not
 :func:`anchored`: eager chose its storage offset, and compiled code need not keep it (the
 eighth audit's crash-functionalization-d99d750b93: ``slice_scatter``'s result kept its
 input's offset 318 in eager, ``v2.as_strided((), (), 328)`` read element 328 of it, and
-functionalization's fresh result has no such element); and ``as_strided`` reaching a storage element that is not an element of the tensor it is
-taken from, or of a tensor whose storage was written before (its absolute offset and strides
+functionalization's fresh result has no such element); and ``as_strided`` reaching a
+storage element that is not an element of the tensor it is taken from, or of a tensor whose
+storage was written before (its absolute offset and strides
 then address a storage functionalization replaced): its result "will depend on the current
 layout in memory" (the
 ``torch.as_strided`` docs), which functionalization does not keep (it gives a mutated tensor

@@ -93,8 +93,8 @@ from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
-    "AUDIT_STAGES", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame", "WorkerDied",
-    "adds_departure", "blame", "pass_name", "pass_off", "scalar_codegen",
+    "AUDIT_STAGES", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame",
+    "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off", "scalar_codegen",
 ]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see

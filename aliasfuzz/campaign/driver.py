@@ -149,7 +149,7 @@ def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
 _PUBLIC_PREFIX = ("dynamo", "functionalization")
 
 
-def harness_only_crash(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> str | None:
+def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> str | None:
     """Why a fast-path finding is not written (None: it is), on ``inductor-reinplace``:
 
     * a ``crash``/``timeout`` that full ``torch.compile(backend="inductor")`` does not show
@@ -184,7 +184,7 @@ def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tupl
     """``(kind, why)`` when a shrunk, blamed finding is not written (None: it is): kind
     ``flaky`` for :func:`unconfirmed_death` and for a finding whose replay (the first
     execution of shrinking, :func:`aliasfuzz.campaign.shrink.shrink`) did not give the same
-    failure, ``harness-only`` for :func:`harness_only_crash`. The one rule of the campaign
+    failure, ``harness-only`` for :func:`fast_path_only`. The one rule of the campaign
     and of :mod:`aliasfuzz.campaign.rebuild`.
 
     A finding is a claim confirmed by execution: one that a second run of the same program
@@ -202,7 +202,7 @@ def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tupl
     why = unconfirmed_death(out, blame)
     if why is not None:
         return "flaky", why
-    why = harness_only_crash(out, pipeline, blame)
+    why = fast_path_only(out, pipeline, blame)
     return None if why is None else ("harness-only", why)
 
 
@@ -230,7 +230,7 @@ class CampaignResult:
     internal_errors: int = 0
     internal: list[dict[str, Any]] = field(default_factory=list)
     flaky: int = 0
-    #: fast-path crashes full torch.compile does not show (:func:`harness_only_crash`)
+    #: fast-path findings full torch.compile does not show or cannot run here (:func:`fast_path_only`)
     harness_only: int = 0
     status: str = "running"
     report: Path | None = None

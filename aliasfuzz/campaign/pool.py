@@ -59,10 +59,14 @@ def blame_in(worker: Worker, task: dict[str, Any], outcome: dict[str, Any]) -> d
     ``worker``: the cut (:func:`aliasfuzz.campaign._judge.blame`) as one task, then, for
     the fast path, full ``inductor`` as a task of its own, so that a compile that kills
     the worker there (a heap corruption: fourth audit 8be8a9c905) is that check's
-    ``crash`` and does not lose the blame. Returns the worker's answer to the cut:
+    ``crash`` and does not lose the blame. A finding its replay did not show
+    (:func:`~aliasfuzz.campaign.shrink.unconfirmed_replay`) is not cut. Returns the worker's
+    answer to the cut:
     ``{"blame": ...}``, or the death / internal error that ended it."""
     from aliasfuzz.campaign._judge import full_of
 
+    if unconfirmed_replay(outcome):  # never written (driver.dismissal): nothing to cut
+        return {"blame": {"stage": None, "stages": [], "trail": [], "reason": "not reproduced"}}
     out = worker.run({**task, "blame": outcome, "full": False})
     if "blame" in out and task["pipeline"] == "inductor-reinplace":
         full = worker.run({**task, "pipeline": "inductor"})
@@ -163,10 +167,7 @@ class Pool:
             budget,
         )
         t1 = time.perf_counter()
-        if unconfirmed_replay(sout):  # not written (driver.dismissal): nothing to cut
-            blame = {"stage": None, "stages": [], "trail": [], "reason": "not reproduced"}
-        else:
-            blame = self._blame(worker, small, pipeline, sout, i)
+        blame = self._blame(worker, small, pipeline, sout, i)
         spent_s = {"shrink": before + t1 - t0, "blame": time.perf_counter() - t1}
         return ("shrunk", i, pipeline, (program, small, spent, blame, spent_s, note or {}),
                 sout)

@@ -5,9 +5,9 @@ corpus folders of entries, any ``meta_version``) and, for each, runs its program
 recorded pipeline in a :class:`~aliasfuzz.campaign.worker.Worker` exactly as a campaign
 would: a program that is no longer a finding (now rejected by validation, judged ok or a
 documented refusal) is reported and left out, and so is one the campaign would not write
-(:func:`aliasfuzz.campaign.driver.dismissal`: a signal death no cut reproduces, a fast-path
-crash full ``torch.compile`` does not show or cannot run here); a finding is shrunk with the current
-shrinker, blamed stage by stage and recorded under its root causes
+(:func:`aliasfuzz.campaign.driver.dismissal`: a replay that does not show it, a signal
+death no cut reproduces, a fast-path finding full ``torch.compile`` does not show or cannot
+run here); a finding is shrunk with the current shrinker, blamed stage by stage and recorded under its root causes
 (:func:`aliasfuzz.campaign.corpus.record`), keeping the entry's provenance (campaign, seed,
 program index). This is how ``corpus/`` moved to one entry per root cause; it is also what
 to run after an oracle change that changes what the tool reports.

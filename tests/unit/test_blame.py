@@ -247,35 +247,35 @@ def test_a_signal_death_no_cut_reproduces_is_not_written():
 def test_a_fast_path_crash_full_compile_does_not_show_is_not_written():
     # fifth audit, crash-reinplace-80d497b85e: the post-grad graph run with eager kernels
     # failed where full torch.compile ran the program; only that combination is dismissed
-    from aliasfuzz.campaign.driver import harness_only_crash
+    from aliasfuzz.campaign.driver import fast_path_only
 
     crash = {"verdict": "crash", "check": "exceptions"}
     hidden = {"stage": "post-grad:reinplace_inplaceable_ops", "full": "hidden",
               "full_outcome": {"verdict": "ok"}}
-    why = harness_only_crash(crash, "inductor-reinplace", hidden)
+    why = fast_path_only(crash, "inductor-reinplace", hidden)
     assert why.startswith("fast-path-only crash") and "gives ok" in why
-    assert harness_only_crash({**crash, "verdict": "timeout"}, "inductor-reinplace", hidden)
+    assert fast_path_only({**crash, "verdict": "timeout"}, "inductor-reinplace", hidden)
     # full inductor cannot run it here (user Triton kernels on a CPU host, 1874945920):
     # unconfirmed, dismissed as well, with the refusal
-    why = harness_only_crash(crash, "inductor-reinplace", {
+    why = fast_path_only(crash, "inductor-reinplace", {
         **hidden, "full": "unsupported", "full_outcome": {
             "verdict": "unsupported", "explanation": "inductor-cpu-user-triton: needs a GPU"}})
     assert why.startswith("fast-path-only crash, unconfirmed") and "needs a GPU" in why
     # kept: full inductor shows it; a miscompile (its decision is real); a crash of a
     # pipeline that is not the fast path
-    assert harness_only_crash(crash, "inductor-reinplace", {**hidden, "full": "reproduces"}) is None
+    assert fast_path_only(crash, "inductor-reinplace", {**hidden, "full": "reproduces"}) is None
     miscompile = {"verdict": "miscompile", "check": "values"}
-    assert harness_only_crash(miscompile, "inductor-reinplace", hidden) is None
+    assert fast_path_only(miscompile, "inductor-reinplace", hidden) is None
     # any fast-path finding full inductor cannot run here is unconfirmed (eighth audit:
     # 3ec1525bd5 and f88cbff55f, Triton programs found on CPU, did not show on the H200)
     for verdict in ("miscompile", "unsafe-reinplace", "missed-reinplace"):
-        why = harness_only_crash({"verdict": verdict, "check": "values"}, "inductor-reinplace",
+        why = fast_path_only({"verdict": verdict, "check": "values"}, "inductor-reinplace",
                                  {**hidden, "full": "unsupported"})
         assert why.startswith(f"fast-path-only {verdict}, unconfirmed")
     # ... unless blamed on a stage aot_eager runs itself (cbd3794b15, functionalization)
-    assert harness_only_crash(miscompile, "inductor-reinplace", {
+    assert fast_path_only(miscompile, "inductor-reinplace", {
         **hidden, "full": "unsupported", "stage": "functionalization"}) is None
-    assert harness_only_crash(crash, "aot_eager", hidden) is None
+    assert fast_path_only(crash, "aot_eager", hidden) is None
 
 
 @pytest.mark.parametrize("pipeline", ["inductor-reinplace", "inductor"])
