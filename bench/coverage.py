@@ -40,6 +40,7 @@ from aliasfuzz.fuzz.ops import REGISTRY
 #: Registry module (``OpDef.apply.__module__``'s last part) -> family name in the table.
 FAMILY_NAMES: dict[str, str] = {
     "views": "views",
+    "metadata": "metadata-mutating in-place",
     "functional": "functional",
     "inplace": "in-place",
     "_advindex": "in-place (advanced indexing)",

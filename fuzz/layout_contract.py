@@ -77,13 +77,14 @@ FRESH_LAYOUT: dict[str, str] = {
 
 
 #: rows that read ``as_strided(size, stride, offset)`` of their first argument, the offset
-#: absolute in its storage: the view itself, and ``as_strided_copy`` (a clone of that view)
-ABSOLUTE_READS = ("as_strided", "as_strided_copy")
+#: absolute in its storage: the view itself, its in-place form ``as_strided_`` (the same
+#: layout on the argument object), and ``as_strided_copy`` (a clone of that view)
+ABSOLUTE_READS = ("as_strided", "as_strided_", "as_strided_copy")
 
 
 def _strided_view(step: Any) -> Any:
     """The ``as_strided`` layout an :data:`ABSOLUTE_READS` step reads on its argument."""
-    if step.op.op == "as_strided":
+    if step.op.op in ("as_strided", "as_strided_"):
         return step.outs[0]
     from aliasfuzz.fuzz.ops.views import _as_strided
 
@@ -231,7 +232,7 @@ class LayoutReads:
             self._promised.update(step.op.out)
             self._own.update(m.storage for m in step.outs if m is not None)
         sources = [(n, m) for n, m in zip(step.op.args, step.args, strict=True) if m is not None]
-        if step.op.op == "as_strided" and sources and not anchored(sources[0][1]):
+        if step.op.op in ("as_strided", "as_strided_") and sources and not anchored(sources[0][1]):
             origin = sources[0][0]
         else:  # an alias of a tracked view is tracked too (views, in-place results)
             origin = next((self._strided[n][0] for n, _ in sources if n in self._strided), None)

@@ -347,7 +347,8 @@ def build_program(draw: DrawBase, cfg: GenConfig, stats: GenStats | None = None)
             continue
         op, typed = got
         prog = prog.with_body((*prog.body, op))
-        values = dict(typed.values)
+        # a retired name (its tensor's metadata changed in place) may not be read again
+        values = {n: m for n, m in typed.values.items() if n not in typed.retired}
         next_name += len(op.out)
     # Outputs: distinct values, most recent first (the shrink target is "return the last"),
     # none that validation forbids returning (a stale as_strided view, layout-readout).

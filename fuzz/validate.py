@@ -29,6 +29,8 @@ from aliasfuzz.fuzz.ir import Op, Program
 from aliasfuzz.fuzz.layout_contract import LAYOUT_READOUT, LayoutReads
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.ops.core import NoEagerMeaning, OpDef, OpKind, ValueMeta
+from aliasfuzz.fuzz.ops.metadata import TAG as METADATA_TAG
+from aliasfuzz.fuzz.ops.metadata import retires
 from aliasfuzz.fuzz.ops.overlap import overlap, same_layout, self_overlap
 from aliasfuzz.fuzz.ops.schema import written_operands
 
@@ -50,11 +52,15 @@ class Step:
 class Typed:
     """The result of :func:`infer`: every name's abstract value, and the typed steps.
     ``unreturnable``: names the program may not return (``layout-readout``: as_strided views
-    whose storage was written after they were taken), for the generator's outputs."""
+    whose storage was written after they were taken; retired names), for the generator's
+    outputs. ``retired``: names of an object whose metadata a later statement changed
+    (``t_``, ``squeeze_``, ...: :mod:`aliasfuzz.fuzz.ops.metadata`); no statement after
+    that may read them, and their value here is their layout before the change."""
 
     values: dict[str, ValueMeta | None]
     steps: tuple[Step, ...]
     unreturnable: frozenset[str] = frozenset()
+    retired: frozenset[str] = frozenset()
 
     def input_storages(self, program: Program) -> set[str]:
         return {t.storage for t in program.inputs}
@@ -246,12 +252,19 @@ def check_rules(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> None:
             raise NoEagerMeaning(rule.name, rule.summary, f"{op.op}: {why}")
 
 
-def _step(index: int, op: Op, values: dict[str, ValueMeta | None]) -> Step:
+def _step(
+    index: int, op: Op, values: dict[str, ValueMeta | None], retired: dict[str, int] | None = None
+) -> Step:
     d = lookup(op.op)
     d.check_arity(len(op.args))
     for a in op.args:
         if a not in values:
             raise InvalidArgument(f"statement {index} ({op.op}): {a!r} is not defined before use")
+        if retired and a in retired:
+            raise InvalidArgument(
+                f"statement {index} ({op.op}): {a!r} is retired: statement {retired[a]} "
+                "changed its tensor's sizes and strides in place"
+            )
     for o in op.out:
         if o in values:
             raise InvalidArgument(f"statement {index} ({op.op}): {o!r} is bound twice")
@@ -310,23 +323,31 @@ def infer(program: Program) -> Typed:
     steps = []
     layout = LayoutReads({t.name for t in program.inputs},  # the layout-readout rule
                          {t.storage for t in program.inputs})
+    retired: dict[str, int] = {}  # name -> the statement that changed its metadata
     for i, op in enumerate(program.body):
-        step = _step(i, op, values)
+        step = _step(i, op, values, retired)
         try:
             layout.check(step)
         except InvalidArgument as e:  # the message already starts with the rule's name
             raise NoEagerMeaning(LAYOUT_READOUT, f"statement {i}: {e}") from None
         layout.record(step)
+        if METADATA_TAG in step.opdef.tags:
+            retired.update(dict.fromkeys(retires(values, op.args[0]), i))
         values.update(zip(op.out, step.outs, strict=True))
         steps.append(step)
     for o in program.outputs:
         if o not in values:
             raise InvalidArgument(f"output {o!r} is not defined")
+        if o in retired:
+            raise InvalidArgument(
+                f"output {o!r} is retired: statement {retired[o]} changed its tensor's sizes "
+                "and strides in place"
+            )
     try:
         layout.check_outputs(program.outputs)
     except InvalidArgument as e:
         raise NoEagerMeaning(LAYOUT_READOUT, f"outputs: {e}") from None
-    return Typed(values, tuple(steps), layout.stale)
+    return Typed(values, tuple(steps), layout.stale | frozenset(retired), frozenset(retired))
 
 
 def param(op: Op, key: str, default: Any = None) -> Any:

@@ -18,6 +18,7 @@ from aliasfuzz.fuzz.ops import (
     inplace,
     kernel_probes,
     kernels,
+    metadata,
     multiout,
     outs,
     outs2,
@@ -40,7 +41,7 @@ def _assemble(*families) -> dict[str, OpDef]:
 
 
 REGISTRY: dict[str, OpDef] = _assemble(
-    views, functional, inplace, outs, indexfam, windows, fallbacks, foreach, outs2, multiout, custom, factory, kernels, kernel_probes, control
+    views, metadata, functional, inplace, outs, indexfam, windows, fallbacks, foreach, outs2, multiout, custom, factory, kernels, kernel_probes, control
 )
 
 

@@ -135,6 +135,9 @@ NO_SCHEMA: dict[str, str] = {
     "kind:triton": "a user Triton launch: its writes are the shadow's exact per-launch "
     "footprint (fuzz/ops/_kernelgen.py), checked for racing program instances instead",
     "kind:control": "Python control flow around ordinary in-place statements, run in order",
+    **{name: "metadata-only mutation: the schema's Tensor(a!) covers sizes and strides, no "
+       "element is written (fuzz/ops/metadata.py)"
+       for name in ("t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_")},
 }
 
 

@@ -1,6 +1,6 @@
 """Generated programs with statements of the breadth families (issue 15: windowed and
 raw-strided views, in-place ops without an Inductor lowering, foreach list-list forms,
-``out=`` beyond add/mul) are judged on ``aot_eager`` without an internal error and without a
+``out=`` beyond add/mul, metadata-mutating in-place ops) are judged on ``aot_eager`` without an internal error and without a
 finding (``aliasfuzz check``'s judging: ``_judge.evaluate``).
 
 aot_eager runs functionalization and AOTAutograd with eager kernels: it must reproduce eager
@@ -27,6 +27,7 @@ FAMILIES = {
     "fallbacks": (("inplace", "functional"), ("float32", "int64")),
     "foreach": (("inplace", "view"), ("float32",)),
     "outs2": (("out", "view"), ("float32",)),
+    "metadata": (("view", "inplace", "functional"), ("float32",)),
 }
 
 
@@ -47,15 +48,41 @@ def _writes_after_unfold(program) -> bool:
     return False
 
 
+#: families judged on programs whose inputs never share a storage: with aliased inputs,
+#: AOTAutograd's synthetic base replays a view output through a ViewMeta sequence that
+#: asserts on the metadata-mutated shapes (x0.unsqueeze_(0) beside an aliasing x1: the
+#: known family of PyTorch #198095, seen here without any metadata mutation too)
+UNALIASED = {"metadata"}
+
+
+def _through_an_input_alias(program) -> bool:
+    """A metadata-mutating op on a name that is an input object but not its name
+    (``x.contiguous().unsqueeze_(2)`` of a contiguous ``x``): Dynamo crashes creating guards,
+    PyTorch #198100 (open; reported by this family's first run)."""
+    from aliasfuzz.fuzz.ops.metadata import TAG
+    from aliasfuzz.fuzz.validate import infer
+
+    typed = infer(program)
+    inputs = {t.name for t in program.inputs}
+    for op in program.body:
+        arg = op.args[0] if op.args else None
+        if TAG in REGISTRY[op.op].tags and arg not in inputs:
+            if any(typed.values[arg] == typed.values[i] for i in inputs):
+                return True
+    return False
+
+
 def _judged(module: str):
     fams, dtypes = FAMILIES[module]
     rows = _rows(module)
 
     @settings(max_examples=int(os.environ.get("ALIASFUZZ_BREADTH_EXAMPLES", "10")), deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-    @given(program=programs(families=fams, max_statements=4, dtypes=dtypes))
+    @given(program=programs(families=fams, max_statements=4, dtypes=dtypes,
+                            aliased_inputs=module not in UNALIASED))
     def check(program):
         assume(any(op.op in rows for op in program.body))
+        assume(not _through_an_input_alias(program))
         # dropout_eval returns x itself and aot_eager loses writes through it: a known
         # PyTorch bug (shared case b07, #115249), not this family's
         assume(not any(op.op == "dropout_eval" for op in program.body))

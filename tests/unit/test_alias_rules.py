@@ -63,7 +63,20 @@ CASES = {
               for c, d in ((3, 2), (2, 0), (4, 1))],
     "unbind": [({"dim": d}, lambda x, p: x.unbind(p["dim"])) for d in (0, -1)],
     "dropout_eval": [({"p": 0.5}, lambda x, p: T.nn.functional.dropout(x, p["p"], False))],
+    # metadata-mutating in-place ops (fuzz/ops/metadata.py): x itself, relaid
+    "t_": [({}, lambda x, p: x.t_())],
+    "transpose_": [({"dim0": a, "dim1": b}, lambda x, p: x.transpose_(p["dim0"], p["dim1"]))
+                   for a, b in ((0, 1), (-1, 1), (0, 3))],
+    "squeeze_": [({}, lambda x, p: x.squeeze_()), ({"dim": 0}, lambda x, p: x.squeeze_(0)),
+                 ({"dim": -1}, lambda x, p: x.squeeze_(-1))],
+    "unsqueeze_": [({"dim": d}, lambda x, p: x.unsqueeze_(p["dim"])) for d in (0, 2, -1, 3)],
+    "as_strided_": [({"size": s, "stride": st, "offset": o},
+                     lambda x, p: x.as_strided_(p["size"], p["stride"], p["offset"]))
+                    for s, st, o in (([2, 2], [1, 2], 1), ([3], [5], 50), ([2], [0], 63))],
 }
+
+#: rows whose result is their argument object itself (its metadata changed in place)
+SAME_OBJECT = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_"}
 
 
 def _py(items):
@@ -71,7 +84,8 @@ def _py(items):
 
 
 def test_every_view_row_has_cases():
-    views = {n for n, d in REGISTRY.items() if d.kind is OpKind.VIEW and d.apply.__module__.endswith(".views")}
+    views = {n for n, d in REGISTRY.items() if d.kind is OpKind.VIEW
+             and d.apply.__module__.endswith((".views", ".metadata"))}
     assert views == set(CASES)
 
 
@@ -92,6 +106,8 @@ def test_alias_rule_matches_pytorch(op, params, fn, layout):
         want = fn(x, params)
     except (RuntimeError, IndexError, ValueError):
         want = None
+    if want is not None and op in SAME_OBJECT:
+        assert want is x, f"{op} returned another tensor object"
     try:
         got = REGISTRY[op].infer([meta], params, ["r"])
     except InvalidArgument:

@@ -140,3 +140,18 @@ def test_an_index_put_written_into_an_input_is_not_filed_as_the_values_alias_bug
     assert [b.issue for b in related] == ["pytorch/pytorch#198094"]
     hit, _ = match(bugs, _root("reinplace", ["index_put:rule 1"]), {"index_copy"}, {"inductor"})
     assert hit is not None and hit.issue.endswith("#156786")
+
+
+def test_an_in_place_view_through_a_no_op_alias_of_the_input_is_the_dynamo_guard_bug():
+    # x.contiguous().unsqueeze_(2) of a contiguous input, blamed on dynamo (checked with
+    # blame_program on torch 2.13 CPU): PyTorch #198100, for unsqueeze_ and squeeze_ alike
+    bugs = load_known(CORPUS)
+    for op in ("unsqueeze_", "squeeze_"):
+        bug, _ = match(bugs, _root("dynamo", ["view"], "crash"), {"contiguous", op}, {"aot_eager"})
+        assert bug is not None and bug.issue.endswith("#198100"), op
+    # the in-place view alone (a graph break Dynamo handles) is not that bug
+    alone, _ = match(bugs, _root("dynamo", ["view"], "crash"), {"unsqueeze_"}, {"aot_eager"})
+    assert alone is None
+    # nor a miscompile of the same ops
+    wrong, _ = match(bugs, _root("dynamo", ["view"]), {"contiguous", "unsqueeze_"}, {"aot_eager"})
+    assert wrong is None
