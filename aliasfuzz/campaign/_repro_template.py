@@ -60,6 +60,19 @@ def shares(outs, ins):  # for each output: the outputs and inputs on its storage
     ts = {**{f"out{i}": t for i, t in enumerate(outs or ())}, **dict(zip({{ names }}, ins))}
     ptr = {k: t.untyped_storage().data_ptr() for k, t in ts.items() if isinstance(t, torch.Tensor)}
     return {k: [j for j in ptr if j != k and ptr[j] == ptr[k] != 0] for k in ptr if k[:3] == "out"}
+
+def changed_by_writes(outs, ins):  # each tensor written after the call -> the outputs that change
+    ts = {**{f"out{i}": t for i, t in enumerate(outs or ())}, **dict(zip({{ names }}, ins))}
+    seen = {}
+    for k, x in ts.items():
+        if isinstance(x, torch.Tensor) and x.numel() and not x.requires_grad:
+            before = {j: t.clone() for j, t in ts.items() if j != k and j[:3] == "out" and isinstance(t, torch.Tensor)}
+            try:
+                x.logical_not_() if x.dtype == torch.bool else x.add_(1)
+            except RuntimeError:  # a self-overlapping tensor refuses the write
+                continue
+            seen[k] = [j for j, u in before.items() if not torch.equal(ts[j], u)]
+    return {k: v for k, v in seen.items() if v}
 {% endif %}
 {% if check == "copies" %}
 
@@ -98,7 +111,13 @@ for call in range({{ calls }}):  # {{ calls_note }}
     want, got = f(*a), scripted(*b)
 {% if check in ("aliasing", "requires_grad") %}
     if {{ got }} != {{ want }}:
+{% if check == "aliasing" %}
+        raise SystemExit(f"call {call}: {{ what }} differ\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}\n"
+                         f"  outputs changed by writing each tensor after the call: "
+                         f"eager {changed_by_writes(want, a)}, compiled {changed_by_writes(got, b)}")
+{% else %}
         raise SystemExit(f"call {call}: {{ what }} differ\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}")
+{% endif %}
 {% elif check != "invariant" %}
     try:
         torch.testing.assert_close({{ got }}, {{ want }}, equal_nan=True)
@@ -142,7 +161,14 @@ print("eager and compiled both run: fixed")
 want, got = f(*a), {{ compiled }}(*b)
 {% if check in ("aliasing", "requires_grad") %}
 if {{ got }} != {{ want }}:
+{% if check == "aliasing" %}
+    # what the shared storage means for a caller: write every input after the call
+    raise SystemExit(f"{{ what }} differ\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}\n"
+                     f"  outputs changed by writing each tensor after the call: "
+                     f"eager {changed_by_writes(want, a)}, compiled {changed_by_writes(got, b)}")
+{% else %}
     raise SystemExit(f"{{ what }} differ\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}")
+{% endif %}
 {% else %}
 try:
     torch.testing.assert_close({{ got }}, {{ want }}, equal_nan=True)

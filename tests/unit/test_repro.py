@@ -11,6 +11,7 @@ and reinplaced programs. Fresh campaign entries are run by
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 
@@ -93,6 +94,12 @@ def test_output_names_what_differs_and_the_versions(results):
     assert "requires_grad flags differ" in out
     _, _, out = results["b20-missed-scatter"]
     assert "bytes (all of its base) for a" in out  # the cost, in bytes
+    # an aliasing difference is shown as what it does to a caller (first audit of the ninth
+    # campaign: "mutate the input after the call so the difference shows as wrong values")
+    _, _, out = results["noop-clones-aliasing"]
+    said = re.search(r"outputs changed by writing each tensor after the call: eager (\{.*?\}), "
+                     r"compiled (\{.*?\})", out)
+    assert said and said.group(1) != said.group(2), out[-2000:]
 
 
 def test_plan_takes_the_most_public_sighting():
