@@ -148,6 +148,10 @@ def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
 #: a fast-path finding blamed there is confirmed without full Inductor.
 _PUBLIC_PREFIX = ("dynamo", "functionalization")
 
+#: The reinplace pass: a decision of it that the ground truth proves unsafe is a finding
+#: even when full Inductor's code hides it (the first audit's contiguous rewrites).
+_DECIDED = ("reinplace", "post-grad:reinplace_inplaceable_ops")
+
 
 def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> str | None:
     """Why a fast-path finding is not written (None: it is), on ``inductor-reinplace``:
@@ -157,8 +161,12 @@ def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) ->
       The fast path runs Inductor's post-grad graph with eager ATen kernels, which no
       PyTorch contract promises to work (fifth audit, crash-reinplace-80d497b85e: the graph
       indexes the result of ``aten._foreach_copy_``, None in eager, not in Inductor's
-      lowering). A miscompile the full compile hides stays a finding: its unsafe decision
-      is real (the first audit's contiguous rewrites show it under ``torch.compile``);
+      lowering). So is any other finding full Inductor hides, unless it is blamed on the
+      reinplace pass (its unsafe decision is real: the first audit's contiguous rewrites
+      show it under ``torch.compile``) or on a stage plain ``aot_eager`` runs (dynamo,
+      decomposition, functionalization): the ninth campaign's 4531172028, a miscompile
+      of the post-grad graph run eagerly, blamed on ``reorder_for_locality``, that no
+      public API shows (its second auditor: false positive, harness only);
     * any finding full Inductor cannot run here (``"unsupported"``: user Triton kernels on
       a CPU host), so that no public API confirmed it: of the five such findings of the
       eighth audit's campaign, run on the H200 (``bench/runs/gpu-repros-2026-12-01.md``),
@@ -173,11 +181,16 @@ def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) ->
     if blame.get("full") == "unsupported" and blame.get("stage") not in _PUBLIC_PREFIX:
         return (f"fast-path-only {out['verdict']}, unconfirmed: full torch.compile(backend="
                 f"'inductor') cannot run this program here ({str(full.get('explanation'))[:160]})")
-    if blame.get("full") != "hidden" or out.get("verdict") not in ("crash", "timeout"):
+    if blame.get("full") != "hidden":
+        return None
+    stage = str(blame.get("stage") or "")
+    if out.get("verdict") not in ("crash", "timeout") and (
+        stage in _DECIDED or stage.startswith(_PUBLIC_PREFIX + ("decomposition",))
+    ):
         return None
     return (f"fast-path-only {out['verdict']}: full torch.compile(backend='inductor') gives "
             f"{full.get('verdict', '?')}; the post-grad graph run with eager kernels is not a "
-            "PyTorch contract")
+            "PyTorch contract" + (f" (blamed on {stage})" if stage else ""))
 
 
 def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tuple[str, str] | None:

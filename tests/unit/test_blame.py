@@ -276,6 +276,14 @@ def test_a_fast_path_crash_full_compile_does_not_show_is_not_written():
     assert fast_path_only(miscompile, "inductor-reinplace", {
         **hidden, "full": "unsupported", "stage": "functionalization"}) is None
     assert fast_path_only(crash, "aot_eager", hidden) is None
+    # a hidden miscompile blamed on another post-grad pass is harness only (ninth campaign
+    # 4531172028: reorder_for_locality, the post-grad graph run eagerly departs, full
+    # Inductor agrees); blamed on the reinplace pass or a stage aot_eager runs, it stays
+    for stage in ("post-grad:reorder_for_locality", "aot", "joint:remove_noop_ops"):
+        why = fast_path_only(miscompile, "inductor-reinplace", {**hidden, "stage": stage})
+        assert why.startswith("fast-path-only miscompile") and stage in why, stage
+    for stage in ("reinplace", "functionalization", "decomposition", "dynamo"):
+        assert fast_path_only(miscompile, "inductor-reinplace", {**hidden, "stage": stage}) is None
 
 
 @pytest.mark.parametrize("pipeline", ["inductor-reinplace", "inductor"])
