@@ -316,6 +316,9 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
         setup=setup, script=script, calls=calls, calls_note=calls_note,
         copy_rules=copy_rules(meta, p), node=node,
         invariant=first_line(meta.get("explanation") or "", 60),
+        # a signal death (the worker died running it): the script runs itself in a child
+        # so that it exits 1, not 134 (ninth campaign's second audit, 2c48f208a2)
+        died=str(p.check or "").startswith("signal:"),
     )
     if p.harness or len(text.splitlines()) <= MAX_LINES:
         return text

@@ -165,6 +165,23 @@ def test_notes_name_a_pass_that_sets_the_departure_up():
     assert "fixes it too" not in R.render_repro(*CASES["b05-inductor"][:2])
 
 
+def test_a_signal_death_repro_runs_itself_in_a_child_and_exits_1(tmp_path):
+    # ninth campaign's second audit, 2c48f208a2: the heap corruption aborted the repro
+    # (exit 134), and not on every run; it now runs in up to five children and exits 1
+    program = CASES["b05-inductor"][0]
+    meta = meta_v2(program, "inductor", "crash", "signal:SIGABRT", "lowering",
+                   explanation="worker died (signal:SIGABRT) while running the program")
+    text = R.render_repro(program, meta)
+    assert '"--child"' in text and len(text.splitlines()) <= R.MAX_LINES
+    head, sep, tail = text.partition('print("torch"')
+    path = tmp_path / "repro.py"  # the program aborts in the child, as a heap corruption does
+    path.write_text(head + "import os\nos.abort()\n" + sep + tail)
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "died of signal 6" in run.stderr, (run.returncode, run.stderr[-500:])
+    # a value finding's repro has no such wrapper
+    assert '"--child"' not in R.render_repro(*CASES["b05-inductor"][:2])
+
+
 def test_title_names_the_stage_and_the_effect():
     meta = CASES["b05-inductor"][1]
     assert R.title(meta).startswith(
