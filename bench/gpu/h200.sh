@@ -7,6 +7,7 @@
 #   bash bench/gpu/h200.sh setup tests diagnose suite     # tests, cases, eager errors
 #   bash bench/gpu/h200.sh throughput                     # short 16-worker campaigns
 #   bash bench/gpu/h200.sh ab SECONDS SEED with,without   # default campaign with/without --share-trace
+#   bash bench/gpu/h200.sh ab SECONDS SEED without,old    # default vs the settings before issue 16
 #   bash bench/gpu/h200.sh campaign-start SECONDS         # 16-worker campaign, detached
 #   bash bench/gpu/h200.sh campaign-wait                  # wait for it, copy its summary
 #   bash bench/gpu/h200.sh campaign SECONDS SEED          # the same in the foreground
@@ -66,12 +67,14 @@ while [ $# -gt 0 ]; do
       done
       ;;
     ab)  # ab SECONDS SEED MODES: the default campaign with all cores, with --share-trace
-      # (MODES has "with") and without it ("without"), same seed and budget; one call each
-      # when a 5-minute campaign per mode would not fit one device call
+      # (MODES has "with") and without it ("without", the default), or with the settings
+      # from before issue 16's levers ("old": --no-shrink-once --kernel-cache worker), same
+      # seed and budget; one call each when 5-minute campaigns would not fit one device call
       secs=$1 seed=$2 modes=$3
       shift 3
       for mode in ${modes//,/ }; do
         extra=""; [ "$mode" = with ] && extra="--share-trace"
+        [ "$mode" = old ] && extra="--no-shrink-once --kernel-cache worker"
         python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" --seed "$seed" -q \
           $extra --corpus "/tmp/af-corpus-ab-$mode" --state "$STATE" --report /tmp/af-reports \
           > "$OUT/ab-$mode.log" 2>&1
