@@ -181,7 +181,8 @@ def _partial_read_write(a: Access) -> str | None:
 #: (a user Triton launch whose program instances race on an element, from the launch's
 #: exact shadow: fuzz/ops/_kernelgen.py) and ``duplicate-index-writes`` (index_put_ without
 #: accumulate or scatter_ from a tensor hitting one element twice: fuzz/ops/inplace.py;
-#: index_copy and put without accumulate: fuzz/ops/indexfam.py).
+#: index_copy and put without accumulate: fuzz/ops/indexfam.py) and ``bool-bytes`` (a
+#: dtype view between bool memory and another dtype: fuzz/ops/views.py).
 RULES: tuple[Rule, ...] = (
     Rule(
         "self-overlapping-write",
@@ -212,11 +213,11 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-#: Every rule name a rejection may carry: :data:`RULES`, the two rules rows decide, and
+#: Every rule name a rejection may carry: :data:`RULES`, the three rules rows decide, and
 #: ``layout-readout`` (what PyTorch promises about layout read as data:
 #: :mod:`aliasfuzz.fuzz.layout_contract`).
 RULE_NAMES: tuple[str, ...] = (
-    *(r.name for r in RULES), "racing-lanes", "duplicate-index-writes", LAYOUT_READOUT
+    *(r.name for r in RULES), "racing-lanes", "duplicate-index-writes", "bool-bytes", LAYOUT_READOUT
 )
 
 

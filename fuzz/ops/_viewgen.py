@@ -152,7 +152,8 @@ def gen_view_dtype(draw: Draw, metas: Metas) -> dict:
     from aliasfuzz.fuzz.ops.views import _view_dtype
 
     m = metas[0]
-    # Viewing bytes as bool could make bools other than 0/1 (undefined): only bool -> bool.
+    # Bool memory holds 0/1 bytes only: no view between bool and another dtype (the
+    # bool-bytes rule of views._view_dtype refuses it).
     names = [d for d in DTYPES if d != "bool" and d != m.dtype]
     ok = []
     for d in names:

@@ -22,9 +22,12 @@ from aliasfuzz.fuzz.ops import _viewgen as g
 from aliasfuzz.fuzz.ops._build import lit
 from aliasfuzz.fuzz.ops._indexing import index_layout, py_index, render_index
 from aliasfuzz.fuzz.ops._layout import compute_view_stride, infer_size
-from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta, fresh, norm_dim
+from aliasfuzz.fuzz.ops.core import NoEagerMeaning, OpDef, OpKind, ValueMeta, fresh, norm_dim
 
-__all__ = ["OPS", "index_layout", "render_index"]  # the indexing pair is re-exported
+__all__ = ["BOOL_BYTES", "OPS", "index_layout", "render_index"]  # the indexing pair is re-exported
+
+#: The one-eager-meaning rule ``view_dtype`` decides itself: bool memory seen as other bytes.
+BOOL_BYTES = "bool-bytes"
 
 def _int(v, what: str) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
@@ -192,6 +195,13 @@ def _view_dtype(metas, p, outs):
     dt = p["dtype"]
     if dt not in DTYPES:
         raise InvalidArgument(f"unknown dtype {dt!r}")
+    if (m.dtype == "bool") != (dt == "bool"):
+        # a bool holds the byte 0 or 1; any other byte (written through a uint8 view of
+        # bool memory, or read from other bytes as bool) is undefined behaviour in ATen's
+        # kernels, and eager's own copies normalise it (x.clone() turns 2 into 1): the
+        # ninth campaign's c4ca8b0e6d, x.view(torch.uint8).add_(1) on a bool tensor
+        raise NoEagerMeaning(BOOL_BYTES, "bool memory reinterpreted as another dtype",
+                             f"view({dt}) of a {m.dtype} tensor")
     old, new = m.itemsize, DTYPES[dt]
     if old == new:
         return (ValueMeta(m.shape, m.stride, m.offset, dt, m.storage, m.storage_nbytes),)
