@@ -54,6 +54,11 @@ BREAKS = {
         (TensorSpec("x", "s", (8,), (1,)), TensorSpec("v", "t", (2,), (1,))),
         (StorageSpec("s", 16), StorageSpec("t", 2)),
     ),
+    "bool-bytes": _program(
+        [Op("view_dtype", ("x",), {"dtype": "uint8"}, ("b",)),
+         Op("add_.Scalar", ("b",), {"other": 1}, ("r",))],
+        storages=(StorageSpec("s", 16, "bool", "zeros"),),
+    ),
 }
 
 
