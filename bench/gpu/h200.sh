@@ -68,13 +68,15 @@ while [ $# -gt 0 ]; do
       ;;
     ab)  # ab SECONDS SEED MODES: the default campaign with all cores, with --share-trace
       # (MODES has "with") and without it ("without", the default), or with the settings
-      # from before issue 16's levers ("old": --no-shrink-once --kernel-cache worker), same
+      # from before issue 16's levers ("old": --no-shrink-once --kernel-cache worker), or
+      # with one kernel cache per worker only ("workercache"), same
       # seed and budget; one call each when 5-minute campaigns would not fit one device call
       secs=$1 seed=$2 modes=$3
       shift 3
       for mode in ${modes//,/ }; do
         extra=""; [ "$mode" = with ] && extra="--share-trace"
         [ "$mode" = old ] && extra="--no-shrink-once --kernel-cache worker"
+        [ "$mode" = workercache ] && extra="--kernel-cache worker"
         python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" --seed "$seed" -q \
           $extra --corpus "/tmp/af-corpus-ab-$mode" --state "$STATE" --report /tmp/af-reports \
           > "$OUT/ab-$mode.log" 2>&1
