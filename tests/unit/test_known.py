@@ -155,3 +155,19 @@ def test_an_in_place_view_through_a_no_op_alias_of_the_input_is_the_dynamo_guard
     # nor a miscompile of the same ops
     wrong, _ = match(bugs, _root("dynamo", ["view"]), {"contiguous", "unsqueeze_"}, {"aot_eager"})
     assert wrong is None
+
+
+def test_a_wrong_value_view_of_an_aliased_input_is_the_synthetic_base_bug():
+    # ninth campaign 15b880eb65 (fifth auditor: a duplicate of #198095, filed new because
+    # the table matched the crash variant only)
+    bugs = load_known(CORPUS)
+    ev = ["inplace", "view", "aliased-inputs", "strided-inputs"]
+    for pipeline in ("aot_eager", "inductor", "inductor-reinplace"):
+        bug, _ = match(bugs, _root("functionalization", ev), {"add_.Scalar", "narrow"}, {pipeline})
+        assert bug is not None and bug.issue.endswith("#198095") and not bug.related, pipeline
+    # through torch.func.functionalize it is functorch#950, not this
+    fx, _ = match(bugs, _root("functionalization", ev), {"add_.Scalar", "narrow"}, {"fx-reinplace"})
+    assert fx is not None and fx.issue.endswith("functorch#950")
+    # the crash variant stays related only
+    crash, related = match(bugs, _root("functionalization", ev, "crash"), {"narrow"}, {"aot_eager"})
+    assert crash is None and any(b.issue.endswith("#198095") for b in related)
