@@ -165,3 +165,21 @@ def test_a_write_back_refused_for_an_overlapping_input_is_a_refusal_only_then():
     # no overlapping input: the compiler made the overlap, a crash
     assert classify("aot_eager", msg, (dense,)) is None
     assert classify("aot_eager", msg) is None
+
+
+@pytest.mark.parametrize("pipeline", ["aot_eager", "inductor"])
+def test_mixed_dtype_aliased_input_mutation_is_aot_autograds_documented_limit(pipeline):
+    # ninth campaign 63f507a08e (its auditor: a known limitation, pytorch/pytorch#194747):
+    # a graph break hands the next graph an input and its int32 view as two inputs
+    entry = NOT_FINDINGS / "crash-functionalization-63f507a08e"
+    program = Program.loads((entry / "program.json").read_text())
+    j = judge(program, pipeline)
+    assert j.verdict is Verdict.UNSUPPORTED, j.explanation
+    assert j.explanation.startswith("aot-mixed-dtype-aliased-input-mutation"), j.explanation
+    # the message alone, as any pipeline raises it, is the rule; another AOTAutograd
+    # assertion stays a crash
+    said = Failure("trace", "AssertionError", "aot_autograd() does not yet handle input "
+                   "mutations on views with different dtypes.")
+    assert _rule("inductor-reinplace", said) == "aot-mixed-dtype-aliased-input-mutation"
+    other = Failure("trace", "AssertionError", "incorrect out shape after application of ViewMeta sequence")
+    assert _rule("inductor-reinplace", other) is None
