@@ -13,16 +13,16 @@ from aliasfuzz.campaign.driver import run_campaign
 from aliasfuzz.campaign.follow import accepts, follow_key
 from aliasfuzz.campaign.options import CampaignOptions
 
-#: Program 2 of seed 11 crashes with the same error in functionalization on aot_eager and
-#: inductor-reinplace (torch 2.13; fx-reinplace refuses its mutable custom op), programs 0-1
-#: on none: one leader, one follower. (Seed 2's program 3 was the example until the breadth families changed
-#: what the generator draws.)
+#: Program 1 of seed 28 is miscompiled the same way (input x1's values) on aot_eager and
+#: inductor-reinplace (torch 2.13), program 0 on neither: one leader, one follower. (Seed 2's
+#: program 3, then seed 11's program 2, were the example until new generator families
+#: changed what the generator draws: the metadata-mutating family's slot, 23e3dc5.)
 PIPELINES = ("inductor-reinplace", "aot_eager", "fx-reinplace")
 
 
 def _campaign(tmp_path: Path, once: bool):
     opts = CampaignOptions(
-        programs=3, seed=11, workers=2, pipelines=PIPELINES, shrink_once=once,
+        programs=3, seed=28, workers=2, pipelines=PIPELINES, shrink_once=once,
         corpus=str(tmp_path / f"corpus-{once}"), state=str(tmp_path / f"state-{once}"),
         report="none",
     )

@@ -51,7 +51,8 @@ def _writes_after_unfold(program) -> bool:
 #: families judged on programs whose inputs never share a storage: with aliased inputs,
 #: AOTAutograd's synthetic base replays a view output through a ViewMeta sequence that
 #: asserts on the metadata-mutated shapes (x0.unsqueeze_(0) beside an aliasing x1: the
-#: known family of PyTorch #198095, seen here without any metadata mutation too)
+#: known family of PyTorch #198095, seen here without any metadata mutation too; the other
+#: families skip that crash by its message)
 UNALIASED = {"metadata"}
 
 
@@ -94,6 +95,10 @@ def _judged(module: str):
         # checks the rows' precision
         assume(not _writes_after_unfold(program))
         out = _judge.evaluate(program, "aot_eager", "cpu")
+        # AOTAutograd's synthetic base replaying an output view of an aliased input (the
+        # known family of PyTorch #198095) crashes on programs of any family: a fresh user's
+        # run drew `x1.select(0, 0)` beside `_foreach_mul_([x0], [x0])` on an aliasing x0
+        assume("application of ViewMeta sequence" not in out["explanation"])
         verdict = Verdict(out["verdict"])
         assert not verdict.is_finding and verdict is not Verdict.INVALID_PROGRAM, (
             f"{out['verdict']} (check {out['check']}): {out['explanation']}\n{out['diff']}\n"
