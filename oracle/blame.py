@@ -65,11 +65,7 @@ agrees with eager takes the blame. The same search runs for a finding blamed on 
 input fed to a mutating custom op departs there already, while full Inductor agrees with
 eager once ``remove_noop_ops`` alone is off (fifth audit 2be6c01096, 05e3db2e69). When no
 control agrees, or the blamed pass's own control raises, the cut's blame stands and the
-trail says so. When the blamed pass's control agrees, the earlier passes that changed the
-graph are controlled too (:func:`enabling_passes`): one whose removal also fixes the
-finding set the departure up, and the trail and the repro name it beside the blame
-(ninth campaign, de21573949: ``remove_noop_ops`` turns ``x.clone()`` into ``x``, then the
-reinplace pass makes the output alias ``x``).
+trail says so.
 
 **Scalar-codegen control** (:func:`scalar_codegen`, a CPU program blamed on ``lowering`` or
 ``scheduler``, crash or value finding): the pipeline is compiled again with
@@ -98,8 +94,7 @@ from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
     "AUDIT_STAGES", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame",
-    "ENABLES", "WorkerDied", "adds_departure", "blame", "enabling_passes", "pass_name", "pass_off",
-    "scalar_codegen",
+    "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off", "scalar_codegen",
 ]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
@@ -503,32 +498,6 @@ def pass_name(stage: str) -> str | None:
     return None
 
 
-#: What the pass-off note says of an earlier pass whose removal also fixes the finding.
-ENABLES = "it sets the departure up"
-
-
-def enabling_passes(b: Blame, own: str, control: Callable[[str], str]) -> list[str]:
-    """The earlier Inductor FX passes of ``b``'s trail (before the blamed stage, each one
-    that changed the graph: the cut lists no other) whose own pass-off control ``control``
-    also agrees: they set the departure up and the blamed pass completes it (the ninth
-    campaign's first audit: ``REMOVE_NOOP_OPS`` replaces ``x.clone()`` by ``x``, then the
-    reinplace pass makes the output alias the input; disabling either fixes it). The
-    blame stands on the first departing stage; these are said beside it. At most
-    :data:`_MAX_CONTROLS` - 1 controls."""
-    found: list[str] = []
-    tried = {own}
-    for stage, _ in b.trail:
-        if stage == b.stage:
-            break
-        name = pass_name(stage)
-        if name is None or name in tried or len(tried) >= _MAX_CONTROLS:
-            continue
-        tried.add(name)
-        if control(name) == "agrees":
-            found.append(stage)
-    return found
-
-
 def pass_off(
     b: Blame, pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str],
     opts: Any, device: str, eager: EagerResult, shadow: Callable[[], EagerResult | None],
@@ -553,9 +522,7 @@ def pass_off(
     if own is not None:
         got = control(own)
         if got != "departs":
-            setup = enabling_passes(b, own, control)
-            note = f"; {', '.join(setup)} disabled: agrees too ({ENABLES})" if setup else ""
-            b.trail.append(("pass-off", f"{b.stage} disabled: {got}; blame stands{note}"))
+            b.trail.append(("pass-off", f"{b.stage} disabled: {got}; blame stands"))
             return b
     tried: set[str] = {own} if own else set()
     for stage, _ in b.trail:

@@ -193,9 +193,6 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
                   f"already departs from eager after {stages[0]} (blamed apart).")
     else:
         blamed = f"Blamed stage: {named}, the first whose result departs from eager."
-        setup = _enabling(meta)
-        if setup:
-            blamed += f" Disabling {setup} fixes it too: that pass sets the departure up."
         if len(stages) > 1:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
     notes = [blamed, f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits}."]
@@ -210,18 +207,6 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         notes += textwrap.wrap("HARNESS, not public API alone: " + plan_.harness + ".", 92,
                                break_on_hyphens=False)
     return notes
-
-
-def _enabling(meta: dict[str, Any]) -> str:
-    """The earlier passes the pass-off control found also fix the finding (the trail's
-    ``pass-off`` note: :func:`aliasfuzz.oracle.blame.enabling_passes`), or ''."""
-    from aliasfuzz.oracle.blame import ENABLES
-
-    for st, what in meta.get("trail") or []:
-        said = re.search(r"; ([^;]+) disabled: agrees too \(" + re.escape(ENABLES), str(what))
-        if st == "pass-off" and said:
-            return said.group(1)
-    return ""
 
 
 #: The cost sentence of a measured missed reinplace (oracle.confirm.Excess.message).

@@ -357,26 +357,3 @@ def test_one_dismissal_rule_for_the_campaign_and_the_rebuild():
     hidden = {"stage": "reinplace", "full": "hidden", "full_outcome": {"verdict": "ok"}}
     assert dismissal(crash, "inductor-reinplace", hidden)[0] == "harness-only"
     assert dismissal(crash, "inductor-reinplace", {**hidden, "full": "reproduces"}) is None
-
-
-@pytest.mark.parametrize("pipeline", ["inductor-reinplace", "inductor"])
-def test_pass_off_control_names_an_earlier_pass_that_sets_the_departure_up(pipeline):
-    # ninth campaign de21573949 (first audit): index_copy(out=x0) then a full-range
-    # slice_scatter of x0.unsqueeze(1): remove_noop_ops drops the slice_scatter, the
-    # reinplace pass makes the output alias x0; disabling either pass fixes it. The blame
-    # stays on reinplace (the first departing stage); the trail and the repro name the other
-    from pathlib import Path
-
-    from aliasfuzz.campaign import _judge
-    from aliasfuzz.campaign.repro import _enabling
-    from aliasfuzz.fuzz.ir import Program
-
-    data = Path(__file__).resolve().parents[1] / "data" / "blame" / "enabled-by-noop-removal-de21573949.json"
-    p = Program.loads(data.read_text())
-    out = _judge.evaluate(p, pipeline, "cpu", None)
-    assert (out["verdict"], out["check"]) == ("miscompile", "aliasing"), out["explanation"]
-    b = _judge.blame(p, pipeline, "cpu", None, out, full=False)
-    assert b["stages"] == ["reinplace"], b["trail"]
-    last = list(b["trail"][-1])
-    assert last[0] == "pass-off" and last[1].startswith("reinplace disabled: agrees; blame stands; "), last
-    assert _enabling({"trail": b["trail"]}) == "joint:remove_noop_ops", last

@@ -155,16 +155,6 @@ def test_torchscript_repro_sets_the_blamed_stages_executor(results):
     assert "requires_grad flags differ" in out
 
 
-def test_notes_name_a_pass_that_sets_the_departure_up():
-    program, meta, _ = CASES["b05-inductor"]
-    note = ("reinplace disabled: agrees; blame stands; joint:remove_noop_ops disabled: agrees "
-            "too (it sets the departure up)")
-    meta = {**meta, "trail": [*(meta.get("trail") or []), ["pass-off", note]]}
-    doc = ast.get_docstring(ast.parse(R.render_repro(program, meta)))
-    assert "Disabling joint:remove_noop_ops fixes it too" in " ".join(doc.split())
-    assert "fixes it too" not in R.render_repro(*CASES["b05-inductor"][:2])
-
-
 def test_a_signal_death_repro_runs_itself_in_a_child_and_exits_1(tmp_path):
     # ninth campaign's second audit, 2c48f208a2: the heap corruption aborted the repro
     # (exit 134), and not on every run; it now runs in up to five children and exits 1
