@@ -99,8 +99,11 @@ def _cmd_run(args) -> int:
         flags["state"] = args.state
         opts = merge_options(flags, args.config)
     opts.validate(_judge.pipeline_names())
+    # every folder the campaign writes, checked before any work (nothing found is lost)
     if opts.report not in (None, "", "none"):
         check_writable_dir(opts.report, "--report")
+    check_writable_dir(opts.corpus, "--corpus")
+    check_writable_dir(opts.state, "--state")
     opts.plugins = tuple(activate_plugins(opts.plugins))
     with _interruptible():
         res = run_campaign(opts, resume=resume, show=not args.quiet)

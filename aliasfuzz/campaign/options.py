@@ -267,6 +267,10 @@ def check_writable_dir(path: str | os.PathLike, flag: str) -> None:
         raise InvalidArgument(f"{flag} {path}: {parent} is not a directory")
     if not os.access(parent, os.W_OK):
         raise InvalidArgument(f"{flag} {path}: cannot create it ({parent} is not writable)")
+    try:  # os.access says yes to root on /proc: only creating it tells (a fresh user's test)
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InvalidArgument(f"{flag} {path}: cannot create it ({e.strerror})") from None
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:

@@ -85,6 +85,18 @@ def test_run_corpus_is_a_file_and_report_unwritable(tmp_path):
     assert not (tmp_path / "state").exists()
 
 
+@pytest.mark.parametrize("flag", ["--corpus", "--state", "--report"])
+def test_run_folder_that_cannot_be_created_is_a_one_line_error_before_any_work(tmp_path, flag):
+    # a fresh user's --corpus /proc/nope ran 42 s, then ended in a FileNotFoundError
+    # traceback with exit 1 (the campaign marked failed); os.access says yes to root there
+    if not Path("/proc").is_dir():
+        pytest.skip("no /proc on this platform")
+    argv = _run(tmp_path)
+    argv[argv.index(flag) + 1] = "/proc/aliasfuzz-cannot-create"
+    _one_line_error(argv, flag, "cannot create it")
+    assert not (tmp_path / "state").exists()
+
+
 def test_report_out_unwritable(tmp_path):
     f = tmp_path / "afile"
     f.write_text("x")
