@@ -81,10 +81,13 @@ FRESH_LAYOUT: dict[str, str] = {
 #: layout on the argument object), and ``as_strided_copy`` (a clone of that view)
 ABSOLUTE_READS = ("as_strided", "as_strided_", "as_strided_copy")
 
+#: the rows among them whose result is the ``as_strided`` view itself (the object relaid)
+STRIDED_VIEWS = ("as_strided", "as_strided_")
+
 
 def _strided_view(step: Any) -> Any:
     """The ``as_strided`` layout an :data:`ABSOLUTE_READS` step reads on its argument."""
-    if step.op.op in ("as_strided", "as_strided_"):
+    if step.op.op in STRIDED_VIEWS:
         return step.outs[0]
     from aliasfuzz.fuzz.ops.views import _as_strided
 
@@ -232,7 +235,7 @@ class LayoutReads:
             self._promised.update(step.op.out)
             self._own.update(m.storage for m in step.outs if m is not None)
         sources = [(n, m) for n, m in zip(step.op.args, step.args, strict=True) if m is not None]
-        if step.op.op in ("as_strided", "as_strided_") and sources and not anchored(sources[0][1]):
+        if step.op.op in STRIDED_VIEWS and sources and not anchored(sources[0][1]):
             origin = sources[0][0]
         else:  # an alias of a tracked view is tracked too (views, in-place results)
             origin = next((self._strided[n][0] for n, _ in sources if n in self._strided), None)

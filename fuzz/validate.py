@@ -33,6 +33,7 @@ from aliasfuzz.fuzz.ops.metadata import TAG as METADATA_TAG
 from aliasfuzz.fuzz.ops.metadata import retires
 from aliasfuzz.fuzz.ops.overlap import overlap, same_layout, self_overlap
 from aliasfuzz.fuzz.ops.schema import written_operands
+from aliasfuzz.fuzz.ops.views import BOOL_BYTES
 
 __all__ = ["RULES", "RULE_NAMES", "NoEagerMeaning", "Rule", "Step", "Typed", "check_rules", "infer"]
 
@@ -217,7 +218,7 @@ RULES: tuple[Rule, ...] = (
 #: ``layout-readout`` (what PyTorch promises about layout read as data:
 #: :mod:`aliasfuzz.fuzz.layout_contract`).
 RULE_NAMES: tuple[str, ...] = (
-    *(r.name for r in RULES), "racing-lanes", "duplicate-index-writes", "bool-bytes", LAYOUT_READOUT
+    *(r.name for r in RULES), "racing-lanes", "duplicate-index-writes", BOOL_BYTES, LAYOUT_READOUT
 )
 
 

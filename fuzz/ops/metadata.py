@@ -28,7 +28,9 @@ from __future__ import annotations
 
 from aliasfuzz.fuzz.ops import _viewgen as g
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta
-from aliasfuzz.fuzz.ops.views import _as_strided, _squeeze, _t, _transpose, _unsqueeze
+from aliasfuzz.fuzz.ops.views import (
+    _as_strided, _squeeze, _t, _transpose, _unsqueeze, as_strided_render,
+)
 
 __all__ = ["OPS", "TAG", "retires"]
 
@@ -56,11 +58,6 @@ def _row(name: str, infer, apply, render, doc: str, gen, accepts=None) -> OpDef:
     )
 
 
-def _as_strided_render(e, p) -> str:
-    off = "" if p.get("offset") is None else f", {p['offset']}"
-    return f"{e[0]}.as_strided_({g.shape_lit(p['size'])}, {g.shape_lit(p['stride'])}{off})"
-
-
 OPS = [
     _row("t_", _t, lambda t, p: t[0].t_(), lambda e, p: f"{e[0]}.t_()",
          "x.t_(): x itself, transposed (ndim <= 2)", lambda draw, metas: {},
@@ -77,7 +74,7 @@ OPS = [
          "x.unsqueeze_(dim): x itself with a new size-1 dim", g.gen_unsqueeze),
     _row("as_strided_", _as_strided,
          lambda t, p: t[0].as_strided_(list(p["size"]), list(p["stride"]), p.get("offset")),
-         _as_strided_render,
+         as_strided_render("as_strided_"),
          "x.as_strided_(size, stride, offset): x itself, relaid within its storage",
          g.gen_as_strided),
 ]

@@ -30,6 +30,7 @@ from aliasfuzz.fuzz.ops.core import OpDef, OpKind
 from aliasfuzz.fuzz.ops.fallbacks import SCHEMAS as _FALLBACKS
 from aliasfuzz.fuzz.ops.foreach import SCHEMAS as _FOREACH
 from aliasfuzz.fuzz.ops.indexfam import SCHEMAS as _INDEX_FAMILY
+from aliasfuzz.fuzz.ops.metadata import OPS as _METADATA
 from aliasfuzz.fuzz.ops.outs2 import SCHEMAS as _OUTS2
 from aliasfuzz.fuzz.ops.windows import SCHEMAS as _WINDOWS
 
@@ -137,7 +138,7 @@ NO_SCHEMA: dict[str, str] = {
     "kind:control": "Python control flow around ordinary in-place statements, run in order",
     **{name: "metadata-only mutation: the schema's Tensor(a!) covers sizes and strides, no "
        "element is written (fuzz/ops/metadata.py)"
-       for name in ("t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_")},
+       for name in (d.name for d in _METADATA)},
 }
 
 

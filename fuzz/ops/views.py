@@ -168,6 +168,15 @@ def _as_strided(metas, p, outs):
     return (m.view(size, stride, off),)
 
 
+def as_strided_render(method: str):
+    """The rendering of ``x.<method>(size, stride[, offset])`` (``as_strided`` and its
+    in-place form ``as_strided_``, :mod:`.metadata`)."""
+    def render(e, p) -> str:
+        off = "" if p.get("offset") is None else f", {p['offset']}"
+        return f"{e[0]}.{method}({g.shape_lit(p['size'])}, {g.shape_lit(p['stride'])}{off})"
+    return render
+
+
 def _diagonal(metas, p, outs):
     (m,) = metas
     if m.ndim < 2:
@@ -364,8 +373,7 @@ OPS = [
          "x.expand(sizes): broadcast dims get stride 0", gen=g.gen_expand),
     _row("as_strided", _as_strided,
          lambda t, p: t[0].as_strided(list(p["size"]), list(p["stride"]), p.get("offset")),
-         lambda e, p: f"{e[0]}.as_strided({g.shape_lit(p['size'])}, "
-         f"{g.shape_lit(p['stride'])}{'' if p.get('offset') is None else ', ' + str(p['offset'])})",
+         as_strided_render("as_strided"),
          "x.as_strided(size, stride, offset) within the storage", gen=g.gen_as_strided),
     _row("diagonal", _diagonal,
          lambda t, p: t[0].diagonal(p.get("offset", 0), p.get("dim1", 0), p.get("dim2", 1)),
