@@ -252,6 +252,8 @@ def check_writable_dir(path: str | os.PathLike, flag: str) -> None:
 
     Walks up to the nearest existing ancestor: it must be a writable directory (a file on
     the way, e.g. ``/etc/passwd/x``, or a read-only folder fails here, before any work).
+    A missing folder is created to test it and removed again, so a check that fails later
+    (a broken ``--plugin``) leaves nothing behind.
     """
     p = Path(path).absolute()
     if p.exists():
@@ -267,10 +269,13 @@ def check_writable_dir(path: str | os.PathLike, flag: str) -> None:
         raise InvalidArgument(f"{flag} {path}: {parent} is not a directory")
     if not os.access(parent, os.W_OK):
         raise InvalidArgument(f"{flag} {path}: cannot create it ({parent} is not writable)")
+    made = [p, *[a for a in p.parents if a != parent and parent in a.parents]]
     try:  # os.access says yes to root on /proc: only creating it tells (a fresh user's test)
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InvalidArgument(f"{flag} {path}: cannot create it ({e.strerror})") from None
+    for a in made:  # innermost first; each is empty (just made)
+        a.rmdir()
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
