@@ -82,7 +82,12 @@ def _run_flags(args) -> dict:
 
 def _cmd_run(args) -> int:
     from aliasfuzz.campaign import _judge
-    from aliasfuzz.campaign.driver import latest_unfinished, load_campaign, run_campaign
+    from aliasfuzz.campaign.driver import (
+        latest_failed,
+        latest_unfinished,
+        load_campaign,
+        run_campaign,
+    )
     from aliasfuzz.campaign.options import check_writable_dir, merge_options, resume_options
 
     resume = None
@@ -91,7 +96,9 @@ def _cmd_run(args) -> int:
         state = args.state or ".aliasfuzz"
         resume = latest_unfinished(state) if args.resume == "latest" else Path(args.resume)
         if resume is None or not (resume / "options.json").exists():
-            raise InvalidArgument(f"no unfinished campaign to resume under {state}")
+            failed = latest_failed(state) if args.resume == "latest" else None
+            hint = f" ({failed} failed: resume it with --resume {failed})" if failed else ""
+            raise InvalidArgument(f"no unfinished campaign to resume under {state}{hint}")
         if args.config:
             raise InvalidArgument("--config cannot be used with --resume (options.json holds)")
         opts = resume_options(load_campaign(resume)[0], flags)

@@ -294,6 +294,17 @@ def latest_unfinished(state: str | Path) -> Path | None:
     return None
 
 
+def latest_failed(state: str | Path) -> Path | None:
+    """The newest campaign directory under ``state`` that ended ``failed`` (an internal
+    error), which ``--resume`` skips and ``--resume DIR`` still resumes; None if none."""
+    runs = sorted((Path(state) / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
+    for d in reversed(runs):
+        ends = [e for e in Journal.events(d / "journal.jsonl") if e.get("t") == "end"]
+        if ends and ends[-1].get("status") == "failed":
+            return d
+    return None
+
+
 def load_campaign(d: Path) -> tuple[CampaignOptions, dict[str, Any], list[dict[str, Any]]]:
     """Options, start record and journal events of campaign directory ``d``."""
     try:

@@ -185,6 +185,11 @@ def test_internal_error_marks_campaign_failed_not_resumable(tmp_path, monkeypatc
         (status,) = db.execute("SELECT status FROM campaigns").fetchone()
     assert status == "failed"
     assert driver.latest_unfinished(tmp_path / "state") is None
+    # a fresh user's `run --resume` said only "no unfinished campaign": it names the failed one
+    (failed,) = (tmp_path / "state" / "runs").iterdir()
+    assert driver.latest_failed(tmp_path / "state") == failed
+    _one_line_error(["run", "--resume", "--state", str(tmp_path / "state")],
+                    f"--resume {failed}")
 
 
 # -- replay: entries that are valid JSON but cannot run ----------------------------------
