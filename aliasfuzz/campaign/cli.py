@@ -81,6 +81,13 @@ def _run_flags(args) -> dict:
 
 
 def _cmd_run(args) -> int:
+    from aliasfuzz.campaign.options import check_writable_dir, merge_options, resume_options
+
+    resume = None
+    flags = _run_flags(args)
+    if args.resume is None:
+        # a bad value is a one-line error before torch is imported (seconds on a busy host)
+        merge_options({**flags, "state": args.state}, args.config).validate()
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.driver import (
         latest_failed,
@@ -88,10 +95,7 @@ def _cmd_run(args) -> int:
         load_campaign,
         run_campaign,
     )
-    from aliasfuzz.campaign.options import check_writable_dir, merge_options, resume_options
 
-    resume = None
-    flags = _run_flags(args)
     if args.resume is not None:
         state = args.state or ".aliasfuzz"
         resume = latest_unfinished(state) if args.resume == "latest" else Path(args.resume)

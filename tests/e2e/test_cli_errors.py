@@ -308,3 +308,18 @@ def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path):
     bad["pipeline_options"] = 3
     (d / "options.json").write_text(json.dumps(bad))
     _one_line_error(["run", "--resume", "--state", str(state)], "pipeline_options")
+
+
+@pytest.mark.parametrize("flag", [["--programs", "-3"], ["--workers", "0"], ["--timeout", "0"]])
+def test_a_bad_run_value_fails_before_torch_is_imported(flag, tmp_path):
+    # a fresh user waited seconds for "--programs must be >= 1": torch was imported first
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom aliasfuzz.cli import main\n"
+            f"rc = main(['run', *{flag!r}])\n"
+            "print(rc, 'torch' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    assert r.stdout.split() == ["2", "False"], (r.stdout, r.stderr)
+    assert r.stderr.startswith("aliasfuzz: error: "), r.stderr
