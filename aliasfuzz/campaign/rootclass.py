@@ -27,7 +27,13 @@ blamed stage and the verdict are equal, and then
    ``index_put:rule 5`` are both ``index_put:unsafe``): the rule says how a write was
    unsafe in that program, not which bug made it;
 2. **otherwise** the check is equal and, at ``reinplace``, the keys are equal (the rule
-   numbers are the only evidence of a value departure there, so they are kept);
+   numbers are the only evidence of a value departure there, so they are kept), except
+   that two ``aliasing`` departures whose every unsafe write is flagged by rule 5 alone (a
+   fresh output written into an input's storage, PyTorch #198094's family) are one bug
+   whatever the op kinds: rule 5 is about the identity of the returned tensor, not about
+   how the op reads or writes (ninth audit: ``index_put:rule 5`` behind an
+   ``index_copy(out=)`` and ``auto_functionalized_v2:rule 5`` behind a custom op,
+   de21573949 / e65ce44d27, both a full-range ``slice_scatter`` returned aliasing ``x0``);
 3. **at any other stage** the needed features and the ATen overload packets (registry op
    names without their overload: ``_foreach_add_.List`` is ``_foreach_add_``) of one entry are
    each a subset of the other's (subsumption: the larger shrunk program kept
@@ -122,6 +128,11 @@ def _decision_kinds(evidence: list[str]) -> set[str]:
     return {re.sub(r":rule \d+$", ":unsafe", e) for e in evidence}
 
 
+def _rule5_only(root: dict[str, Any]) -> bool:
+    ev = root.get("evidence") or []
+    return bool(ev) and all(e.endswith(":rule 5") for e in ev)
+
+
 def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether entries with ``meta.json`` ``a`` and ``b`` (each with ``root``, ``trail``,
     ``ops``) are one bug by the rules of the module docstring. Equal roots are one bug."""
@@ -139,8 +150,10 @@ def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
         ):
             return False
         return ea == eb
-    if ra["check"] != rb["check"] or ra["stage"] == "reinplace":
+    if ra["check"] != rb["check"]:
         return False
+    if ra["stage"] == "reinplace":
+        return ra["check"] == "aliasing" and _rule5_only(ra) and _rule5_only(rb)
     fa, fb = set(ra["evidence"]), set(rb["evidence"])
     oa, ob = _ops(a), _ops(b)
     return (fa <= fb and oa <= ob) or (fb <= fa and ob <= oa)

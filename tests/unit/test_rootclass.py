@@ -100,6 +100,21 @@ def test_reinplace_merges_unsafe_decision_kinds_only_behind_one_error():
     assert not same_bug(v1, v3)
 
 
+def test_returned_outputs_aliasing_an_input_by_rule_5_are_one_bug_whatever_the_kind():
+    # ninth audit: de21573949 (index_copy(out=)) and e65ce44d27 (a custom op), each a
+    # full-range slice_scatter returned aliasing x0 after the reinplace pass (#198094's family)
+    a = _meta("reinplace", "miscompile", "aliasing", ["index_put:rule 5"], ops=["index_copy.out"])
+    b = _meta("reinplace", "miscompile", "aliasing", ["auto_functionalized_v2:rule 5"],
+              ops=["fz.bump_pair"])
+    assert same_bug(a, b) and same_bug(b, a)
+    # another rule beside rule 5, a value departure, or another stage keeps them apart
+    mixed = _meta("reinplace", "miscompile", "aliasing", ["index_put:rule 1", "scatter:rule 5"])
+    assert not same_bug(a, mixed)
+    values = _meta("reinplace", "miscompile", "values", ["auto_functionalized_v2:rule 5"])
+    assert not same_bug(values, _meta("reinplace", "miscompile", "values", ["index_put:rule 5"]))
+    assert not same_bug(a, _meta("lowering", "miscompile", "aliasing", ["index_put:rule 5"]))
+
+
 def test_subsumption_needs_features_and_ops_in_the_same_direction():
     small = _meta("ts-frontend", "miscompile", "torchscript", ["inplace"], ops=["_foreach_add_.Scalar"])
     big = _meta("ts-frontend", "miscompile", "torchscript", ["inplace", "view"],
