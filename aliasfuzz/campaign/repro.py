@@ -111,11 +111,14 @@ def _sightings(program: Program, meta: dict[str, Any]) -> list[tuple[Program, di
     exp = meta.get("expected") or {}
     own = {"pipeline": exp.get("pipeline", "inductor"), "verdict": exp.get("verdict"),
            "check": exp.get("check"), "full": meta.get("full")}
+    from aliasfuzz.campaign.corpus import hit_program
+
     out = [(program, own, True)]
     text = program.dumps()
-    for h in meta.get("hits") or []:
+    hits = meta.get("hits") or []
+    for h in hits:
         try:
-            p = Program.from_json(h["program"])
+            p = Program.from_json(hit_program(h, program.to_json(), hits))
         except (InvalidArgument, KeyError, TypeError):
             continue  # a hit without a readable program cannot be shown
         out.append((p, h, p.dumps() == text))

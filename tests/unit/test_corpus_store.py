@@ -82,6 +82,33 @@ def test_a_second_sighting_is_a_hit_of_the_same_entry(tmp_path):
     assert [(h["pipeline"], h["program_index"]) for h in hits] == [("inductor", 3), ("aot_eager", 7)]
 
 
+def test_a_hit_whose_program_is_already_there_is_stored_as_a_reference(tmp_path):
+    from dataclasses import replace
+
+    from aliasfuzz.campaign.repro import _sightings
+
+    p = _program()
+    path, _ = store.write_entry(tmp_path, p, {**_meta(p), "hits": []})
+    other = replace(p, outputs=p.outputs[:0] + p.outputs)  # the same program, re-spelled
+    bigger = replace(p, meta={"index": 9})
+    assert store.add_hit(path, {"pipeline": "a", "campaign": "c", "program_index": 1,
+                                "program": other.to_json()})
+    different = p.to_json() | {"outputs": []}
+    assert store.add_hit(path, {"pipeline": "b", "campaign": "c", "program_index": 2,
+                                "program": different})
+    assert store.add_hit(path, {"pipeline": "c", "campaign": "c", "program_index": 3,
+                                "program": {**different, "meta": {"index": 3}}})
+    assert store.add_hit(path, {"pipeline": "d", "campaign": "c", "program_index": 4,
+                                "program": bigger.to_json()})
+    hits = store.load_entry(path).meta["hits"]
+    assert [h.get("program_of", "copy") for h in hits] == ["entry", "copy", 1, "entry"]
+    assert all("program" not in h for h in hits if "program_of" in h)
+    # the repro still sees every sighting's program
+    got = [(q.outputs, same) for q, _, same in _sightings(p, store.load_entry(path).meta)]
+    assert got == [(p.outputs, True), (p.outputs, True), ((), False), ((), False),
+                   (p.outputs, True)]
+
+
 def test_write_then_load_round_trips(tmp_path):
     p = _program()
     path, created = store.write_entry(tmp_path, p, _meta(p))
