@@ -199,6 +199,10 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         if len(stages) > 1:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
     notes = [blamed, f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits}."]
+    if not plan_.own:  # an auditor compared this program with program.json and was puzzled
+        notes += textwrap.wrap(
+            f"Shown by another sighting ({plan_.pipeline}), the most public one; program.json "
+            "holds the entry's own program.", 92, break_on_hyphens=False)
     cost = _COST.search(str(meta.get("explanation") or "")) if plan_.verdict == "missed-reinplace" else None
     if cost:  # the measured cost is the claim; the one-line summary above cuts it off
         notes += textwrap.wrap("Cost: " + cost.group(0) + " (oracle/confirm.py measure_excess).", 92,

@@ -118,6 +118,23 @@ def test_plan_takes_the_most_public_sighting():
     assert p.mode == "fastpath" and "agreed with eager" in p.harness
 
 
+def test_a_repro_of_another_sighting_says_program_json_differs():
+    # tenth audit, wave A (c6a588ca6c): the repro showed a full-inductor sighting's program,
+    # program.json the fast path's, and the auditor could not tell why they differ
+    from dataclasses import replace
+
+    b07 = _seed("b07_mutation_through_eval_dropout")
+    meta = meta_v2(b07, "inductor-reinplace", "miscompile", "values", "decomposition", full="hidden")
+    other = replace(b07, body=b07.body + b07.body[-1:])
+    meta["hits"].append({**meta["hits"][0], "pipeline": "aot_eager", "program": other.to_json(),
+                         "program_index": 5})
+    assert not R.plan(b07, meta).own
+    doc = " ".join(ast.get_docstring(ast.parse(R.render_repro(b07, meta))).split())
+    assert "Shown by another sighting (aot_eager)" in doc
+    own = meta_v2(b07, "aot_eager", "miscompile", "values", "decomposition")
+    assert "another sighting" not in R.render_repro(b07, own)
+
+
 def test_harness_says_why_in_its_docstring(results):
     doc = ast.get_docstring(ast.parse(results["b03-fast-hidden"][0]))
     assert "HARNESS" in doc and "post-grad passes" in doc
