@@ -85,10 +85,28 @@ def _dep_elements(dep: Any) -> int:
     return math.prod(_hint(extents[s]) for s in used)
 
 
+def _storage_numel(name: str) -> int:
+    """Elements of the memory buffer ``name`` lives in: a buffer that mutates another in
+    place (``get_mutation_names``: a scatter the reinplace pass wrote into its base, sized
+    by its update) is that base, so a later kernel's read through it is capped at the
+    base's size, not the update's (tenth audit 8c9f0d424d: ``x[2] = 0.5; x.add_(1)``
+    forced in place was charged 24 bytes, its read of ``x`` capped at one element, and the
+    fused default's 32 bytes looked like 8 bytes of waste; the real code moves 36)."""
+    from torch._inductor.virtualized import V
+
+    numel = _hint(V.graph.get_numel(name))
+    sched = getattr(V.graph, "scheduler", None)
+    sb = sched.name_to_buf.get(name) if sched is not None else None
+    for target in (sb.node.get_mutation_names() if sb is not None else ()):
+        if target != name:
+            numel = max(numel, _storage_numel(target))
+    return numel
+
+
 def _buffer_bytes(name: str, elements: int) -> int:
     from torch._inductor.virtualized import V
 
-    return min(elements, _hint(V.graph.get_numel(name))) * V.graph.get_dtype(name).itemsize
+    return min(elements, _storage_numel(name)) * V.graph.get_dtype(name).itemsize
 
 
 def _kernel_bytes(graph: Any, node: Any) -> int:

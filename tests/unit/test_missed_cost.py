@@ -170,3 +170,29 @@ def test_a_kept_copy_whose_excess_does_not_grow_is_not_a_finding():
     j = judge(Program.loads((data / "program.json").read_text()), "inductor-reinplace")
     assert j.verdict is Verdict.OK, j.explanation
     assert any(f.startswith("excess-does-not-scale (") and "8 -> 8 bytes" in f for f in j.filtered), j.filtered
+
+
+def test_a_read_through_a_mutation_buffer_is_charged_at_its_base_size():
+    # tenth audit, wave B false positive (8c9f0d424d's sighting x[2] = 0.5; x.add_(1.0)):
+    # forced in place, the add read x through the select_scatter's mutation buffer, capped
+    # at its one-element update (24 bytes) below the fused default kernel (32): no copy
+    # is kept in the generated code, and the in-place spelling compiles to the same kernel
+    from pathlib import Path
+
+    from aliasfuzz.fuzz.ir import Program
+
+    data = (Path(__file__).resolve().parents[1] / "data" / "not_findings"
+            / "missed-reinplace-reinplace-8c9f0d424d-tenth")
+    j = judge(Program.loads((data / "program.json").read_text()), "inductor-reinplace")
+    assert j.verdict is not Verdict.MISSED_REINPLACE, j.explanation
+
+    def inplace(x):
+        x.select(0, 2).fill_(0.5)
+        x.add_(1.0)
+
+    def program(x):
+        x[2] = 0.5
+        x.add_(1.0)
+
+    x = torch.arange(1025.0)[:1024]
+    assert _compiled_bytes(program, x.clone()) == _compiled_bytes(inplace, x.clone()) == 2 * 1024 * 4
