@@ -75,6 +75,13 @@ _LEAKS_ENV = "ALIASFUZZ_STATE_LEAKS_FILE"
 
 
 def _state() -> dict[str, str] | None:
+    try:
+        return _read_state()
+    except Exception:  # noqa: BLE001 - a report only: a test's odd patch must not fail it
+        return None
+
+
+def _read_state() -> dict[str, str] | None:
     import sys
 
     if "torch" not in sys.modules:
