@@ -59,8 +59,8 @@ __all__ = [
 #: Line budget of a repro that needs no harness (issue 13).
 #: the line budget of a public repro; an ``aliasing`` repro spends 15 of them showing what
 #: the shared storage does to a caller (the outputs that change when each input or output
-#: is written after the call)
-MAX_LINES = 48
+#: is written after the call), and a repro of another sighting than program.json's 2 saying so
+MAX_LINES = 50
 
 #: pipeline -> (rank, mode, backend): lower ranks are more public ways to reproduce.
 _WAYS: dict[str, tuple[int, str, str | None]] = {
