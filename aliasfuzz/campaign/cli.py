@@ -81,13 +81,19 @@ def _run_flags(args) -> dict:
 
 
 def _cmd_run(args) -> int:
-    from aliasfuzz.campaign.options import check_writable_dir, merge_options, resume_options
+    from aliasfuzz.campaign.options import (
+        check_writable_dir,
+        early_pipeline_check,
+        merge_options,
+        resume_options,
+    )
 
     resume = None
     flags = _run_flags(args)
     if args.resume is None:
         # a bad value is a one-line error before torch is imported (seconds on a busy host)
-        merge_options({**flags, "state": args.state}, args.config).validate()
+        early = merge_options({**flags, "state": args.state}, args.config).validate()
+        early_pipeline_check(early.pipelines)
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.driver import (
         latest_failed,

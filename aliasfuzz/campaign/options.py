@@ -18,10 +18,12 @@ from typing import Any
 from aliasfuzz.errors import InvalidArgument
 
 __all__ = [
+    "BUILTIN_PIPELINES",
     "DEFAULT_PIPELINES",
     "CampaignOptions",
     "check_device",
     "check_writable_dir",
+    "early_pipeline_check",
     "merge_options",
     "pipeline_options",
     "resume_options",
@@ -29,6 +31,22 @@ __all__ = [
 
 #: The README's main job: the CPU pipelines that decide where to write in place.
 DEFAULT_PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplace", "torchscript")
+
+#: Every built-in pipeline (``aliasfuzz.passes.pipelines.PIPELINES``, tested equal), known
+#: without importing torch, so that ``--pipelines bogus`` fails at once; debug pipelines
+#: (``debug-*``, enabled by an environment variable) are checked after torch is imported.
+BUILTIN_PIPELINES = ("eager", "aot_eager", "inductor", "inductor-reinplace", "inductor-noreinplace",
+                     "fx-reinplace", "torchscript")
+
+
+def early_pipeline_check(pipelines: Any) -> None:
+    """Raise :class:`InvalidArgument` for a pipeline name that is neither built in nor a
+    ``debug-*`` name (those are checked with torch imported, :meth:`CampaignOptions.validate`)."""
+    names = pipelines.split(",") if isinstance(pipelines, str) else list(pipelines or ())
+    bad = [p for p in names if p not in BUILTIN_PIPELINES and not str(p).startswith("debug-")]
+    if bad:
+        raise InvalidArgument(
+            f"unknown pipeline {bad[0]!r} (known: {', '.join(sorted(BUILTIN_PIPELINES))})")
 
 
 def pipeline_options(raw: Any, where: str = "pipeline_options"):

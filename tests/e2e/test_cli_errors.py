@@ -310,7 +310,8 @@ def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path):
     _one_line_error(["run", "--resume", "--state", str(state)], "pipeline_options")
 
 
-@pytest.mark.parametrize("flag", [["--programs", "-3"], ["--workers", "0"], ["--timeout", "0"]])
+@pytest.mark.parametrize("flag", [["--programs", "-3"], ["--workers", "0"], ["--timeout", "0"],
+                                  ["--pipelines", "inductor,bogus"]])
 def test_a_bad_run_value_fails_before_torch_is_imported(flag, tmp_path):
     # a fresh user waited seconds for "--programs must be >= 1": torch was imported first
     import subprocess
@@ -323,3 +324,10 @@ def test_a_bad_run_value_fails_before_torch_is_imported(flag, tmp_path):
                        cwd=tmp_path, timeout=120)
     assert r.stdout.split() == ["2", "False"], (r.stdout, r.stderr)
     assert r.stderr.startswith("aliasfuzz: error: "), r.stderr
+
+
+def test_the_built_in_pipeline_names_are_the_adapters():
+    from aliasfuzz.campaign.options import BUILTIN_PIPELINES
+    from aliasfuzz.passes.pipelines import PIPELINES
+
+    assert sorted(BUILTIN_PIPELINES) == sorted(PIPELINES)
