@@ -91,9 +91,10 @@ def _cmd_run(args) -> int:
     resume = None
     flags = _run_flags(args)
     if args.resume is None:
+        flags["state"] = args.state
+        opts = merge_options(flags, args.config)
         # a bad value is a one-line error before torch is imported (seconds on a busy host)
-        early = merge_options({**flags, "state": args.state}, args.config).validate()
-        early_pipeline_check(early.pipelines)
+        early_pipeline_check(opts.validate().pipelines)
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.driver import (
         latest_failed,
@@ -112,9 +113,6 @@ def _cmd_run(args) -> int:
         if args.config:
             raise InvalidArgument("--config cannot be used with --resume (options.json holds)")
         opts = resume_options(load_campaign(resume)[0], flags)
-    else:
-        flags["state"] = args.state
-        opts = merge_options(flags, args.config)
     opts.validate(_judge.pipeline_names())
     # every folder the campaign writes, checked before any work (nothing found is lost)
     if opts.report not in (None, "", "none"):

@@ -279,6 +279,11 @@ def _new_campaign(opts: CampaignOptions) -> tuple[str, Path, dict[str, Any]]:
     return d.name, d, start
 
 
+def _newest_first(state: str | Path) -> list[Path]:
+    """Campaign directories under ``state``, newest first (by modification time)."""
+    return list(reversed(sorted((Path(state) / "runs").glob("*"), key=lambda p: p.stat().st_mtime)))
+
+
 def latest_unfinished(state: str | Path) -> Path | None:
     """The newest campaign directory under ``state`` whose journal has no ``end`` event.
 
@@ -286,8 +291,7 @@ def latest_unfinished(state: str | Path) -> Path | None:
     "failed"}`` (and ``failed`` in the history), so it is not picked: resuming it would
     most likely die the same way. ``aliasfuzz run --resume DIR`` still resumes it.
     """
-    runs = sorted((Path(state) / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
-    for d in reversed(runs):
+    for d in _newest_first(state):
         events = Journal.events(d / "journal.jsonl")
         if not any(e.get("t") == "end" for e in events):
             return d
@@ -297,8 +301,7 @@ def latest_unfinished(state: str | Path) -> Path | None:
 def latest_failed(state: str | Path) -> Path | None:
     """The newest campaign directory under ``state`` that ended ``failed`` (an internal
     error), which ``--resume`` skips and ``--resume DIR`` still resumes; None if none."""
-    runs = sorted((Path(state) / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
-    for d in reversed(runs):
+    for d in _newest_first(state):
         ends = [e for e in Journal.events(d / "journal.jsonl") if e.get("t") == "end"]
         if ends and ends[-1].get("status") == "failed":
             return d

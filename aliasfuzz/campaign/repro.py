@@ -114,11 +114,11 @@ def _sightings(program: Program, meta: dict[str, Any]) -> list[tuple[Program, di
     from aliasfuzz.campaign.corpus import hit_program
 
     out = [(program, own, True)]
-    text = program.dumps()
+    text, own_json = program.dumps(), program.to_json()
     hits = meta.get("hits") or []
     for h in hits:
         try:
-            p = Program.from_json(hit_program(h, program.to_json(), hits))
+            p = Program.from_json(hit_program(h, own_json, hits))
         except (InvalidArgument, KeyError, TypeError):
             continue  # a hit without a readable program cannot be shown
         out.append((p, h, p.dumps() == text))

@@ -52,7 +52,7 @@ def _writes_after_unfold(program) -> bool:
 #: AOTAutograd's synthetic base replays a view output through a ViewMeta sequence that
 #: asserts on the metadata-mutated shapes (x0.unsqueeze_(0) beside an aliasing x1: the
 #: known family of PyTorch #198095, seen here without any metadata mutation too; the other
-#: families skip that crash by its message)
+#: families skip it by a control: the program with that view replay off, _replay_departure)
 UNALIASED = {"metadata"}
 
 
