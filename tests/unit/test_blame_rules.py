@@ -224,3 +224,76 @@ def test_the_scalar_codegen_control_leaves_a_fusion_bug_on_the_scheduler(monkeyp
     cuda = blame_mod.scalar_codegen(blame_mod.Blame("scheduler", ("scheduler",), []),
                                     "inductor", None, None, [], None, "cuda", EAGER, None)
     assert cuda.trail == []
+
+
+# -- the tenth audit's wrong `aot` blames ------------------------------------------------------
+
+
+def test_a_stacked_departure_that_a_later_stage_undoes_is_not_blamed_too():
+    # ac49bfc94f's shape: functionalization departs at element 1; the `aot` graph run
+    # eagerly departs at element 0 too; every later stage is back to functionalization's
+    def res(a: float, b: float) -> torch.Tensor:
+        return torch.tensor([a, b])
+
+    runs = [StageRun("functionalization", _res(res(1.0, 2.0))),
+            StageRun("aot", _res(res(0.0, 2.0))),
+            StageRun("reinplace", _res(res(1.0, 2.0))),
+            StageRun("lowering", _res(res(1.0, 2.0)))]
+    assert blame("inductor", "miscompile", "values", EAGER, runs, []).stages == (
+        "functionalization",)
+    # the same departure kept to the end is a stacked bug of its own
+    runs[2:] = [StageRun("reinplace", _res(res(0.0, 2.0))), StageRun("lowering", _res(res(0.0, 2.0)))]
+    assert blame("inductor", "miscompile", "values", EAGER, runs, []).stages == (
+        "functionalization", "aot")
+
+
+def test_a_reorder_pass_s_control_is_tried_after_the_other_passes(monkeypatch):
+    # a646b390df's shape: disabling reorder_for_locality or the reinplace pass each fixes the
+    # crash; the reorder pass only changes the order the reinplace pass then mishandles
+    from aliasfuzz.oracle import blame as blame_mod
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    tried: list[str] = []
+
+    def control(pipeline, fn, make, names, opts, *rest):
+        tried.append(opts.inductor_config["disabled_passes"])
+        return "agrees"
+
+    monkeypatch.setattr(blame_mod, "_control", control)
+    trail = [("aot", "departs (values)"), ("post-grad:reorder_for_locality", "departs (values)"),
+             ("reinplace", "departs (raises)"), ("lowering", "departs (raises)")]
+    b = blame_mod.pass_off(blame_mod.Blame("aot", ("aot",), list(trail)), "inductor", None,
+                           None, [], PipelineOptions(), "cpu", EAGER, None)
+    assert tried == ["REINPLACE_INPLACEABLE_OPS"]
+    assert b.stages == ("reinplace",), b.trail
+    # with the reinplace pass's control still failing, the reorder pass is tried last
+    tried.clear()
+    monkeypatch.setattr(blame_mod, "_control", lambda *a, **k: (
+        tried.append(a[4].inductor_config["disabled_passes"]) or
+        ("agrees" if tried[-1] == "REORDER_FOR_LOCALITY" else "raises")))
+    b = blame_mod.pass_off(blame_mod.Blame("aot", ("aot",), list(trail)), "inductor", None,
+                           None, [], PipelineOptions(), "cpu", EAGER, None)
+    assert tried == ["REINPLACE_INPLACEABLE_OPS", "REORDER_FOR_LOCALITY"]
+    assert b.stages == ("post-grad:reorder_for_locality",), b.trail
+
+
+def test_tenth_audit_a646b390df_crash_is_blamed_on_the_reinplace_pass_by_its_control():
+    # diagonal_scatter reinplaced into an input that the epilogue then overwrites, its result
+    # returned as an alias of the input; index_add(out=) after the graph break refuses it
+    p = _program("crash-aot-a646b390df")
+    out = _judge.evaluate(p, "inductor", "cpu")
+    assert out["verdict"] == "crash" and "single memory location" in out["explanation"]
+    b = blame_program(p, "inductor", "crash", out["check"], error=out["explanation"])
+    assert b.stages == ("reinplace",), b.trail
+    assert _trail(b, "pass-off") == "aot departs; reinplace disabled: agrees"
+
+
+def test_tenth_audit_ac49bfc94f_is_functionalization_s_alone():
+    # auto_functionalized_v2 regenerates the custom op's view at the wrong offset
+    # (aot_eager shows it); the `aot` graph run eagerly departs elsewhere too, undone later
+    p = _program("miscompile-aot-ac49bfc94f")
+    out = _judge.evaluate(p, "inductor-reinplace", "cpu")
+    assert out["verdict"] == "miscompile", out["explanation"]
+    b = blame_program(p, "inductor-reinplace", "miscompile", out["check"])
+    assert b.stages == ("functionalization",), b.trail
+    assert _trail(b, "aot").startswith("departs")
