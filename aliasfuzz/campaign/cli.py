@@ -83,7 +83,6 @@ def _run_flags(args) -> dict:
 def _cmd_run(args) -> int:
     from aliasfuzz.campaign.options import (
         check_writable_dir,
-        early_pipeline_check,
         merge_options,
         resume_options,
     )
@@ -94,7 +93,7 @@ def _cmd_run(args) -> int:
         flags["state"] = args.state
         opts = merge_options(flags, args.config)
         # a bad value is a one-line error before torch is imported (seconds on a busy host)
-        early_pipeline_check(opts.validate().pipelines)
+        opts.validate()
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.driver import (
         latest_failed,
@@ -113,6 +112,9 @@ def _cmd_run(args) -> int:
         if args.config:
             raise InvalidArgument("--config cannot be used with --resume (options.json holds)")
         opts = resume_options(load_campaign(resume)[0], flags)
+        if not args.quiet:  # a resumed campaign shows nothing else until its first result
+            print(f"aliasfuzz: resuming campaign {resume.name} ({resume})", file=sys.stderr,
+                  flush=True)
     opts.validate(_judge.pipeline_names())
     # every folder the campaign writes, checked before any work (nothing found is lost)
     if opts.report not in (None, "", "none"):

@@ -482,6 +482,8 @@ class _Campaign:
                 self._log({"t": "interrupted", "elapsed": res.seconds})
             self.journal.close()
             self._record(res.status)
+            if res.status == "done":  # nothing left to resume: no lock file to leave behind
+                (self.dir / "lock").unlink(missing_ok=True)
             self._lock.close()
         return res
 

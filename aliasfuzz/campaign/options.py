@@ -23,7 +23,6 @@ __all__ = [
     "CampaignOptions",
     "check_device",
     "check_writable_dir",
-    "early_pipeline_check",
     "merge_options",
     "pipeline_options",
     "resume_options",
@@ -37,16 +36,6 @@ DEFAULT_PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplac
 #: (``debug-*``, enabled by an environment variable) are checked after torch is imported.
 BUILTIN_PIPELINES = ("eager", "aot_eager", "inductor", "inductor-reinplace", "inductor-noreinplace",
                      "fx-reinplace", "torchscript")
-
-
-def early_pipeline_check(pipelines: Any) -> None:
-    """Raise :class:`InvalidArgument` for a pipeline name that is neither built in nor a
-    ``debug-*`` name (those are checked with torch imported, :meth:`CampaignOptions.validate`)."""
-    names = pipelines.split(",") if isinstance(pipelines, str) else list(pipelines or ())
-    bad = [p for p in names if p not in BUILTIN_PIPELINES and not str(p).startswith("debug-")]
-    if bad:
-        raise InvalidArgument(
-            f"unknown pipeline {bad[0]!r} (known: {', '.join(sorted(BUILTIN_PIPELINES))})")
 
 
 def pipeline_options(raw: Any, where: str = "pipeline_options"):
@@ -186,7 +175,9 @@ class CampaignOptions:
         """Check every field; raise :class:`InvalidArgument` on the first bad one.
 
         Types first (a config file can hold anything), then ranges, the device (cuda needs
-        ``torch.cuda.is_available()``), the pipelines, and every pipeline's options, built
+        ``torch.cuda.is_available()``), the pipelines (against ``known_pipelines``; without
+        it, against :data:`BUILTIN_PIPELINES`, leaving ``debug-*`` names to a later call
+        with torch imported), and every pipeline's options, built
         once as :class:`~aliasfuzz.passes.pipelines.PipelineOptions` so that an unknown
         config entry fails here, before the campaign starts.
         """
@@ -218,12 +209,14 @@ class CampaignOptions:
             raise InvalidArgument(f"--corpus {self.corpus}: exists and is not a directory")
         if not self.pipelines:
             raise InvalidArgument("--pipelines is empty")
-        if known_pipelines is not None:
+        if known_pipelines is None:  # torch not imported yet: debug-* names are checked later
+            bad = [p for p in self.pipelines
+                   if p not in BUILTIN_PIPELINES and not str(p).startswith("debug-")]
+        else:
             bad = [p for p in self.pipelines if p not in known_pipelines]
-            if bad:
-                raise InvalidArgument(
-                    f"unknown pipeline {bad[0]!r} (known: {', '.join(sorted(known_pipelines))})"
-                )
+        if bad:
+            shown = BUILTIN_PIPELINES if known_pipelines is None else known_pipelines
+            raise InvalidArgument(f"unknown pipeline {bad[0]!r} (known: {', '.join(sorted(shown))})")
         for v in self.fail_on:
             if not Verdict.parse(v).is_finding:
                 raise InvalidArgument(f"--fail-on {v!r} is not a finding verdict")

@@ -125,6 +125,7 @@ def test_sigterm_interrupts_a_campaign_that_resume_finishes(tmp_path, monkeypatc
     after = _events(state)
     assert sorted(e["i"] for e in after if e["t"] == "task") == list(range(16))
     assert after[-1]["t"] == "end"
+    assert not list(state.glob("runs/*/lock"))  # a finished campaign leaves no lock file
     # the seconds spent before the interruption count (the fresh user saw the total drop)
     (line,) = [x for x in r.stdout.splitlines() if x.startswith("campaign ")]
     assert float(line.split(" runs in ")[1].split(" s")[0]) >= spent
@@ -155,7 +156,9 @@ def test_resume_honours_budget_flags_given_on_its_command_line(tmp_path, monkeyp
     assert (saved["time"], saved["programs"]) == (50, None)  # the next resume keeps it
 
     _cut_journal(state, lambda e: e["t"] != "end")
-    r = run_cli("run", "--resume", run, "--programs", "3", "--workers", "2", "-q")
+    r = run_cli("run", "--resume", run, "--programs", "3", "--workers", "2")
+    # a resume says what it resumes at once (it printed nothing until its first result)
+    assert r.stderr.splitlines()[0] == f"aliasfuzz: resuming campaign {run.name} ({run})", r.stderr
     assert sorted(e["i"] for e in _events(state) if e["t"] == "task") == [0, 1, 2]
     saved = json.loads((run / "options.json").read_text())
     assert (saved["time"], saved["programs"], saved["workers"]) == (None, 3, 2)
