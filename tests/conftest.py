@@ -129,6 +129,13 @@ def pytest_configure_node(node) -> None:  # xdist: hand each worker the controll
 
 @pytest.fixture(autouse=True)
 def _report_state_leaks(request):
+    import sys
+
+    hygiene = sys.modules.get("aliasfuzz.passes.hygiene")
+    if hygiene is not None and "torch" in sys.modules and not hygiene._SETUP_DONE:
+        # the worker's one-time process setup (caches off, by design) is not a leak of the
+        # test that happens to run first: do it before the snapshot
+        hygiene.setup_process()
     before = _state()
     yield
     if before is None:
