@@ -286,18 +286,22 @@ def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> 
         frame and oracle and str(Path(frame[0]).resolve()).startswith(oracle + os.sep)
     )
     where = phase or "sut: unknown"
+    heap = _HEAP_CORRUPTION.search(log)
     if where.startswith("sut") and not in_oracle:
+        # glibc's message names memory corruption: an out-of-bounds write, worse than a
+        # wrong value (tenth audit wave G), and what a maintainer looks for first
+        corrupt = (f": glibc found the heap corrupted ({heap.group(0).strip()!r}), "
+                   "an out-of-bounds write" if heap else "")
         return {
             "verdict": "crash",
             "check": check,
             "seconds": seconds,
             "explanation": f"worker died ({check}) while running the program "
-            f"(in the system under test: {where.partition(': ')[2]})",
+            f"(in the system under test: {where.partition(': ')[2]}){corrupt}",
             "diff": _dump(log),
         }
     at = f"; innermost frame {Path(frame[0]).name}:{frame[1]} in {frame[2]}" if frame else ""
     summary = f"worker died ({check}) in aliasfuzz ({where}{at}), not in the system under test"
-    heap = _HEAP_CORRUPTION.search(log)
     if heap:
         # glibc notices a corrupted heap at a later malloc/free, wherever that happens:
         # the write that corrupted it came earlier in the process, most likely from a

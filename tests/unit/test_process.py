@@ -143,3 +143,17 @@ def test_heap_corruption_seen_in_the_harness_is_not_blamed_on_aliasfuzz():
     assert "out-of-bounds write" in out["summary"]
     plain = attribute_death("signal:SIGABRT", "harness", _DUMP.format(inner=_oracle_file()), 1.0)
     assert "heap" not in plain["summary"]
+
+
+def test_heap_corruption_inside_the_system_under_test_says_so_in_the_crash():
+    # tenth audit wave G: a compiled kernel writing out of bounds is memory corruption, which
+    # the finding must name (glibc noticed it while the pipeline ran)
+    log = "free(): invalid next size (fast)\n" + _DUMP.format(inner="/x/torch/_ops.py")
+    out = attribute_death("signal:SIGABRT", "sut: pipeline inductor", log, 1.0)
+    assert (out["verdict"], out["check"]) == ("crash", "signal:SIGABRT")
+    assert out["explanation"].endswith(
+        "(in the system under test: pipeline inductor): glibc found the heap corrupted "
+        "('free(): invalid next size (fast)'), an out-of-bounds write"), out["explanation"]
+    plain = attribute_death("signal:SIGABRT", "sut: pipeline inductor",
+                            _DUMP.format(inner="/x/torch/_ops.py"), 1.0)
+    assert "heap" not in plain["explanation"]
