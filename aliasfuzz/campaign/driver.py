@@ -153,6 +153,12 @@ _PUBLIC_PREFIX = ("dynamo", "functionalization")
 _DECIDED = ("reinplace", "post-grad:reinplace_inplaceable_ops")
 
 
+def _stage_raised(blame: dict[str, Any], stage: str) -> bool:
+    """Whether ``stage``'s entry in the blame's trail departs by raising."""
+    return any(s == stage and str(what).startswith("departs (raises")
+               for s, what in blame.get("trail") or [])
+
+
 def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> str | None:
     """Why a fast-path finding is not written (None: it is), on ``inductor-reinplace``:
 
@@ -173,17 +179,26 @@ def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) ->
       plain ``torch.compile`` showed three and not two (3ec1525bd5, f88cbff55f); and the
       crash 1874945920 was 80d497b85e's harness-only class. A GPU campaign judges them.
       Kept: one blamed on ``dynamo`` or ``functionalization``, stages whose cut is
-      ``torch.compile(backend="aot_eager")``'s own code (cbd3794b15, #196657).
+      ``torch.compile(backend="aot_eager")``'s own code (cbd3794b15, #196657), except a
+      crash or timeout whose blamed stage departs in values and does not raise: the crash
+      itself is then the post-grad graph run with eager kernels, and the value departure is
+      ``aot_eager``'s own finding (eleventh audit 0282f30f49: #196657's lost write, then
+      an overlap refusal of the reinplaced graph run eagerly).
     """
     if pipeline != "inductor-reinplace":
         return None
     full = blame.get("full_outcome") or {}
-    if blame.get("full") == "unsupported" and blame.get("stage") not in _PUBLIC_PREFIX:
+    stage = str(blame.get("stage") or "")
+    if blame.get("full") == "unsupported" and (
+        stage not in _PUBLIC_PREFIX or (out.get("verdict") in ("crash", "timeout")
+                                        and not _stage_raised(blame, stage))
+    ):
         return (f"fast-path-only {out['verdict']}, unconfirmed: full torch.compile(backend="
-                f"'inductor') cannot run this program here ({str(full.get('explanation'))[:160]})")
+                f"'inductor') cannot run this program here ({str(full.get('explanation'))[:160]})"
+                + (f"; {stage} departs in values, not by raising" if stage in _PUBLIC_PREFIX
+                   else ""))
     if blame.get("full") != "hidden":
         return None
-    stage = str(blame.get("stage") or "")
     if out.get("verdict") not in ("crash", "timeout") and (
         stage in _DECIDED or stage.startswith(_PUBLIC_PREFIX + ("decomposition",))
     ):

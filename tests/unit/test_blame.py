@@ -244,6 +244,29 @@ def test_a_signal_death_no_cut_reproduces_is_not_written():
     assert unconfirmed_death({"verdict": "miscompile", "check": "values"}, unblamed) is None
 
 
+def test_an_unconfirmed_fast_path_crash_whose_blamed_stage_departs_in_values_is_not_written():
+    # eleventh audit 0282f30f49 (needs a GPU): functionalization loses a Triton kernel's write
+    # (#196657, a value departure aot_eager reports itself); the crash is the reinplaced
+    # post-grad graph refused by ATen's overlap check when run with eager kernels
+    from aliasfuzz.campaign.driver import fast_path_only
+
+    crash = {"verdict": "crash", "check": "exceptions"}
+    unsupported = {"stage": "functionalization", "full": "unsupported", "trail": [
+        ["dynamo", "agrees"],
+        ["functionalization", "departs (inputs: input x0: values differ at [0, 1])"],
+        ["reinplace", "departs (raises RuntimeError: unsupported operation: ...)"]],
+        "full_outcome": {"verdict": "unsupported", "explanation": "needs a GPU"}}
+    why = fast_path_only(crash, "inductor-reinplace", unsupported)
+    assert why.startswith("fast-path-only crash, unconfirmed"), why
+    assert why.endswith("functionalization departs in values, not by raising")
+    # kept: the blamed stage raised itself (aot_eager's own code raises), or a miscompile
+    raising = {**unsupported, "trail": [
+        ["functionalization", "departs (raises RuntimeError: setStorage: ... out of bounds)"]]}
+    assert fast_path_only(crash, "inductor-reinplace", raising) is None
+    assert fast_path_only({"verdict": "miscompile", "check": "values"}, "inductor-reinplace",
+                          unsupported) is None
+
+
 def test_a_fast_path_crash_full_compile_does_not_show_is_not_written():
     # fifth audit, crash-reinplace-80d497b85e: the post-grad graph run with eager kernels
     # failed where full torch.compile ran the program; only that combination is dismissed
