@@ -176,3 +176,19 @@ def test_a_wrong_value_view_of_an_aliased_input_is_the_synthetic_base_bug():
     # the crash variant stays related only
     crash, related = match(bugs, _root("functionalization", ev, "crash"), {"narrow"}, {"aot_eager"})
     assert crash is None and any(b.issue.endswith("#198095") for b in related)
+
+
+def test_an_in_place_op_through_a_gapped_unfold_is_the_unfold_inverse_bug():
+    # eleventh audit wave B, c4ca8b0e6d: x.unfold(0, 2, 2).add_(1) zeroes the element no
+    # window covers (open fix pytorch#198105); filed new before this row
+    bugs = load_known(CORPUS)
+    bug, _ = match(bugs, _root("functionalization", ["inplace", "view"]),
+                   {"add_.Scalar", "unfold"}, {"aot_eager", "inductor"})
+    assert bug is not None and bug.issue.endswith("#198105") and not bug.related
+    # without unfold, or with aliased inputs (#198095 / functorch#950), it is not this bug
+    other, _ = match(bugs, _root("functionalization", ["inplace", "view"]), {"add_.Scalar"},
+                     {"aot_eager"})
+    assert other is None
+    aliased, _ = match(bugs, _root("functionalization", ["inplace", "view", "aliased-inputs"]),
+                       {"add_.Scalar", "unfold"}, {"aot_eager"})
+    assert aliased is None or not aliased.issue.endswith("#198105")
