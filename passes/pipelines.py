@@ -49,13 +49,17 @@ class PipelineOptions:
     False). ``inductor_config``: extra ``torch._inductor.config`` entries for the run.
     ``torchscript``: options of the ``torchscript`` pipeline
     (:class:`aliasfuzz.passes.torchscript.TorchScriptOptions` fields, e.g.
-    ``profiling_executor``, ``calls``). Unknown config names raise :class:`InvalidArgument`.
+    ``profiling_executor``, ``calls``). ``functorch_config``: ``torch._functorch.config``
+    entries for the run (AOTAutograd's switches, e.g. ``view_replay_for_aliased_outputs``:
+    the control of a known bug, :mod:`aliasfuzz.campaign.known`). Unknown config names raise
+    :class:`InvalidArgument`.
     """
 
     dynamic: bool = False
     auto_functionalized_v2: bool = True
     inductor_config: Mapping[str, Any] = field(default_factory=dict)
     torchscript: Mapping[str, Any] = field(default_factory=dict)
+    functorch_config: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def for_case(cls, pipeline: str, case_options: Mapping[str, Any]) -> PipelineOptions:
@@ -73,11 +77,15 @@ class PipelineOptions:
         return cls(auto_functionalized_v2=v2, inductor_config=raw)
 
     def __post_init__(self) -> None:
+        import torch._functorch.config as fcfg
         import torch._inductor.config as cfg
 
         for key in self.inductor_config:
             if not hasattr(cfg, key):
                 raise InvalidArgument(f"unknown torch._inductor.config entry {key!r}")
+        for key in self.functorch_config:
+            if not hasattr(fcfg, key):
+                raise InvalidArgument(f"unknown torch._functorch.config entry {key!r}")
 
     def with_inductor_config(self, **entries: Any) -> PipelineOptions:
         """A copy with ``entries`` added to :attr:`inductor_config` (see
@@ -109,15 +117,20 @@ def _merged(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]
     return out
 
 
+@contextmanager
 def inductor_config_patch(options: PipelineOptions | None, extra: Mapping[str, Any] | None = None):
     """The ``torch._inductor.config.patch`` context of a run with ``options`` (its
     ``inductor_config`` and ``enable_auto_functionalized_v2``) and ``extra`` entries on top
-    (``disabled_passes`` combined as in :meth:`PipelineOptions.with_inductor_config`)."""
+    (``disabled_passes`` combined as in :meth:`PipelineOptions.with_inductor_config`),
+    inside a ``torch._functorch.config.patch`` of its ``functorch_config``."""
+    import torch._functorch.config as fcfg
     import torch._inductor.config as cfg
 
     patch = {"enable_auto_functionalized_v2": getattr(options, "auto_functionalized_v2", True)}
     patch = _merged(patch, getattr(options, "inductor_config", {}) or {})
-    return cfg.patch(_merged(patch, extra or {}))
+    with fcfg.patch(dict(getattr(options, "functorch_config", {}) or {})), \
+            cfg.patch(_merged(patch, extra or {})):
+        yield
 
 
 class _Clock:

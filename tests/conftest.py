@@ -81,6 +81,13 @@ def _state() -> dict[str, str] | None:
         return None
 
 
+def _repr(v) -> str:
+    """``repr`` with sets sorted: a rebuilt set of the same items may print in another order."""
+    if isinstance(v, set | frozenset):
+        return f"{type(v).__name__}({sorted(map(repr, v))})"
+    return repr(v)
+
+
 def _read_state() -> dict[str, str] | None:
     import sys
 
@@ -92,7 +99,7 @@ def _read_state() -> dict[str, str] | None:
     for name in ("torch._inductor.config", "torch._dynamo.config", "torch._functorch.config"):
         mod = sys.modules.get(name)
         if mod is not None:
-            out.update({f"{name}.{k}": repr(v) for k, v in mod.get_config_copy().items()})
+            out.update({f"{name}.{k}": _repr(v) for k, v in mod.get_config_copy().items()})
     out["grad_enabled"] = repr(torch.is_grad_enabled())
     out["deterministic"] = repr(torch.are_deterministic_algorithms_enabled())
     out["num_threads"] = repr(torch.get_num_threads())

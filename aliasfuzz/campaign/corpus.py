@@ -315,7 +315,7 @@ def record(
     }
     paths, known = [], None
     for root in roots(small, outcome, pipeline, blame):
-        bug, related = match(bugs, root, set(ops), {pipeline})
+        bug, related = match(bugs, root, set(ops), {pipeline}, blame.get("controls"))
         if bug:
             root = known_root(root, bug.issue)
         meta = {
@@ -325,7 +325,8 @@ def record(
             "blame_reason": blame.get("reason", ""),
             "full": blame.get("full"),
             "known": bug.to_json() if bug else None,
-            "related": [b.to_json() for b in related],
+            "related": [{**b.to_json(), "related": True} for b in related],
+            **({"controls": blame["controls"]} if blame.get("controls") else {}),
             "ops": ops,
             "expected": {
                 "pipeline": pipeline,

@@ -19,22 +19,32 @@ holds one ``[[bug]]`` table per tracked root cause::
     checks = ["inputs"]              # optional: the observables ``why`` describes (values,
                                      # inputs, aliasing, requires_grad); a sighting whose
                                      # difference is another is shown without the why
+    control = { functorch_config = { view_replay_for_aliased_outputs = false } }
+                                     # optional: pipeline options (PipelineOptions fields)
+                                     # under which the bug is gone: the issue's workaround
 
 A finding matches a bug when every field given matches (:func:`match`). ``related``
-entries are shown with the finding but do not make it known. Loading parses TOML only
+entries are shown with the finding but do not make it known. A bug with a ``control`` is
+matched by execution as well: the campaign runs the shrunk program on the finding's
+pipeline again with the control's options (:func:`aliasfuzz.campaign.pool.blame_in`), and
+the finding is that bug only when the control's verdict is ``ok`` (the issue's workaround
+removes it); otherwise the bug is shown as related. Fields alone could not tell the
+crashes of PyTorch #198095 (an output view of an aliased input replayed onto the synthetic
+base, gone with ``view_replay_for_aliased_outputs=False``) from other functionalization
+crashes of programs with aliased inputs (tenth and eleventh audits: f50f475f8f). Loading parses TOML only
 (:mod:`tomllib`), never code; a malformed file is a one-line :class:`InvalidArgument`.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["KnownBug", "load_known", "match"]
+__all__ = ["KnownBug", "control_candidates", "load_known", "match"]
 
 FILENAME = "known.toml"
 
@@ -42,7 +52,12 @@ FILENAME = "known.toml"
 DEFAULT = Path(__file__).resolve().parents[2] / "corpus" / FILENAME
 
 _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "pipelines", "related",
-           "why", "checks"}
+           "why", "checks", "control"}
+
+#: What a ``control`` may set: :class:`aliasfuzz.passes.pipelines.PipelineOptions` fields
+#: (listed here so that loading the table needs no torch; a test keeps them equal).
+_OPTION_FIELDS = {"dynamic", "auto_functionalized_v2", "inductor_config", "torchscript",
+                  "functorch_config"}
 
 #: What a ``checks`` item may name (the observables of ``_repro_words.observable``).
 OBSERVABLES = ("values", "inputs", "aliasing", "requires_grad")
@@ -63,6 +78,17 @@ class KnownBug:
     related: bool = False
     why: str = ""
     checks: tuple[str, ...] = ()
+    #: PipelineOptions fields (sorted pairs; a config table's value is a dict)
+    control: tuple[tuple[str, Any], ...] = field(default=(), hash=False)
+
+    def control_options(self, options: dict[str, Any] | None) -> dict[str, Any]:
+        """The finding's pipeline options (a JSON dict of
+        :class:`~aliasfuzz.passes.pipelines.PipelineOptions` fields) with this bug's control
+        on top; config tables (``inductor_config``, ``functorch_config``) are merged."""
+        out = dict(options or {})
+        for key, value in self.control:
+            out[key] = {**out.get(key, {}), **value} if isinstance(value, dict) else value
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """The ``known`` / ``related`` items of an entry's ``meta.json`` (``why`` and
@@ -124,9 +150,16 @@ def _bug(where: str, t: Any) -> KnownBug:
     bad = sorted(set(lists.get("checks", ())) - set(OBSERVABLES))
     if bad:
         raise InvalidArgument(f"{where}: unknown check(s) {bad} (one of {', '.join(OBSERVABLES)})")
+    control = t.get("control", {})
+    if not isinstance(control, dict) or (control and t.get("related", False)):
+        raise InvalidArgument(f"{where}: control must be a table of pipeline options, on a bug "
+                              "that is not related = true")
+    unknown = sorted(set(control) - _OPTION_FIELDS)
+    if unknown:
+        raise InvalidArgument(f"{where}: control: unknown pipeline option(s) {unknown}")
     return KnownBug(t["issue"], t["title"], t["stage"], t.get("verdict"),
                     related=t.get("related", False), why=" ".join(t.get("why", "").split()),
-                    **lists)
+                    control=tuple(sorted(control.items())), **lists)
 
 
 def load_known(corpus: str | Path) -> list[KnownBug]:
@@ -156,12 +189,16 @@ def load_known(corpus: str | Path) -> list[KnownBug]:
 
 
 def match(
-    bugs: list[KnownBug], root: dict[str, Any], ops: set[str], pipelines: set[str]
+    bugs: list[KnownBug], root: dict[str, Any], ops: set[str], pipelines: set[str],
+    controls: dict[str, str] | None = None,
 ) -> tuple[KnownBug | None, list[KnownBug]]:
     """The known bug a root cause is (or None), and the related ones it resembles.
 
     ``root`` is a key of :func:`aliasfuzz.campaign.corpus.roots`, ``ops`` the registry op
-    names of the entry's program, ``pipelines`` the pipelines that hit it.
+    names of the entry's program, ``pipelines`` the pipelines that hit it, ``controls`` the
+    verdicts of the bugs' controls run on the finding (issue -> verdict, the blame's
+    ``controls``): a bug with a control matches only when its control gave ``ok``, and is
+    related otherwise.
     """
     evidence = list(root.get("evidence") or [])
     hit, related = None, []
@@ -174,8 +211,24 @@ def match(
             and not any(e.startswith(p) for p in b.absent for e in evidence)
             and (not b.pipelines or bool(set(b.pipelines) & pipelines))
         )
-        if ok and b.related:
+        if ok and b.control and (controls or {}).get(b.issue) != "ok":
+            related.append(b)  # the same fields, but the issue's workaround does not remove it
+        elif ok and b.related:
             related.append(b)
         elif ok and hit is None:
             hit = b
     return hit, related
+
+
+def control_candidates(
+    bugs: list[KnownBug], roots: list[dict[str, Any]], ops: set[str], pipeline: str
+) -> list[KnownBug]:
+    """The bugs with a ``control`` whose fields match one of ``roots`` (the finding's
+    root-cause keys) on ``pipeline``: the controls the campaign runs for this finding."""
+    with_control = [b for b in bugs if b.control]
+    out: list[KnownBug] = []
+    for root in roots:
+        for b in with_control:
+            if b not in out and b in match([b], root, ops, {pipeline})[1]:
+                out.append(b)
+    return out

@@ -23,9 +23,11 @@ import queue
 import threading
 import time
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from aliasfuzz.campaign.follow import accepts
+from aliasfuzz.campaign.known import load_known
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
 from aliasfuzz.campaign.worker import Worker
@@ -54,15 +56,21 @@ def kernel_cache_dir(opts: CampaignOptions) -> Path | None:
     return path
 
 
-def blame_in(worker: Worker, task: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
+def blame_in(
+    worker: Worker, task: dict[str, Any], outcome: dict[str, Any], bugs: Sequence[Any] = ()
+) -> dict[str, Any]:
     """Blame finding ``outcome`` of ``task`` (program, pipeline, device, options) in
     ``worker``: the cut (:func:`aliasfuzz.campaign._judge.blame`) as one task, then, for
     the fast path, full ``inductor`` as a task of its own, so that a compile that kills
     the worker there (a heap corruption: fourth audit 8be8a9c905) is that check's
     ``crash`` and does not lose the blame. A finding its replay did not show
-    (:func:`~aliasfuzz.campaign.shrink.unconfirmed_replay`) is not cut. Returns the worker's
-    answer to the cut:
-    ``{"blame": ...}``, or the death / internal error that ended it."""
+    (:func:`~aliasfuzz.campaign.shrink.unconfirmed_replay`) is not cut. Then the controls
+    of the known bugs (``bugs``, :class:`~aliasfuzz.campaign.known.KnownBug`) whose fields
+    match the finding's roots, each as a task of its own (the program under the finding's
+    pipeline with the control's options); their verdicts go into the blame's ``controls``
+    (issue -> verdict), which :func:`aliasfuzz.campaign.known.match` reads. Returns the
+    worker's answer to the cut: ``{"blame": ...}``, or the death / internal error that
+    ended it."""
     from aliasfuzz.campaign._judge import full_of
 
     if unconfirmed_replay(outcome):  # never written (driver.dismissal): nothing to cut
@@ -74,7 +82,28 @@ def blame_in(worker: Worker, task: dict[str, Any], outcome: dict[str, Any]) -> d
             full = {"verdict": "unsupported", "check": None,
                     "explanation": str(full.get("summary") or "internal error")[:300]}
         out["blame"].update(full_of(outcome, full))
+    if "blame" in out and bugs:
+        controls = {}
+        for bug in _control_candidates(bugs, task, outcome, out["blame"]):
+            got = worker.run({**task, "options": bug.control_options(task.get("options"))})
+            controls[bug.issue] = got.get("verdict", "internal-error")
+        if controls:
+            out["blame"]["controls"] = controls
     return out
+
+
+def _control_candidates(
+    bugs: Sequence[Any], task: dict[str, Any], outcome: dict[str, Any], blame: dict[str, Any]
+) -> list[Any]:
+    from aliasfuzz.campaign.corpus import roots
+    from aliasfuzz.campaign.known import control_candidates
+    from aliasfuzz.fuzz.ir import Program
+
+    if not any(b.control for b in bugs) or not blame.get("stages"):
+        return []
+    program = Program.from_json(task["program"])
+    keys = roots(program, outcome, task["pipeline"], blame)
+    return control_candidates(list(bugs), keys, {op.op for op in program.body}, task["pipeline"])
 
 
 class Pool:
@@ -84,6 +113,8 @@ class Pool:
         self.jobs: queue.PriorityQueue = queue.PriorityQueue()
         self.results: queue.Queue = queue.Queue()
         self.opts, self._seq = opts, 0
+        # the known bugs whose controls a finding's blame runs (blame_in)
+        self.bugs = [b for b in load_known(opts.corpus) if b.control]
         # N workers each forking Inductor's pool of cpu_count compile processes would
         # oversubscribe the host: with several workers each compiles in its own process.
         env = {"TORCHINDUCTOR_COMPILE_THREADS": "1"} if opts.workers > 1 else {}
@@ -253,7 +284,7 @@ class Pool:
     ) -> dict[str, Any]:
         """Cut the finding's pipeline stage by stage (:func:`aliasfuzz.campaign._judge.blame`)
         in the worker; a worker that dies or hangs doing so leaves the finding unblamed."""
-        out = blame_in(worker, self._task(program, pipeline), outcome)
+        out = blame_in(worker, self._task(program, pipeline), outcome, self.bugs)
         if "blame" in out:
             return out["blame"]
         if "internal_error" in out:

@@ -66,7 +66,7 @@ def _one(worker: Worker, path: Path, corpus: Path, bugs: list, budget: int) -> s
         return worker.run(_task(p, pipeline, device, options))
 
     small, sout, spent = shrink(entry.program, out, evaluate, budget)
-    blame = blame_in(worker, _task(small, pipeline, device, options), sout).get("blame") or {
+    blame = blame_in(worker, _task(small, pipeline, device, options), sout, bugs).get("blame") or {
         "stage": None, "stages": [], "trail": [], "reason": "cutting the pipeline failed"}
     dismissed = dismissal(sout, pipeline, blame)
     if dismissed is not None:  # as the campaign does: never written

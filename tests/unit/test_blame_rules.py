@@ -297,3 +297,37 @@ def test_tenth_audit_ac49bfc94f_is_functionalization_s_alone():
     b = blame_program(p, "inductor-reinplace", "miscompile", out["check"])
     assert b.stages == ("functionalization",), b.trail
     assert _trail(b, "aot").startswith("departs")
+
+
+# -- known bugs matched by their control ---------------------------------------------------------
+
+
+def test_blame_in_runs_the_control_of_a_known_bug_whose_fields_match():
+    from aliasfuzz.campaign.known import load_known
+
+    bugs = load_known(Path(__file__).resolve().parents[2] / "corpus")
+    program = json.loads((DATA / "crash-functionalization-f50f475f8f.json").read_text())
+    task = {"program": program, "pipeline": "aot_eager", "device": "cpu", "options": {}}
+    outcome = {"verdict": "crash", "check": "exceptions", "explanation": "shape is invalid"}
+    cut = {"blame": {"stage": "functionalization", "stages": ["functionalization"], "trail": []}}
+    w = _Worker([cut, {"verdict": "ok"}])
+    out = blame_in(w, task, outcome, bugs)
+    assert out["blame"]["controls"] == {"pytorch/pytorch#198095": "ok"}
+    assert w.tasks[1]["options"] == {"functorch_config": {"view_replay_for_aliased_outputs": False}}
+    assert "blame" not in w.tasks[1]
+    # another stage: the fields do not match, no control runs
+    other = {"blame": {"stage": "dynamo", "stages": ["dynamo"], "trail": []}}
+    w = _Worker([other])
+    assert "controls" not in blame_in(w, task, outcome, bugs)["blame"] and len(w.tasks) == 1
+
+
+def test_pytorch_198095_s_workaround_removes_f50f475f8f_s_crash_for_real():
+    # an output view of x1 while x0 and x1 share a storage: AOTAutograd replays the view onto
+    # the synthetic base and raises; view_replay_for_aliased_outputs=False (the issue's
+    # workaround) compiles it right
+    p = _program("crash-functionalization-f50f475f8f")
+    out = _judge.evaluate(p, "aot_eager", "cpu", {})
+    assert out["verdict"] == "crash" and "is invalid for input of size" in out["explanation"]
+    ctl = _judge.evaluate(p, "aot_eager", "cpu",
+                          {"functorch_config": {"view_replay_for_aliased_outputs": False}})
+    assert ctl["verdict"] == "ok", ctl.get("explanation")

@@ -72,6 +72,12 @@ def test_related_bugs_are_shown_but_do_not_make_a_finding_known():
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"reinplacee\"", "unknown stage"),
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"joint:remove_noop_ops\"\n"
          "verdict = \"miscompiel\"", "unknown verdict"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\ncontrol = 3",
+         "control must be a table"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\nrelated = true\n"
+         "control = { dynamic = true }", "not related = true"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\n"
+         "control = { functorch = {} }", "unknown pipeline option(s) ['functorch']"),
     ],
 )
 def test_a_malformed_table_is_a_one_line_error(tmp_path, text, needle):
@@ -192,3 +198,34 @@ def test_an_in_place_op_through_a_gapped_unfold_is_the_unfold_inverse_bug():
     aliased, _ = match(bugs, _root("functionalization", ["inplace", "view", "aliased-inputs"]),
                        {"add_.Scalar", "unfold"}, {"aot_eager"})
     assert aliased is None or not aliased.issue.endswith("#198105")
+
+
+def test_a_bug_with_a_control_is_known_only_when_its_workaround_removes_the_finding():
+    # #198095's crash form: the fields alone match other functionalization crashes of
+    # programs with aliased inputs; view_replay_for_aliased_outputs=False removes only its own
+    bugs = load_known(CORPUS)
+    (bug,) = [b for b in bugs if b.control]
+    assert bug.issue.endswith("#198095") and bug.verdict == "crash"
+    root = _root("functionalization", ["inplace", "view", "aliased-inputs"], "crash")
+    ops = {"add_.Scalar", "reshape"}
+    hit, related = match(bugs, root, ops, {"aot_eager"}, {bug.issue: "ok"})
+    assert hit == bug
+    for controls in (None, {}, {bug.issue: "crash"}, {bug.issue: "internal-error"}):
+        hit, related = match(bugs, root, ops, {"aot_eager"}, controls)
+        assert hit is None and bug in related, controls
+    # the campaign runs the control only where the fields match
+    assert known.control_candidates(bugs, [root], ops, "aot_eager") == [bug]
+    assert known.control_candidates(bugs, [_root("functionalization", ["inplace", "view"], "crash")],
+                                    ops, "aot_eager") == []
+    # the control's options go on top of the finding's, config tables merged
+    assert bug.control_options({"inductor_config": {"x": 1}, "functorch_config": {"y": 2}}) == {
+        "inductor_config": {"x": 1},
+        "functorch_config": {"y": 2, "view_replay_for_aliased_outputs": False}}
+
+
+def test_the_option_fields_a_control_may_set_are_the_pipeline_options():
+    import dataclasses
+
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    assert known._OPTION_FIELDS == {f.name for f in dataclasses.fields(PipelineOptions)}
