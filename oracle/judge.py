@@ -254,6 +254,10 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
 
         j.verdict, j.explanation = judge_torchscript(ex)
         j.check = "torchscript" if j.verdict is not Verdict.OK else None
+        if j.verdict.is_finding and isinstance(subject, Program):
+            why = schema_alias_only(subject, device, options, eager, names)
+            if why is not None:
+                j.verdict, j.check, j.explanation = Verdict.UNKNOWN, "schema-alias", why
         return _second_opinion(j, subject, fn, names, make, device)
     j.checks = differential(eager, compiled, names, shadow=_shadow(fn, names, make))
     for c in j.checks:
@@ -291,6 +295,41 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
 
         judge_launches(j, subject, rerun, fn, names, make, confirm)
     return _second_opinion(j, subject, fn, names, make, device)
+
+
+def schema_alias_only(
+    program: Program, device: str, options: Any, eager: EagerResult, names: Sequence[str]
+) -> str | None:
+    """Why a ``torchscript`` finding on ``program`` rests on an alias no schema declares
+    (None: it does not, or cannot be shown to).
+
+    TorchScript's alias analysis reads each op's schema: ``aten::dropout(Tensor input, float
+    p, bool train) -> Tensor`` declares a fresh result, so an in-place op on it cannot
+    reach the input there, while eager's ``train=False`` kernel returns the input itself.
+    Which one is right is not a TorchScript contract (two audits labeled the TorchScript
+    finding c12c39ea01 a false positive; PyTorch made ``torch.compile`` follow eager,
+    #195422, but never declared the alias in the schema). So when every op tagged
+    ``alias_beyond_schema`` (:mod:`aliasfuzz.fuzz.ops.core`) is replaced by ``clone`` (the
+    schema's meaning), eager's result changes, and TorchScript then agrees with eager, the
+    finding is ``unknown`` with this reason, never a finding."""
+    from aliasfuzz.fuzz.ir import Op
+    from aliasfuzz.fuzz.ops import lookup
+    from aliasfuzz.oracle.differential import differential
+
+    body = tuple(Op("clone", op.args[:1], {}, op.out)
+                 if "alias_beyond_schema" in lookup(op.op).tags else op for op in program.body)
+    if body == program.body:
+        return None
+    faithful = program.with_body(body, program.outputs)
+    alt = judge(faithful, "torchscript", device=device, options=options, confirm=False)
+    if alt.verdict is not Verdict.OK or alt.eager is None:
+        return None
+    if all(c.passed for c in differential(eager, alt.eager, names)):
+        return None  # the alias does not change eager's result: not what differs
+    ops = sorted({op.op for op in program.body if "alias_beyond_schema" in lookup(op.op).tags})
+    return (f"eager's result rests on {', '.join(ops)} returning its input, an alias its ATen "
+            "schema does not declare; TorchScript follows the schema (with clone in its place "
+            "the program is ok under torchscript): not a TorchScript contract")
 
 
 # -- over-conservative code beyond the pass's candidates (issue 14) ------------------------

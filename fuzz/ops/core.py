@@ -238,7 +238,10 @@ class OpDef:
         ``reshape``); ``data_dependent`` (what it writes depends on tensor contents: the
         footprint is an upper bound); ``observes_layout`` (returns its argument's layout as
         data: the ``layout-readout`` validation rule of :mod:`aliasfuzz.fuzz.layout_contract`
-        restricts its arguments); ``pairs`` (a variadic row whose arguments are two lists of
+        restricts its arguments); ``alias_beyond_schema`` (eager returns its argument itself
+        although the ATen schema declares a fresh result: ``aten::dropout`` with
+        ``train=False``; TorchScript's alias analysis follows the schema, see
+        :func:`aliasfuzz.oracle.judge.schema_alias_only`); ``pairs`` (a variadic row whose arguments are two lists of
         equal length: the generator draws an even number). For ``maybe_alias`` / ``maybe_copy`` rows, ``infer``'s
         result ``storage`` always says which case holds.
       count_out: for ``n_out=None`` ops, ``(arg metas, params) -> int``: how many names a

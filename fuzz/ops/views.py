@@ -402,6 +402,6 @@ OPS = [
          lambda e, p: f"torch.nn.functional.dropout({e[0]}, p={lit(float(p.get('p', 0.5)))}, training=False)",
          "F.dropout(x, p, training=False): returns x itself (shared/cases/b07)",
          gen=lambda draw, metas: {"p": draw.choice([0.5, 0.0, 1.0])},
-         accepts=lambda metas: metas[0].is_float),
+         accepts=lambda metas: metas[0].is_float, tags=frozenset({"alias_beyond_schema"})),
 ]
 
