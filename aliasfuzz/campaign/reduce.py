@@ -24,7 +24,14 @@ output and input and keeps the candidates that still fail. Body moves, per state
   replace becomes :data:`CANONICAL_CLONE`, ``clone`` of its first argument of the result's
   dtype (where the result's shape differs from every argument's: a shape equal but a dtype
   not is no clone's), then :data:`CANONICAL_FACTORY`, ``zeros`` of the result's shape and
-  dtype (reading nothing: its argument only gives the device). ``add_.Scalar``, ``clone``
+  dtype (reading nothing: its argument only gives the device). A scatter that bypass can
+  replace becomes ``clone`` of the argument the bypass would rebind to: the bypass makes
+  the result an alias of it, the clone keeps it fresh (eleventh audit wave D, 2be6c01096:
+  ``slice_scatter(x0, x0)`` over all of ``x0`` is ``x0.clone()`` for the bug, which needs a
+  fresh result the reinplace pass then writes into the input). Only scatters: the same
+  rewrite of every bypassable functional op cost 24-33 % more shrink executions on
+  ``tests/unit/test_shrink.py``'s ten-statement program (29 -> 37, 15 -> 20), close to
+  the campaign's budget of 40. ``add_.Scalar``, ``clone``
   and ``zeros`` statements are canonical already and get no rewrite. A rewrite may not
   validate (a shape its users reject, a whole-tensor write where only part was allowed):
   the shrinker rejects that candidate like any other.
@@ -192,7 +199,12 @@ def _canonical(step, taken: set[str]) -> dict[str, Op]:
         other = 1.0 if t.dtype in _FLOAT_DTYPES else 1
         write = Op("add_.Scalar", (op.args[mutated[0]],), {"other": other}, (name,))
         return {CANONICAL_WRITE: write}
-    if kind not in _PRODUCER_KINDS or len(outs) != 1 or outs[0] is None or _targets(step):
+    if kind not in _PRODUCER_KINDS or len(outs) != 1 or outs[0] is None:
+        return {}
+    target = _targets(step)
+    if target and kind == OpKind.SCATTER:  # the bypass aliases the argument; a copy is fresh
+        return {CANONICAL_CLONE: Op("clone", (op.args[target[0]],), {}, op.out)}
+    if target:
         return {}
     res = outs[0]
     tensors = [(a, m) for a, m in zip(op.args, step.args, strict=True) if m is not None]

@@ -857,3 +857,16 @@ def test_an_unused_input_is_dropped_unless_the_failure_needs_it():
 
     small, _, _ = shrink(p, plain(p), plain, budget=60)
     assert [t.name for t in small.inputs] == ["x0", "y"]
+
+
+def test_a_scatter_over_its_whole_input_shrinks_to_a_clone_of_it():
+    # eleventh audit wave D, 2be6c01096: the bug needs a fresh tensor equal to x0 (the
+    # reinplace pass later writes it into x0); slice_scatter(x0, x0) over all of x0 is that
+    # tensor, and bypassing it would make it x0 itself: the minimized program says clone
+    p = Program((StorageSpec("s0", 3),), (TensorSpec("x0", "s0", (3,), (1,)),),
+                (Op("slice_scatter", ("x0", "x0"), {"dim": 0, "start": 0, "end": 3, "step": 1},
+                    ("v0",)),
+                 Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v1",))), ("v0",))
+    need = Needs([p.body[1]])
+    small, _, _ = shrink(p, need(p), need, budget=50)
+    assert _rows(small) == [("clone", ("x0",), ("v0",)), ("add_.Scalar", ("v0",), ("v1",))]
