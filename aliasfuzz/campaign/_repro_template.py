@@ -109,6 +109,9 @@ if "--child" not in sys.argv:  # it killed the fuzzer's process: run it in child
 print("torch", torch.__version__{% if triton %}, "triton", triton.__version__{% endif %})
 {% if mode == "jit" %}
 scripted = {{ script }}
+{% if frontend %}
+print(scripted.graph)  # the graph TorchScript's frontend built, before any executor runs
+{% endif %}
 for call in range({{ calls }}):  # {{ calls_note }}
     a, b = inputs(), inputs()
 {% if check == "crash" %}

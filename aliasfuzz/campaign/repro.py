@@ -311,6 +311,9 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
         # a signal death (the worker died running it): the script runs itself in a child
         # so that it exits 1, not 134 (ninth campaign's second audit, 2c48f208a2)
         died=str(p.check or "").startswith("signal:"),
+        # a TorchScript frontend bug shows in the scripted graph itself (eleventh audit wave A:
+        # a dropped _foreach_add_ leaves `return None`)
+        frontend=(meta.get("root") or {}).get("stage") == "ts-frontend",
     )
     if p.harness or len(text.splitlines()) <= MAX_LINES:
         return text

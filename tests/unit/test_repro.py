@@ -302,3 +302,12 @@ def test_upstream_draft_of_a_stacked_root_names_the_earlier_stage():
     text = " ".join(render_draft(program, meta).split())
     assert "already departs from eager after `functionalization`" in text
     assert "departs from eager first there" not in text
+
+
+def test_a_torchscript_frontend_repro_prints_the_scripted_graph():
+    # eleventh audit wave A: a _foreach_add_ the frontend drops shows as `return None` in the
+    # scripted graph, which the repro now prints before any executor runs
+    program, meta, _ = CASES["b25-torchscript-legacy"]
+    front = {**meta, "root": {**meta["root"], "stage": "ts-frontend"}}
+    assert "print(scripted.graph)" in R.render_repro(program, front)
+    assert "print(scripted.graph)" not in R.render_repro(program, meta)  # ts-optimizer
