@@ -380,3 +380,22 @@ def test_one_dismissal_rule_for_the_campaign_and_the_rebuild():
     hidden = {"stage": "reinplace", "full": "hidden", "full_outcome": {"verdict": "ok"}}
     assert dismissal(crash, "inductor-reinplace", hidden)[0] == "harness-only"
     assert dismissal(crash, "inductor-reinplace", {**hidden, "full": "reproduces"}) is None
+
+
+def test_the_eleventh_audits_harness_only_crash_is_dismissed_from_its_own_meta():
+    # tests/data/not_findings/crash-functionalization-0282f30f49, as the campaign wrote it
+    # (needs a GPU to run; on the H200 plain torch.compile loses the kernel's write,
+    # #196657, and never raises): its blamed stage departs in values, the crash is the
+    # post-grad graph run with eager kernels
+    import json
+    from pathlib import Path
+
+    from aliasfuzz.campaign.driver import fast_path_only
+
+    entry = Path(__file__).resolve().parents[1] / "data" / "not_findings" / \
+        "crash-functionalization-0282f30f49"
+    meta = json.loads((entry / "meta.json").read_text())
+    blame_ = {"stage": meta["stages"][0], "stages": meta["stages"], "full": meta["full"],
+              "trail": meta["trail"]}
+    why = fast_path_only(meta["expected"], meta["expected"]["pipeline"], blame_)
+    assert why is not None and "departs in values, not by raising" in why

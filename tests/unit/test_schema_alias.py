@@ -51,3 +51,14 @@ def test_the_rule_holds_only_where_the_undeclared_alias_changes_eager():
     # no such op: nothing to rewrite
     plain = (Op("sin", ("x0",), {}, ("v0",)),)
     assert _rests_on_alias(Program((StorageSpec("s0", 8),), (x0,), plain, ("v0",))) is None
+
+
+def test_the_audited_torchscript_dropout_entry_is_unknown():
+    # tests/data/not_findings/miscompile-ts-optimizer-c12c39ea01 (tenth and eleventh audits)
+    from pathlib import Path
+
+    entry = Path(__file__).resolve().parents[1] / "data" / "not_findings" / \
+        "miscompile-ts-optimizer-c12c39ea01"
+    p = Program.loads((entry / "program.json").read_text())
+    j = judge(p, "torchscript", confirm=False)
+    assert (j.verdict.value, j.check) == ("unknown", "schema-alias"), j.explanation
