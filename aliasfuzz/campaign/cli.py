@@ -101,27 +101,32 @@ def _cmd_run(args) -> int:
         load_campaign,
         run_campaign,
     )
+    from aliasfuzz.campaign.known import load_known
 
     if args.resume is not None:
         state = args.state or ".aliasfuzz"
         resume = latest_unfinished(state) if args.resume == "latest" else Path(args.resume)
         if resume is None or not (resume / "options.json").exists():
-            failed = latest_failed(state) if args.resume == "latest" else None
+            if args.resume != "latest":
+                raise InvalidArgument(f"{resume}: not a resumable campaign directory "
+                                      "(no options.json)")
+            failed = latest_failed(state)
             hint = f" ({failed} failed: resume it with --resume {failed})" if failed else ""
             raise InvalidArgument(f"no unfinished campaign to resume under {state}{hint}")
         if args.config:
             raise InvalidArgument("--config cannot be used with --resume (options.json holds)")
         opts = resume_options(load_campaign(resume)[0], flags)
-        if not args.quiet:  # a resumed campaign shows nothing else until its first result
-            print(f"aliasfuzz: resuming campaign {resume.name} ({resume})", file=sys.stderr,
-                  flush=True)
     opts.validate(_judge.pipeline_names())
     # every folder the campaign writes, checked before any work (nothing found is lost)
     if opts.report not in (None, "", "none"):
         check_writable_dir(opts.report, "--report")
     check_writable_dir(opts.corpus, "--corpus")
     check_writable_dir(opts.state, "--state")
+    load_known(opts.corpus)  # a malformed known.toml fails before a campaign folder exists
     opts.plugins = tuple(activate_plugins(opts.plugins))
+    if resume is not None and not args.quiet:  # it shows nothing else until its first result
+        print(f"aliasfuzz: resuming campaign {resume.name} ({resume})", file=sys.stderr,
+              flush=True)
     with _interruptible():
         res = run_campaign(opts, resume=resume, show=not args.quiet)
     for f in sorted(res.findings, key=_finding_order):

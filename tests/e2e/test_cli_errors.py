@@ -296,6 +296,23 @@ def test_check_good_case_still_judged(tmp_path):
     assert "aot_eager: ok (as expected)" in r.stdout
 
 
+def test_a_malformed_known_table_fails_before_a_campaign_folder_exists(tmp_path):
+    # fresh user: a bad known.toml left runs/<id>/ with an empty journal and a lock, which
+    # the next --resume then picked up
+    corpus, state = tmp_path / "c", tmp_path / "s"
+    corpus.mkdir()
+    (corpus / "known.toml").write_text('[[bug]]\nissue = "x#1"\ntitle = "t"\nstage = "aot"\n'
+                                       "control = 3\n")
+    _one_line_error(["run", "--programs", "1", "--corpus", str(corpus), "--state", str(state),
+                     "--report", "none", "-q"], "control must be a table")
+    assert not (state / "runs").exists() or not any((state / "runs").iterdir())
+
+
+def test_resume_of_a_folder_that_is_no_campaign_names_that_folder(tmp_path):
+    _one_line_error(["run", "--resume", str(tmp_path / "nowhere")],
+                    f"{tmp_path / 'nowhere'}: not a resumable campaign directory")
+
+
 def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path):
     state = tmp_path / "state"
     d = state / "runs" / "20260101-000000-s0"
