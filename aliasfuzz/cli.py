@@ -24,6 +24,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_sample(args) -> int:
+    flags = (("-n", args.n, 0), ("--seed", args.seed, 0),
+             ("--max-statements", args.max_statements, 1))
+    for flag, v, lo in flags:
+        if v < lo:  # before torch is imported, in the flag's own name
+            raise InvalidArgument(f"{flag} must be an integer >= {lo}, got {v}")
     from aliasfuzz.fuzz.sample import sample_programs
 
     for i, text in enumerate(sample_programs(args.n, seed=args.seed, max_statements=args.max_statements)):

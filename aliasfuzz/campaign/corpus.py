@@ -380,8 +380,11 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
     if not p.is_dir():
         raise InvalidArgument(f"{p}: not a corpus entry folder")
     meta = _read_json(p / "meta.json")
-    if not isinstance(meta, dict) or not isinstance(meta.get("expected"), dict):
+    if not isinstance(meta, dict) or "expected" not in meta:
         raise InvalidArgument(f"{p / 'meta.json'}: no 'expected' verdict")
+    if not isinstance(meta["expected"], dict):
+        raise InvalidArgument(f"{p / 'meta.json'}: 'expected' must be an object "
+                              f"{{\"pipeline\", \"verdict\", \"check\"}}, not {meta['expected']!r:.40}")
     for key in ("pipeline", "verdict"):
         if not isinstance(meta["expected"].get(key), str):
             raise InvalidArgument(f"{p / 'meta.json'}: expected.{key} missing")

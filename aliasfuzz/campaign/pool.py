@@ -22,8 +22,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign.follow import accepts

@@ -29,7 +29,12 @@ from __future__ import annotations
 from aliasfuzz.fuzz.ops import _viewgen as g
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta
 from aliasfuzz.fuzz.ops.views import (
-    _as_strided, _squeeze, _t, _transpose, _unsqueeze, as_strided_render,
+    _as_strided,
+    _squeeze,
+    _t,
+    _transpose,
+    _unsqueeze,
+    as_strided_render,
 )
 
 __all__ = ["OPS", "TAG", "retires"]
