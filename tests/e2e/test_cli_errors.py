@@ -348,3 +348,19 @@ def test_the_built_in_pipeline_names_are_the_adapters():
     from aliasfuzz.passes.pipelines import PIPELINES
 
     assert sorted(BUILTIN_PIPELINES) == sorted(PIPELINES)
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["sample", "-n", "-1"], "-n must be an integer >= 0, got -1"),
+    (["sample", "--max-statements", "0"], "--max-statements must be an integer >= 1"),
+])
+def test_a_bad_sample_flag_names_the_flag(argv, needle):
+    _one_line_error(argv, needle)
+
+
+def test_a_meta_whose_expected_is_not_an_object_says_so(tmp_path):
+    entry = tmp_path / "e"
+    entry.mkdir()
+    (entry / "meta.json").write_text('{"expected": 42}')
+    (entry / "program.json").write_text("{}")
+    _one_line_error(["replay", str(entry)], "'expected' must be an object")
