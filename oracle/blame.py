@@ -66,12 +66,13 @@ departs with the blamed pass off, each other pass that changed the graph (in pip
 order, at most :data:`_MAX_CONTROLS`; passes that only reorder nodes, :data:`_REORDERS`,
 last) is disabled in turn, and the first whose control agrees with eager takes the blame.
 The same search runs for a finding blamed on ``aot`` (the graph ``compile_fx`` receives,
-run eagerly): a ``slice_scatter`` over the whole input fed to a mutating custom op departs
-there already, while full Inductor agrees with eager once ``remove_noop_ops`` alone is off (fifth audit 2be6c01096, 05e3db2e69); and a
-crash: the ``aot`` graph run eagerly departs in values, while full Inductor runs and
-agrees with eager once the reinplace pass alone is off (tenth audit a646b390df: the pass
+run eagerly). Crashes are checked too (tenth audit a646b390df: the reinplace pass
 reinplaces a ``diagonal_scatter`` whose result a custom op then mutates, and an
-``index_add(out=)`` after the graph break trips ATen's overlap check). When no
+``index_add(out=)`` after the graph break trips ATen's overlap check; the pass's own
+control agrees). The ``aot`` snapshot and those before the reinplace pass run
+``auto_functionalized`` as ``aot_eager`` does (:func:`aliasfuzz.passes.stages._runnable`):
+run through Inductor's decomposition, traced on fake layouts, they departed where
+``aot_eager`` agrees (a646b390df, ac49bfc94f, ff33ae0a1b). When no
 control agrees, or the blamed pass's own control raises, the cut's blame stands and the
 trail says so.
 

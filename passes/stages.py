@@ -246,17 +246,33 @@ class _Recorder:
 
 def _runnable(gm: torch.fx.GraphModule) -> Callable:
     """``gm`` as a boxed callable; the higher-order ops the reinplace pass decides on are
-    decomposed first, so that its decisions (or, before it, the clones) are executed."""
+    decomposed first, so that its decisions are executed.
+
+    ``auto_functionalized`` / ``_v2`` nodes are decomposed only once the reinplace pass has
+    decided on them (``node.meta["only_clone_these_tensors"]``, which the op's own eager
+    call would ignore). Before that they run as they are, through the op's dense
+    implementation on the real tensors, as ``aot_eager`` runs them: Inductor's
+    decomposition is traced on the fake tensors' layouts (``replace_by_example``), and run
+    eagerly on real tensors of other layouts its regenerated views read the wrong elements
+    (tenth audit a646b390df and ac49bfc94f, eleventh audit ff33ae0a1b: the ``aot`` snapshot
+    departed where ``aot_eager`` agrees). A user Triton kernel's decision is in its kwargs
+    (``tensors_to_clone``), which the decomposition and the op's own call both honour."""
     pg = resolve("torch._inductor.fx_passes", "post_grad")
     detect_fake_mode = resolve("torch._guards", "detect_fake_mode")
     virtualized = resolve("torch._inductor.virtualized", "V")
     make_boxed_func = resolve("torch._functorch.aot_autograd", "make_boxed_func")
     gm = copy_graph_module(gm)
-    hops = {"auto_functionalized", "auto_functionalized_v2", "triton_kernel_wrapper_functional"}
-    if any(getattr(n.target, "__name__", "") in hops for n in gm.graph.nodes):
+    names = {n: getattr(n.target, "__name__", "") for n in gm.graph.nodes}
+    functionalized = [n for n, name in names.items()
+                      if name in ("auto_functionalized", "auto_functionalized_v2")]
+    decided = any("only_clone_these_tensors" in n.meta for n in functionalized)
+    passes = [p for p in _HOP_DECOMPOSITIONS
+              if p != "decompose_auto_functionalized" or decided]
+    if passes and any(name == "triton_kernel_wrapper_functional" for name in names.values()) \
+            or decided:
         fake = detect_fake_mode([n.meta["val"] for n in gm.graph.nodes if "val" in n.meta])
         with virtualized.set_fake_mode(fake):
-            for name in _HOP_DECOMPOSITIONS:
+            for name in passes:
                 getattr(pg, name)(gm.graph)
     gm.recompile()
     return make_boxed_func(gm.forward)

@@ -314,8 +314,8 @@ def test_pass_off_control_moves_the_blame_to_the_pass_whose_removal_fixes_it(pip
     from aliasfuzz.campaign import _judge
 
     # fifth audit 2be6c01096: slice_scatter over the whole input fed to a custom op that
-    # mutates it; the snapshots depart from `aot` on, so the cut alone blamed `aot` (or
-    # reinplace); full Inductor agrees with eager once remove_noop_ops alone is disabled
+    # mutates it; the cut alone blames the reinplace pass, whose control still departs;
+    # full Inductor agrees with eager once remove_noop_ops alone is disabled
     from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
     from aliasfuzz.passes.pipelines import PipelineOptions
 
@@ -327,7 +327,8 @@ def test_pass_off_control_moves_the_blame_to_the_pass_whose_removal_fixes_it(pip
     assert (out["verdict"], out["check"]) == ("miscompile", "values"), out["explanation"]
     b = _judge.blame(p, pipeline, "cpu", None, out, full=False)
     assert b["stages"] == ["joint:remove_noop_ops"], b["trail"]
-    assert list(b["trail"][-1]) == ["pass-off", "aot departs; joint:remove_noop_ops disabled: agrees"]
+    assert list(b["trail"][-1]) == [
+        "pass-off", "reinplace disabled: departs; joint:remove_noop_ops disabled: agrees"]
     off = PipelineOptions(inductor_config={"disabled_passes": "REMOVE_NOOP_OPS"})
     assert _judge.evaluate(p, pipeline, "cpu", off)["verdict"] == "ok"  # the control itself
 
