@@ -229,3 +229,16 @@ def test_the_option_fields_a_control_may_set_are_the_pipeline_options():
     from aliasfuzz.passes.pipelines import PipelineOptions
 
     assert known._OPTION_FIELDS == {f.name for f in dataclasses.fields(PipelineOptions)}
+
+
+def test_a_stride_sensitive_read_after_an_in_place_op_is_the_strides_bug():
+    # eleventh audit wave F, 4f56f2c831 (as_strided_scatter), and shared case c01
+    # (as_strided_copy, the issue's own repro): pytorch#133512
+    bugs = load_known(CORPUS)
+    for op in ("as_strided_scatter", "as_strided_copy"):
+        bug, _ = match(bugs, _root("functionalization", ["inplace", "view"]),
+                       {"cumsum_", "permute", op}, {"aot_eager"})
+        assert bug is not None and bug.issue.endswith("#133512"), op
+    # without an in-place op it is not that bug
+    none, _ = match(bugs, _root("functionalization", ["view"]), {"as_strided_copy"}, {"aot_eager"})
+    assert none is None
