@@ -278,10 +278,13 @@ def _add_run(sub) -> None:
 def _cmd_replay(args) -> int:
     import math
 
-    from aliasfuzz.campaign.replay import replay
-
     if not (math.isfinite(args.timeout) and args.timeout > 0):
         raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
+    for path in args.paths or ["corpus"]:  # before torch is imported: seconds on a busy host
+        if not Path(path).is_dir():
+            raise InvalidArgument(f"{path}: no such corpus entry or corpus folder")
+    from aliasfuzz.campaign.replay import replay
+
     activate_plugins(args.plugin or ())
     return replay(args.paths or ["corpus"], timeout=args.timeout)
 
@@ -309,13 +312,12 @@ def load_checked_case(path: str):
     included) raised by the file at import or by its ``inputs()``: the case is the user's
     code, so its errors are the user's, not a contradicted ``expect`` (exit 1).
     """
-    from aliasfuzz.oracle.cases import load_case, parse_header
-
     p = Path(path)
     if p.is_dir():
         raise InvalidArgument(f"{p}: is a directory, not a case file")
     if not p.is_file():
         raise InvalidArgument(f"{p}: no such case file")
+    from aliasfuzz.oracle.cases import load_case, parse_header
     try:
         parse_header(p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
@@ -337,6 +339,8 @@ def load_checked_case(path: str):
 
 
 def _cmd_check(args) -> int:
+    if Path(args.file).is_dir() or not Path(args.file).is_file():  # before torch is imported
+        load_checked_case(args.file)  # its one-line error for a folder or a missing file
     from aliasfuzz.campaign import _judge
 
     pipelines = args.pipelines.split(",") if args.pipelines else None

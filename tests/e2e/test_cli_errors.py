@@ -364,3 +364,21 @@ def test_a_meta_whose_expected_is_not_an_object_says_so(tmp_path):
     (entry / "meta.json").write_text('{"expected": 42}')
     (entry / "program.json").write_text("{}")
     _one_line_error(["replay", str(entry)], "'expected' must be an object")
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["replay", "nowhere"], "nowhere: no such corpus entry or corpus folder"),
+    (["check", "nowhere.py"], "nowhere.py: no such case file"),
+])
+def test_a_missing_path_fails_before_torch_is_imported(argv, needle, tmp_path):
+    # fresh users waited 7-38 s for these one-line errors: torch was imported first
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom aliasfuzz.cli import main\n"
+            f"rc = main({argv!r})\n"
+            "print(rc, 'torch' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    assert r.stdout.split() == ["2", "False"], (r.stdout, r.stderr)
+    assert r.stderr.strip() == f"aliasfuzz: error: {needle}", r.stderr
