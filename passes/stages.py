@@ -263,13 +263,15 @@ def _runnable(gm: torch.fx.GraphModule) -> Callable:
     make_boxed_func = resolve("torch._functorch.aot_autograd", "make_boxed_func")
     gm = copy_graph_module(gm)
     names = {n: getattr(n.target, "__name__", "") for n in gm.graph.nodes}
-    functionalized = [n for n, name in names.items()
-                      if name in ("auto_functionalized", "auto_functionalized_v2")]
-    decided = any("only_clone_these_tensors" in n.meta for n in functionalized)
-    passes = [p for p in _HOP_DECOMPOSITIONS
-              if p != "decompose_auto_functionalized" or decided]
-    if passes and any(name == "triton_kernel_wrapper_functional" for name in names.values()) \
-            or decided:
+    wanted = {
+        "decompose_triton_kernel_wrapper_functional":
+            "triton_kernel_wrapper_functional" in names.values(),
+        "decompose_auto_functionalized": any(
+            "only_clone_these_tensors" in n.meta for n, name in names.items()
+            if name in ("auto_functionalized", "auto_functionalized_v2")),
+    }
+    passes = [p for p in _HOP_DECOMPOSITIONS if wanted[p]]
+    if passes:
         fake = detect_fake_mode([n.meta["val"] for n in gm.graph.nodes if "val" in n.meta])
         with virtualized.set_fake_mode(fake):
             for name in passes:

@@ -304,6 +304,17 @@ def _user_error(path: Path, what: str, e: BaseException) -> InvalidArgument:
     )
 
 
+def _case_path(path: str) -> Path:
+    """``path`` as a case file that exists; :class:`InvalidArgument` for a folder or a
+    missing file (no torch needed to say so)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidArgument(f"{p}: is a directory, not a case file")
+    if not p.is_file():
+        raise InvalidArgument(f"{p}: no such case file")
+    return p
+
+
 def load_checked_case(path: str):
     """Load the case file ``path`` up front for ``check``; every problem one line naming it.
 
@@ -312,11 +323,7 @@ def load_checked_case(path: str):
     included) raised by the file at import or by its ``inputs()``: the case is the user's
     code, so its errors are the user's, not a contradicted ``expect`` (exit 1).
     """
-    p = Path(path)
-    if p.is_dir():
-        raise InvalidArgument(f"{p}: is a directory, not a case file")
-    if not p.is_file():
-        raise InvalidArgument(f"{p}: no such case file")
+    p = _case_path(path)
     from aliasfuzz.oracle.cases import load_case, parse_header
     try:
         parse_header(p.read_text(encoding="utf-8"))
@@ -339,8 +346,7 @@ def load_checked_case(path: str):
 
 
 def _cmd_check(args) -> int:
-    if Path(args.file).is_dir() or not Path(args.file).is_file():  # before torch is imported
-        load_checked_case(args.file)  # its one-line error for a folder or a missing file
+    _case_path(args.file)  # before torch is imported: seconds on a busy host
     from aliasfuzz.campaign import _judge
 
     pipelines = args.pipelines.split(",") if args.pipelines else None

@@ -441,7 +441,7 @@ class _Campaign:
         self._record("running")
         t0 = time.monotonic()
         deadline = None if opts.time is None else t0 + max(0.0, opts.time - self.elapsed_before)
-        pool = Pool(opts, self.dir / "workers")
+        pool = Pool(opts, self.dir / "workers", self.bugs)
         in_flight, i, feeding = 0, 0, True
         progress = Progress(opts, show=self.show, done=len({k[0] for k in self.done}))
         try:

@@ -188,6 +188,19 @@ def load_known(corpus: str | Path) -> list[KnownBug]:
     return [_bug(f"{path} bug {k + 1}", t) for k, t in enumerate(bugs)]
 
 
+def _fields_match(b: KnownBug, root: dict[str, Any], ops: set[str], pipelines: set[str]) -> bool:
+    """Whether every field ``b`` gives matches the root cause (its control aside)."""
+    evidence = list(root.get("evidence") or [])
+    return (
+        b.stage == root.get("stage")
+        and (b.verdict is None or b.verdict == root.get("verdict"))
+        and set(b.ops) <= ops
+        and all(any(e.startswith(p) for e in evidence) for p in b.evidence)
+        and not any(e.startswith(p) for p in b.absent for e in evidence)
+        and (not b.pipelines or bool(set(b.pipelines) & pipelines))
+    )
+
+
 def match(
     bugs: list[KnownBug], root: dict[str, Any], ops: set[str], pipelines: set[str],
     controls: dict[str, str] | None = None,
@@ -200,17 +213,9 @@ def match(
     ``controls``): a bug with a control matches only when its control gave ``ok``, and is
     related otherwise.
     """
-    evidence = list(root.get("evidence") or [])
     hit, related = None, []
     for b in bugs:
-        ok = (
-            b.stage == root.get("stage")
-            and (b.verdict is None or b.verdict == root.get("verdict"))
-            and set(b.ops) <= ops
-            and all(any(e.startswith(p) for e in evidence) for p in b.evidence)
-            and not any(e.startswith(p) for p in b.absent for e in evidence)
-            and (not b.pipelines or bool(set(b.pipelines) & pipelines))
-        )
+        ok = _fields_match(b, root, ops, pipelines)
         if ok and b.control and (controls or {}).get(b.issue) != "ok":
             related.append(b)  # the same fields, but the issue's workaround does not remove it
         elif ok and b.related:
@@ -225,10 +230,5 @@ def control_candidates(
 ) -> list[KnownBug]:
     """The bugs with a ``control`` whose fields match one of ``roots`` (the finding's
     root-cause keys) on ``pipeline``: the controls the campaign runs for this finding."""
-    with_control = [b for b in bugs if b.control]
-    out: list[KnownBug] = []
-    for root in roots:
-        for b in with_control:
-            if b not in out and b in match([b], root, ops, {pipeline})[1]:
-                out.append(b)
-    return out
+    return [b for b in bugs
+            if b.control and any(_fields_match(b, root, ops, {pipeline}) for root in roots)]

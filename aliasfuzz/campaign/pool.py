@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign.follow import accepts
-from aliasfuzz.campaign.known import load_known
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
 from aliasfuzz.campaign.worker import Worker
@@ -109,12 +108,12 @@ def _control_candidates(
 class Pool:
     """Worker threads, each driving one :class:`Worker`; jobs in, messages out."""
 
-    def __init__(self, opts: CampaignOptions, root: Path):
+    def __init__(self, opts: CampaignOptions, root: Path, bugs: Sequence[Any] = ()):
         self.jobs: queue.PriorityQueue = queue.PriorityQueue()
         self.results: queue.Queue = queue.Queue()
         self.opts, self._seq = opts, 0
-        # the known bugs whose controls a finding's blame runs (blame_in)
-        self.bugs = [b for b in load_known(opts.corpus) if b.control]
+        # the known bugs whose controls a finding's blame runs (blame_in): the driver's
+        self.bugs = [b for b in bugs if b.control]
         # N workers each forking Inductor's pool of cpu_count compile processes would
         # oversubscribe the host: with several workers each compiles in its own process.
         env = {"TORCHINDUCTOR_COMPILE_THREADS": "1"} if opts.workers > 1 else {}

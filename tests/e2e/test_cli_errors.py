@@ -160,7 +160,7 @@ def test_help_names_the_real_default_pipelines():
 
 # -- a campaign that dies is 'failed', and --resume does not pick it ----------------------
 class _DeadPool:
-    def __init__(self, opts, root):
+    def __init__(self, opts, root, bugs=()):
         self.results = self
 
     def submit(self, prio, job):
@@ -327,20 +327,27 @@ def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path):
     _one_line_error(["run", "--resume", "--state", str(state)], "pipeline_options")
 
 
-@pytest.mark.parametrize("flag", [["--programs", "-3"], ["--workers", "0"], ["--timeout", "0"],
-                                  ["--pipelines", "inductor,bogus"]])
-def test_a_bad_run_value_fails_before_torch_is_imported(flag, tmp_path):
-    # a fresh user waited seconds for "--programs must be >= 1": torch was imported first
+def _main_without_torch(argv: list[str], cwd):
+    """``aliasfuzz argv`` in a fresh process; its stderr, after asserting exit 2 with torch
+    never imported."""
     import subprocess
     import sys
 
     code = ("import sys\nfrom aliasfuzz.cli import main\n"
-            f"rc = main(['run', *{flag!r}])\n"
+            f"rc = main({argv!r})\n"
             "print(rc, 'torch' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=tmp_path, timeout=120)
+                       cwd=cwd, timeout=120)
     assert r.stdout.split() == ["2", "False"], (r.stdout, r.stderr)
-    assert r.stderr.startswith("aliasfuzz: error: "), r.stderr
+    return r.stderr
+
+
+@pytest.mark.parametrize("flag", [["--programs", "-3"], ["--workers", "0"], ["--timeout", "0"],
+                                  ["--pipelines", "inductor,bogus"]])
+def test_a_bad_run_value_fails_before_torch_is_imported(flag, tmp_path):
+    # a fresh user waited seconds for "--programs must be >= 1": torch was imported first
+    err = _main_without_torch(["run", *flag], tmp_path)
+    assert err.startswith("aliasfuzz: error: "), err
 
 
 def test_the_built_in_pipeline_names_are_the_adapters():
@@ -372,13 +379,5 @@ def test_a_meta_whose_expected_is_not_an_object_says_so(tmp_path):
 ])
 def test_a_missing_path_fails_before_torch_is_imported(argv, needle, tmp_path):
     # fresh users waited 7-38 s for these one-line errors: torch was imported first
-    import subprocess
-    import sys
-
-    code = ("import sys\nfrom aliasfuzz.cli import main\n"
-            f"rc = main({argv!r})\n"
-            "print(rc, 'torch' in sys.modules)")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=tmp_path, timeout=120)
-    assert r.stdout.split() == ["2", "False"], (r.stdout, r.stderr)
-    assert r.stderr.strip() == f"aliasfuzz: error: {needle}", r.stderr
+    err = _main_without_torch(argv, tmp_path)
+    assert err.strip() == f"aliasfuzz: error: {needle}", err
