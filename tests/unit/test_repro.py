@@ -311,3 +311,14 @@ def test_a_torchscript_frontend_repro_prints_the_scripted_graph():
     front = {**meta, "root": {**meta["root"], "stage": "ts-frontend"}}
     assert "print(scripted.graph)" in R.render_repro(program, front)
     assert "print(scripted.graph)" not in R.render_repro(program, meta)  # ts-optimizer
+
+
+def test_an_inductor_repro_compiles_with_every_cache_off(results):
+    # twelfth audit wave B: a graph cached by another spelling of the program (other input
+    # aliasing, same shapes) failed on its own; the repro turns caches off through the
+    # public torch.compiler switch, so the passes it names run on every call
+    switch = "torch.compiler.config.force_disable_caches = True"
+    assert switch in results["b03-inductor"][0]
+    assert switch in results["b20-missed-scatter"][0]  # the harness counts the pass's copies
+    assert switch not in results["ok-aot_eager"][0]  # aot_eager has no graph cache
+    assert switch not in results["fx-overlapping-inputs"][0]
