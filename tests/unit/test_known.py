@@ -217,6 +217,11 @@ def test_a_bug_with_a_control_is_known_only_when_its_workaround_removes_the_find
     assert known.control_candidates(bugs, [root], ops, "aot_eager") == [bug]
     assert known.control_candidates(bugs, [_root("functionalization", ["inplace", "view"], "crash")],
                                     ops, "aot_eager") == []
+    # twelfth audit wave B, be7747f2ef: the input is written by a custom op, not an aten
+    # in-place op; the workaround removed the crash, so it is this bug
+    custom = _root("functionalization", ["custom", "view", "aliased-inputs", "strided-inputs"], "crash")
+    assert known.control_candidates(bugs, [custom], {"fz.bump_pair", "diagonal"}, "aot_eager") == [bug]
+    assert match(bugs, custom, {"fz.bump_pair", "diagonal"}, {"aot_eager"}, {bug.issue: "ok"})[0] == bug
     # the control's options go on top of the finding's, config tables merged
     assert bug.control_options({"inductor_config": {"x": 1}, "functorch_config": {"y": 2}}) == {
         "inductor_config": {"x": 1},
