@@ -38,7 +38,7 @@ _STAGES: dict[str, tuple[str, str]] = {
     "lowering": ("inductor", "lowering"),
     "scheduler": ("inductor", "scheduler (fusion)"),
     "codegen:cpp-vectorized": ("inductor", "vectorized C++ codegen (CppVecKernel)"),
-    "ts-frontend": ("jit", "TorchScript interpreter (simple executor)"),
+    "ts-frontend": ("jit", "TorchScript frontend (the graph torch.jit.script builds, run unoptimized)"),
     "ts-optimizer": ("jit", "TorchScript executor's graph passes (fuser off)"),
     "ts-fuser": ("jit", "TensorExpr fuser"),
 }

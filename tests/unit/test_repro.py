@@ -196,6 +196,11 @@ def test_title_names_the_stage_and_the_effect():
     )
     meta = CASES["fx-overlapping-inputs"][1]
     assert R.title(meta).startswith("[functorch] torch.func.functionalize mutates an input")
+    # twelfth audit waves A and C: a frontend bug is in the scripted graph, not in an executor
+    meta = CASES["b25-torchscript-legacy"][1]
+    front = {**meta, "root": {**meta["root"], "stage": "ts-frontend"}}
+    assert R.title(front).startswith("[jit] TorchScript frontend (the graph torch.jit.script builds")
+    assert "executor" not in R.title(front).split(" run unoptimized)")[0]
 
 
 def test_program_text_is_the_program_part_of_the_repro(results):
