@@ -35,7 +35,8 @@ blamed stage and the verdict are equal, and then
    ``index_copy(out=)`` and ``auto_functionalized_v2:rule 5`` behind a custom op,
    de21573949 / e65ce44d27, both a full-range ``slice_scatter`` returned aliasing ``x0``);
 3. **at any other stage** the needed features and the ATen overload packets (registry op
-   names without their overload: ``_foreach_add_.List`` is ``_foreach_add_``) of one entry are
+   names without their overload: ``_foreach_add_.List`` is ``_foreach_add_``; at
+   ``ts-frontend`` every in-place foreach packet is one, ``_foreach_*_``) of one entry are
    each a subset of the other's (subsumption: the larger shrunk program kept
    incidental statements the shrinker could not remove, and it holds the smaller one's
    whole cause).
@@ -118,10 +119,21 @@ def _ops(meta: dict[str, Any]) -> set[str]:
     # (fifth audit: c70b39c863 / b083bfd656, TorchScript drops either form), while
     # ``add_`` and ``add.out`` stay other ops; a namespace (``fz.scaled``) is not an overload
     ops = set()
+    frontend = meta["root"]["stage"] == "ts-frontend"
     for name in meta.get("ops") or []:
         head, _, _ = name.partition(".")
+        if frontend and _FOREACH_INPLACE.match(head):
+            # TorchScript's frontend reads only the Tensor(a!)[] annotation every in-place
+            # foreach op shares, never its arithmetic (twelfth audit: _foreach_mul_,
+            # _foreach_lerp_ and _foreach_add_ on a local list, all dropped: 4cac13817f,
+            # b083bfd656, c70b39c863, e3ba2d221d, f7c84144f5 filed as five entries)
+            head = "_foreach_*_"
         ops.add(name if head in _NAMESPACES else head)
     return ops
+
+
+#: An in-place foreach overload packet (``_foreach_add_``), not a functional one.
+_FOREACH_INPLACE = re.compile(r"^_foreach_\w+_$")
 
 
 def _decision_kinds(evidence: list[str]) -> set[str]:

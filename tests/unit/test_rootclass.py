@@ -144,6 +144,34 @@ def test_overloads_of_one_aten_op_are_one_op_and_namespaces_are_not_overloads():
     assert not same_bug(one, two)
 
 
+def test_in_place_foreach_ops_are_one_op_at_the_torchscript_frontend_only():
+    # twelfth audit waves A and C: the frontend drops any in-place foreach op on a local list;
+    # the c12 campaign filed it five times (evidence and ops as in each entry's meta.json)
+    c12 = [(["inplace"], ["_foreach_mul_.List"]),  # 4cac13817f
+           (["inplace", "view"], ["_foreach_lerp_.Scalar", "unbind"]),  # b083bfd656
+           (["custom", "inplace"], ["_foreach_add_.List", "fz.storage_layout"]),  # c70b39c863
+           (["functional", "inplace"], ["_foreach_add_.List", "clone"]),  # e3ba2d221d
+           (["factory", "inplace"], ["_foreach_add_.Scalar", "full"])]  # f7c84144f5
+    metas = [_meta("ts-frontend", "miscompile", "torchscript", ev, ops=ops) for ev, ops in c12]
+    assert all(same_bug(metas[0], m) and same_bug(m, metas[0]) for m in metas[1:])
+    rows = [{**m, "entry": str(k)} for k, m in enumerate(metas)]
+    assert _groups(rows) == [{"0", "1", "2", "3", "4"}]  # the smallest first: one entry
+    # a functional foreach op, or an in-place op that is no foreach op, stays apart (equal
+    # root keys are one entry anyway: these differ in a feature)
+    functional = _meta("ts-frontend", "miscompile", "torchscript", ["functional", "inplace"],
+                       ops=["_foreach_add.List", "_foreach_add_.List"])
+    assert same_bug(metas[0], functional)  # it holds the in-place one's whole cause
+    assert not same_bug(metas[0], {**functional, "ops": ["_foreach_add.List", "add_.Scalar"]})
+    assert not same_bug(metas[0], _meta("ts-frontend", "miscompile", "torchscript",
+                                        ["inplace", "view"], ops=["add_.Scalar", "unbind"]))
+    # at any other stage the arithmetic may be the bug: the packets stay apart
+    mul = _meta("functionalization", "miscompile", "values", ["inplace"], ops=["_foreach_mul_.List"])
+    add = _meta("functionalization", "miscompile", "values", ["inplace", "view"],
+                ops=["_foreach_add_.List", "unbind"])
+    assert not same_bug(mul, add)
+    assert same_bug({**mul, "ops": ["_foreach_add_.Scalar"]}, add)  # one packet there too
+
+
 @pytest.mark.parametrize(("text", "want"), [
     ("raises IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 2)",
      "IndexError: Dimension out of range (expected to be in range of [*], but got N)"),
