@@ -71,6 +71,7 @@ def _run_flags(args) -> dict:
             "shrink_budget",
             "max_statements",
             "kernel_cache",
+            "mutate",
         )
     }
     flags["shrink"] = False if args.no_shrink else None
@@ -270,6 +271,9 @@ def _add_run(sub) -> None:
                    "campaigns (shared, the default) or one per worker")
     p.add_argument("--shrink-budget", type=int, help="executions per finding's shrink (40)")
     p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
+    p.add_argument("--mutate", type=float, metavar="SHARE",
+                   help="share of programs made by mutating corpus entries and seeds instead of "
+                   "generating them fresh, 0 to 1 (0: off; aliasfuzz.fuzz.mutate)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_plugin_flag(p)
     p.set_defaults(func=_cmd_run)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aliasfuzz.campaign import _judge
+from aliasfuzz.campaign import sources
 from aliasfuzz.campaign.corpus import clean_temp, known_signatures, record, signature, versions
 from aliasfuzz.campaign.follow import follow_key
 from aliasfuzz.campaign.history import History
@@ -42,19 +42,10 @@ from aliasfuzz.oracle.verdict import Verdict
 __all__ = ["CampaignResult", "program_at", "run_campaign", "unconfirmed_death"]
 
 
-class _Programs:
-    """Program ``i`` of a campaign."""
-
-    def __init__(self, seed: int, max_statements: int):
-        self.seed, self.max_statements = seed, max_statements
-
-    def __getitem__(self, i: int) -> Program:
-        return _judge.generate(self.seed, i, self.max_statements)
-
-
 def program_at(seed: int, i: int, max_statements: int = 8) -> Program:
-    """Program ``i`` of a campaign with ``seed`` (what the driver runs)."""
-    return _Programs(seed, max_statements)[i]
+    """Program ``i`` of a campaign with ``seed`` that mutates nothing (what the driver runs
+    without ``--mutate``)."""
+    return sources.Programs(seed, max_statements)[i]
 
 
 def is_finding(verdict: str) -> bool:
@@ -291,6 +282,8 @@ def _new_campaign(opts: CampaignOptions) -> tuple[str, Path, dict[str, Any]]:
     }
     (d / "options.json").write_text(json.dumps(opts.to_json(), indent=1))
     (d / "start.json").write_text(json.dumps(start, indent=1))
+    if opts.mutate > 0:  # the corpus as it is now: a resume draws the same programs
+        sources.save(d, sources.collect(opts.corpus))
     return d.name, d, start
 
 
@@ -386,7 +379,8 @@ class _Campaign:
         self._replay(events)
         self.journal = Journal(self.dir / "journal.jsonl")
         self.history = History(Path(opts.state) / "history.sqlite")
-        self.programs = _Programs(opts.seed, opts.max_statements)
+        self.programs = sources.Programs(opts.seed, opts.max_statements, opts.mutate,
+                                         sources.load(self.dir))
         self.bugs = load_known(opts.corpus)
         self.show = show
 

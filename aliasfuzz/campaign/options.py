@@ -91,6 +91,7 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "kernel_cache": ((str,), "'shared' or 'worker'"),
     "shrink_budget": ((int,), "an integer"),
     "max_statements": ((int,), "an integer"),
+    "mutate": ((int, float), "a share between 0 and 1"),
     "pipeline_options": ((dict,), "a table {pipeline = {option = value}}"),
 }
 
@@ -137,6 +138,11 @@ class CampaignOptions:
     worker of every campaign: Inductor's kernel cache and its CPU ISA probes are built
     once, :func:`aliasfuzz.campaign.pool.kernel_cache_dir`) or ``worker`` (one per worker
     and campaign, as before).
+    ``mutate``: the share of programs made by mutating a program of the corpus or of
+    ``corpus/seeds`` (:mod:`aliasfuzz.fuzz.mutate`) instead of generating one; 0 (the
+    default) generates every program fresh. The programs to mutate are those present
+    when the campaign starts (saved in its folder, so that a resumed campaign draws the
+    same programs); program ``i`` is a function of the seed, ``i`` and that list.
     """
 
     programs: int | None = None
@@ -157,6 +163,7 @@ class CampaignOptions:
     kernel_cache: str = "shared"
     shrink_budget: int = 40
     max_statements: int = 8
+    mutate: float = 0.0
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     plugins: tuple[str, ...] = ()
 
@@ -204,6 +211,8 @@ class CampaignOptions:
                 f"--kernel-cache {self.kernel_cache!r}: one of {', '.join(KERNEL_CACHES)}")
         if self.max_statements < 1:
             raise InvalidArgument("--max-statements must be >= 1")
+        if not (math.isfinite(self.mutate) and 0 <= self.mutate <= 1):
+            raise InvalidArgument("--mutate must be a share between 0 and 1")
         check_device(self.device)
         if Path(self.corpus).exists() and not Path(self.corpus).is_dir():
             raise InvalidArgument(f"--corpus {self.corpus}: exists and is not a directory")

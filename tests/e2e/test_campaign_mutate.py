@@ -1,0 +1,60 @@
+"""``aliasfuzz run --mutate SHARE`` (issue 15): the campaign runs the programs
+:class:`aliasfuzz.campaign.sources.Programs` draws from the sources it saved at its start."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from aliasfuzz.campaign import sources
+from tests.common.cli import run_cli
+
+
+def _run(tmp, *extra):
+    return run_cli("run", "--programs", "6", "--seed", "5", "--pipelines", "debug-miscompile",
+                   "--workers", "1", "--report", "none", "-q", "--no-shrink",
+                   "--corpus", tmp / "corpus", "--state", tmp / "state", *extra,
+                   env={"ALIASFUZZ_DEBUG_PIPELINES": "1"}, timeout=300)
+
+
+def _hashes(state) -> dict[int, str]:
+    (j,) = (state / "runs").glob("*/journal.jsonl")
+    events = [json.loads(x) for x in j.read_text().splitlines() if x.endswith("}")]
+    return {e["i"]: e["h"] for e in events if e.get("t") == "task"}
+
+
+def test_a_mutating_campaign_runs_mutants_of_its_saved_sources(tmp_path):
+    r = _run(tmp_path, "--mutate", "1")
+    assert r.returncode in (0, 1), r.stderr
+    (run,) = (tmp_path / "state" / "runs").glob("*")
+    saved = sources.load(run)
+    assert saved and any(i.startswith("seeds/") for i, _ in saved)
+    progs = sources.Programs(5, 8, 1.0, saved)
+    want = {i: hashlib.sha256(progs[i].dumps().encode()).hexdigest()[:16] for i in range(6)}
+    assert _hashes(tmp_path / "state") == want
+    assert sum(progs[i].meta.get("generator") == "mutation" for i in range(6)) >= 4
+
+
+def test_a_resumed_mutating_campaign_draws_from_the_sources_saved_at_its_start(tmp_path):
+    r = _run(tmp_path, "--mutate", "0.5")
+    assert r.returncode in (0, 1), r.stderr
+    (run,) = (tmp_path / "state" / "runs").glob("*")
+    saved = sources.load(run)
+    # the corpus now holds findings the sources do not; the resume must not list them
+    (tmp_path / "state" / "runs" / run.name / "journal.jsonl").write_text(
+        "".join(x + "\n" for x in (run / "journal.jsonl").read_text().splitlines()
+                if '"i": 4' not in x and '"i": 5' not in x and '"t": "end"' not in x))
+    r = run_cli("run", "--resume", run, "--state", tmp_path / "state", "-q",
+                env={"ALIASFUZZ_DEBUG_PIPELINES": "1"}, timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    assert sources.load(run) == saved
+    progs = sources.Programs(5, 8, 0.5, saved)
+    want = {i: hashlib.sha256(progs[i].dumps().encode()).hexdigest()[:16] for i in range(6)}
+    assert _hashes(tmp_path / "state") == want
+
+
+def test_a_bad_share_is_a_one_line_error_before_the_campaign(tmp_path):
+    r = _run(tmp_path, "--mutate", "3")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "aliasfuzz: error: --mutate must be a share between 0 and 1"], r.stderr
+    assert not (tmp_path / "state" / "runs").exists()
