@@ -217,7 +217,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
 
 
 #: The cost sentence of a measured missed reinplace (oracle.confirm.Excess.message).
-_COST = re.compile(r"Inductor's generated code moves .*?-byte tensor")
+_COST = re.compile(r"Inductor's generated code moves .*?-byte tensor(?:; it allocates .*? dropped)?")
 
 
 def head(meta: dict[str, Any], plan_: Plan) -> str:

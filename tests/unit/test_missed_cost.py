@@ -38,6 +38,14 @@ def test_excess_needs_half_a_pass_over_the_copied_tensor():
     assert not Excess(default=24, forced=20, copied=4000, kernels=(1, 1)).worth_reporting()
     assert not Excess(default=48, forced=0, copied=0, kernels=(1, 0)).worth_reporting()
     assert "2.0x" in Excess(8000, 4000, 4000, (2, 1)).message()
+    # scheduler nodes, not kernels (CPU codegen fuses them); the temporary the copy keeps
+    said = Excess(8000, 4000, 4000, (3, 2), (4000, 0)).message()
+    assert "(3 scheduler nodes)" in said and "kernels" not in said
+    assert said.endswith("; it allocates 4000 bytes of temporaries, 0 with the copy dropped")
+    assert "allocates" not in Excess(8000, 4000, 4000, (3, 2), (0, 0)).message()
+    from aliasfuzz.campaign.repro import _COST
+
+    assert _COST.search("x " + said + " (y)").group(0) == said
 
 
 def _seeded(*shape):
