@@ -8,6 +8,7 @@
 #   bash bench/gpu/h200.sh throughput                     # short 16-worker campaigns
 #   bash bench/gpu/h200.sh ab SECONDS SEED with,without   # default campaign with/without --share-trace
 #   bash bench/gpu/h200.sh ab SECONDS SEED without,old    # default vs the settings before issue 16
+#   bash bench/gpu/h200.sh ab SECONDS SEED corpus,mutate  # from the repository corpus, --mutate 0.33 or not
 #   bash bench/gpu/h200.sh campaign-start SECONDS         # 16-worker campaign, detached
 #   bash bench/gpu/h200.sh campaign-wait                  # wait for it, copy its summary
 #   bash bench/gpu/h200.sh campaign SECONDS SEED          # the same in the foreground
@@ -77,11 +78,20 @@ while [ $# -gt 0 ]; do
         extra=""; [ "$mode" = with ] && extra="--share-trace"
         [ "$mode" = old ] && extra="--no-shrink-once --kernel-cache worker"
         [ "$mode" = workercache ] && extra="--kernel-cache worker"
+        # "corpus" / "mutate" (issue 15): both start from a copy of the repository's corpus,
+        # "mutate" draws a third of its programs as mutants of its entries and seed twins
+        [ "$mode" = mutate ] && extra="--mutate 0.33"
+        if [ "$mode" = corpus ] || [ "$mode" = mutate ]; then
+          rm -rf "/tmp/af-corpus-ab-$mode" && cp -r corpus "/tmp/af-corpus-ab-$mode"
+        fi
         python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" --seed "$seed" -q \
           $extra --corpus "/tmp/af-corpus-ab-$mode" --state "$STATE" --report /tmp/af-reports \
           > "$OUT/ab-$mode.log" 2>&1
-        echo "== $mode --share-trace"; grep -E "^(root causes|campaign|internal)" "$OUT/ab-$mode.log"
+        echo "== $mode"; grep -E "^(root causes|campaign|internal)" "$OUT/ab-$mode.log"
         summary "ab-$mode-summary.json"
+        if [ "$mode" = mutate ] || [ "$mode" = corpus ]; then  # sightings by how they were drawn
+          python3 bench/gpu/sightings.py "/tmp/af-corpus-ab-$mode" corpus | tee -a "$OUT/ab-$mode.log"
+        fi
       done
       ;;
     campaign-start)
