@@ -64,7 +64,8 @@ snapshot run eagerly can look right after a pass whose damage only a later pass 
 snapshot still agrees, the reinplace pass then writes the input): when the pipeline still
 departs with the blamed pass off, each other pass that changed the graph (in pipeline
 order, at most :data:`_MAX_CONTROLS`; passes that only reorder nodes, :data:`_REORDERS`,
-last) is disabled in turn, and the first whose control agrees with eager takes the blame.
+last) is disabled in turn, and the first whose control agrees with eager takes the blame (a
+reorder pass's agreeing control leaves the cut's blame standing: it only exposes it).
 The same search runs for a finding blamed on ``aot`` (the graph ``compile_fx`` receives,
 run eagerly). Crashes are checked too (tenth audit a646b390df: the reinplace pass
 reinplaces a ``diagonal_scatter`` whose result a custom op then mutates, and an
@@ -103,7 +104,7 @@ from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
     "AUDIT_STAGES", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame",
-    "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off", "scalar_codegen",
+    "REORDER_ONLY", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off", "scalar_codegen",
 ]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
@@ -516,8 +517,15 @@ _MAX_CONTROLS = 8
 #: disabling one helps, a later pass mishandles the new order. Their controls are tried
 #: after every other pass's (tenth audit a646b390df: with the order changed the reinplace
 #: pass writes an input the epilogue then overwrites; both controls agree, the defect is
-#: the reinplace pass's).
+#: the reinplace pass's), and one that agrees never takes the blame: the cut's blame stands
+#: (twelfth audit 8aba762808: the custom op's clone after the reinplace pass reads stale
+#: ``eager_input_vals`` left by ``remove_noop_ops``; only the reorder control agreed on the
+#: post-grad graph, and the finding was filed as reorder_for_locality's).
 _REORDERS = ("REORDER_FOR_LOCALITY",)
+
+#: What a pass-off trail entry says when only a reorder pass's control agreed (the blame
+#: stood); :func:`aliasfuzz.campaign.driver.fast_path_only` reads it.
+REORDER_ONLY = "a pass that only reorders nodes changes nothing a graph computes: blame stands"
 
 
 def pass_name(stage: str) -> str | None:
@@ -568,9 +576,11 @@ def pass_off(
             continue
         tried.add(other)
         if control(other) == "agrees":
-            trail = [*b.trail, ("pass-off", f"{b.stage} {'disabled: departs' if own else 'departs'}"
-                                            f"; {stage} disabled: agrees")]
-            return Blame(stage, (stage,), trail)
+            said = f"{b.stage} {'disabled: departs' if own else 'departs'}; {stage} disabled: agrees"
+            if other in _REORDERS:  # it only exposes a defect of the stage the cut blamed
+                b.trail.append(("pass-off", f"{said} ({REORDER_ONLY})"))
+                return b
+            return Blame(stage, (stage,), [*b.trail, ("pass-off", said)])
     b.trail.append(("pass-off", f"no pass's control agrees ({', '.join(sorted(tried))}); "
                                 "blame stands"))
     return b

@@ -307,6 +307,17 @@ def test_a_fast_path_crash_full_compile_does_not_show_is_not_written():
         assert why.startswith("fast-path-only miscompile") and stage in why, stage
     for stage in ("reinplace", "functionalization", "decomposition", "dynamo"):
         assert fast_path_only(miscompile, "inductor-reinplace", {**hidden, "stage": stage}) is None
+    # ... unless the reinplace blame stood only because a reorder pass's control agreed
+    # (4531172028 again, now that a reorder pass never takes the blame: twelfth audit)
+    from aliasfuzz.oracle.blame import REORDER_ONLY
+
+    exposed = {**hidden, "stage": "reinplace", "trail": [
+        ["reinplace", "departs (inputs)"],
+        ["pass-off", f"reinplace disabled: departs; post-grad:reorder_for_locality disabled: "
+                     f"agrees ({REORDER_ONLY})"]]}
+    assert fast_path_only(miscompile, "inductor-reinplace", exposed).startswith(
+        "fast-path-only miscompile")
+    assert fast_path_only(miscompile, "inductor-reinplace", {**exposed, "full": "reproduces"}) is None
 
 
 @pytest.mark.parametrize("pipeline", ["inductor-reinplace", "inductor"])

@@ -280,7 +280,12 @@ def test_a_reorder_pass_s_control_is_tried_after_the_other_passes(monkeypatch):
     b = blame_mod.pass_off(blame_mod.Blame("aot", ("aot",), list(trail)), "inductor", None,
                            None, [], PipelineOptions(), "cpu", EAGER, None)
     assert tried == ["REINPLACE_INPLACEABLE_OPS", "REORDER_FOR_LOCALITY"]
-    assert b.stages == ("post-grad:reorder_for_locality",), b.trail
+    # and its agreeing control leaves the cut's blame standing (twelfth audit 8aba762808:
+    # reorder_for_locality filed for a stale-metadata clone after the reinplace pass)
+    assert b.stages == ("aot",), b.trail
+    assert b.trail[-1] == ("pass-off", "aot departs; post-grad:reorder_for_locality disabled: "
+                           "agrees (a pass that only reorders nodes changes nothing a graph "
+                           "computes: blame stands)")
 
 
 def test_tenth_audit_a646b390df_crash_is_blamed_on_the_reinplace_pass_by_its_control():
@@ -337,3 +342,41 @@ def test_pytorch_198095_s_workaround_removes_f50f475f8f_s_crash_for_real():
     ctl = _judge.evaluate(p, "aot_eager", "cpu",
                           {"functorch_config": {"view_replay_for_aliased_outputs": False}})
     assert ctl["verdict"] == "ok", ctl.get("explanation")
+
+
+def test_a_reorder_pass_whose_control_alone_agrees_does_not_take_the_blame():
+    # twelfth audit wave D, 8aba762808: only disabling reorder_for_locality fixes the
+    # post-grad graph; the defect is a later stage's (the custom op's clone after the
+    # reinplace pass, from metadata remove_noop_ops left stale), and full Inductor shows it
+    from aliasfuzz.campaign.driver import fast_path_only
+    from aliasfuzz.oracle.blame import REORDER_ONLY
+
+    out, b = _judged_and_blamed("miscompile-post-grad-reorder-for-locality-8aba762808",
+                                "inductor-reinplace")
+    assert out["verdict"] == "miscompile" and out["check"] == "inputs", out["explanation"]
+    assert b.stages == ("reinplace",), b.trail
+    assert REORDER_ONLY in _trail(b, "pass-off")
+    full = _judge.evaluate(_program("miscompile-post-grad-reorder-for-locality-8aba762808"),
+                           "inductor", "cpu")
+    assert full["verdict"] == "miscompile"  # so the fast path's finding is kept
+    assert fast_path_only(out, "inductor-reinplace", {"stage": b.stage, "full": "reproduces",
+                                                      "trail": [list(t) for t in b.trail]}) is None
+
+
+def test_the_ninth_campaign_s_harness_only_reorder_finding_stays_dismissed():
+    # tests/data/not_findings/miscompile-post-grad-reorder-for-locality-4531172028: the
+    # post-grad graph run with eager kernels departs, full Inductor agrees; once blamed on
+    # reorder_for_locality, now on the reinplace pass by the cut, and dismissed by the trail
+    from aliasfuzz.campaign.driver import fast_path_only
+
+    entry = DATA.parent / "not_findings" / "miscompile-post-grad-reorder-for-locality-4531172028"
+    p = Program.from_json(json.loads((entry / "program.json").read_text()))
+    out = _judge.evaluate(p, "inductor-reinplace", "cpu")
+    assert out["verdict"] == "miscompile", out["explanation"]
+    b = blame_program(p, "inductor-reinplace", out["verdict"], out["check"])
+    assert b.stages == ("reinplace",), b.trail
+    full = _judge.evaluate(p, "inductor", "cpu")
+    assert full["verdict"] in ("ok", "unknown"), full["explanation"]  # values agree
+    why = fast_path_only(out, "inductor-reinplace", {"stage": b.stage, "full": "hidden",
+                                                     "trail": [list(t) for t in b.trail]})
+    assert why is not None and why.startswith("fast-path-only miscompile"), why
