@@ -161,7 +161,8 @@ def fx_comment(stage: str | None) -> str:
     return {
         "functionalization": "# blamed stage: make_fx(functionalize(f)) alone already departs from eager",
         "decomposition": "# blamed stage: make_fx tracing already departs from eager",
-        "reinplace": "# blamed stage: torch.fx.passes.reinplace (functionalize alone agrees)",
+        "reinplace": "# blamed stage: torch.fx.passes.reinplace (functionalize alone agrees; "
+                     "torch.compile runs Inductor's own pass, not this one)",
     }.get(stage or "", "# no stage blamed")
 
 

@@ -190,14 +190,14 @@ def test_an_in_place_op_through_a_gapped_unfold_is_the_unfold_inverse_bug():
     bugs = load_known(CORPUS)
     bug, _ = match(bugs, _root("functionalization", ["inplace", "view"]),
                    {"add_.Scalar", "unfold"}, {"aot_eager", "inductor"})
-    assert bug is not None and bug.issue.endswith("#198105") and not bug.related
+    assert bug is not None and bug.issue.endswith("#198102") and not bug.related
     # without unfold, or with aliased inputs (#198095 / functorch#950), it is not this bug
     other, _ = match(bugs, _root("functionalization", ["inplace", "view"]), {"add_.Scalar"},
                      {"aot_eager"})
     assert other is None
     aliased, _ = match(bugs, _root("functionalization", ["inplace", "view", "aliased-inputs"]),
                        {"add_.Scalar", "unfold"}, {"aot_eager"})
-    assert aliased is None or not aliased.issue.endswith("#198105")
+    assert aliased is None or not aliased.issue.endswith("#198102")
 
 
 def test_a_bug_with_a_control_is_known_only_when_its_workaround_removes_the_finding():
@@ -234,6 +234,18 @@ def test_the_option_fields_a_control_may_set_are_the_pipeline_options():
     from aliasfuzz.passes.pipelines import PipelineOptions
 
     assert known._OPTION_FIELDS == {f.name for f in dataclasses.fields(PipelineOptions)}
+
+
+def test_a_write_through_an_as_strided_view_after_an_in_place_op_is_the_strides_bug():
+    # twelfth audit wave G, 478bd290bd: as_strided view of a transposed input, scatter_ on
+    # the input, add_ through the view: the view is regenerated on scatter's layout
+    bugs = load_known(CORPUS)
+    root = _root("functionalization", ["inplace", "view", "strided-inputs"])
+    bug, _ = match(bugs, root, {"add_.Scalar", "as_strided", "scatter_.value"}, {"aot_eager"})
+    assert bug is not None and bug.issue.endswith("#133512") and not bug.related
+    # a functionalization miscompile without as_strided is not this row
+    other, _ = match(bugs, root, {"add_.Scalar", "narrow", "scatter_.value"}, {"aot_eager"})
+    assert other is None or not other.issue.endswith("#133512")
 
 
 def test_a_stride_sensitive_read_after_an_in_place_op_is_the_strides_bug():

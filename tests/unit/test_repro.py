@@ -157,6 +157,10 @@ def test_fx_repro_states_the_blamed_stage(results):
     text = results["fx-overlapping-inputs"][0]
     assert "# blamed stage: make_fx(functionalize(f)) alone already departs" in text
     assert "torch.fx.passes.reinplace import reinplace" in text
+    # twelfth audit wave E: say that torch.compile does not run this pass
+    program, meta, _ = CASES["fx-overlapping-inputs"]
+    text = R.render_repro(program, {**meta, "root": {**meta["root"], "stage": "reinplace"}})
+    assert "torch.compile runs Inductor's own pass, not this one" in text
 
 
 def test_torchscript_repro_sets_the_blamed_stages_executor(results):
