@@ -96,15 +96,21 @@ post_grad.reinplace_inplaceable_ops = watched  # post_grad_passes calls the pass
 {% endif %}
 {% endif %}
 
-{% if died %}
+{% if died > 1 %}
 import subprocess
 import sys
 if "--child" not in sys.argv:  # it killed the fuzzer's process: run it in children, exit 1 on a signal
-    for _ in range(5):  # a heap corruption does not abort every run
+    for _ in range({{ died }}):  # a heap corruption does not abort every run
         r = subprocess.run([sys.executable, __file__, "--child"])
         if r.returncode:
             raise SystemExit(f"the process died of signal {-r.returncode}" if r.returncode < 0 else r.returncode)
     raise SystemExit(0)
+{% elif died %}
+import subprocess
+import sys
+if "--child" not in sys.argv:  # generated code may write out of bounds: a signal is the bug too
+    r = subprocess.run([sys.executable, __file__, "--child"])
+    raise SystemExit(f"the process died of signal {-r.returncode}" if r.returncode < 0 else r.returncode)
 {% endif %}
 print("torch", torch.__version__{% if triton %}, "triton", triton.__version__{% endif %})
 {% if mode == "jit" %}

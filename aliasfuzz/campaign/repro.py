@@ -313,8 +313,13 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
         copy_rules=copy_rules(meta, p), node=node,
         invariant=first_line(meta.get("explanation") or "", 60),
         # a signal death (the worker died running it): the script runs itself in a child
-        # so that it exits 1, not 134 (ninth campaign's second audit, 2c48f208a2)
-        died=str(p.check or "").startswith("signal:"),
+        # so that it exits 1, not 134 (ninth campaign's second audit, 2c48f208a2); so does
+        # a crash under Inductor's generated code, which may write out of bounds instead of
+        # raising (twelfth audit wave H, 6210c968b2: "fixed", then glibc's abort at exit)
+        # (the number of child runs: 5 for a death, which a heap corruption does not cause
+        # on every run; 1 for a crash, whose exception is deterministic)
+        died=5 if str(p.check or "").startswith("signal:") else (
+            1 if check == "crash" and p.mode == "compile" and p.backend == "inductor" else 0),
         # a TorchScript frontend bug shows in the scripted graph itself (eleventh audit wave A:
         # a dropped _foreach_add_ leaves `return None`)
         frontend=(meta.get("root") or {}).get("stage") == "ts-frontend",

@@ -193,6 +193,26 @@ def test_a_signal_death_repro_runs_itself_in_a_child_and_exits_1(tmp_path):
     assert '"--child"' not in R.render_repro(*CASES["b05-inductor"][:2])
 
 
+def test_an_inductor_crash_repro_runs_once_in_a_child_and_a_signal_is_the_bug(tmp_path):
+    # twelfth audit wave H, 6210c968b2: Inductor's code wrote out of bounds instead of
+    # raising; the repro printed "fixed" and glibc aborted at exit (134)
+    program = CASES["b05-inductor"][0]
+    meta = meta_v2(program, "inductor", "crash", "exceptions", "functionalization",
+                   explanation="compiled raises RuntimeError: setStorage: out of bounds")
+    text = R.render_repro(program, meta)
+    assert "a signal is the bug too" in text and "range(5)" not in text
+    assert len(text.splitlines()) <= R.MAX_LINES
+    head, sep, tail = text.partition('print("torch"')
+    path = tmp_path / "repro.py"
+    path.write_text(head + "import os\nos.abort()\n" + sep + tail)
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "died of signal 6" in run.stderr, (run.returncode, run.stderr[-500:])
+    # the same claim under aot_eager (no generated code) runs in this process
+    eager_meta = meta_v2(program, "aot_eager", "crash", "exceptions", "functionalization",
+                         explanation="compiled raises RuntimeError: setStorage: out of bounds")
+    assert '"--child"' not in R.render_repro(program, eager_meta)
+
+
 def test_title_names_the_stage_and_the_effect():
     meta = CASES["b05-inductor"][1]
     assert R.title(meta).startswith(
