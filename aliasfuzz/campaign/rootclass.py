@@ -39,7 +39,9 @@ blamed stage and the verdict are equal, and then
    ``ts-frontend`` every in-place foreach packet is one, ``_foreach_*_``) of one entry are
    each a subset of the other's (subsumption: the larger shrunk program kept
    incidental statements the shrinker could not remove, and it holds the smaller one's
-   whole cause).
+   whole cause). At ``lowering`` and ``scheduler`` every mutating custom op is one op:
+   Inductor runs each as a fallback kernel, and which one it is is incidental to how it
+   is ordered (twelfth audit d585dcebc4 / 6d3196a755).
 
 Known-bug keys (``check`` ``known``) are merged by their issue already and are left alone.
 An error is uninformative, and rules 2-3 apply instead, when its message has fewer than
@@ -128,8 +130,28 @@ def _ops(meta: dict[str, Any]) -> set[str]:
             # _foreach_lerp_ and _foreach_add_ on a local list, all dropped: 4cac13817f,
             # b083bfd656, c70b39c863, e3ba2d221d, f7c84144f5 filed as five entries)
             head = "_foreach_*_"
+        if meta["root"]["stage"] in _COMPILED and _mutating_custom(name):
+            # Inductor runs every mutating custom op as one kind of fallback kernel: which
+            # op it is says nothing about how lowering or the scheduler orders it (twelfth
+            # audit: d585dcebc4 with fz.copy_into and 6d3196a755 with fz.add_one_, both a
+            # pointwise read of a buffer scheduled after the fallback that writes it)
+            name = _MUTATING_CUSTOM
         ops.add(name if head in _NAMESPACES else head)
     return ops
+
+
+#: The stages of Inductor's own compile, where :func:`_ops` names every mutating custom op
+#: by this one name.
+_COMPILED = ("lowering", "scheduler")
+_MUTATING_CUSTOM = "fz.<mutating custom op>"
+
+
+def _mutating_custom(name: str) -> bool:
+    from aliasfuzz.fuzz.ops import REGISTRY
+    from aliasfuzz.fuzz.ops.core import OpKind
+
+    row = REGISTRY.get(name)
+    return row is not None and row.kind is OpKind.CUSTOM and bool(row.mutates)
 
 
 #: An in-place foreach overload packet (``_foreach_add_``), not a functional one.

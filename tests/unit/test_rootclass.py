@@ -214,3 +214,21 @@ def test_record_adds_the_same_bug_under_another_key_as_a_hit(tmp_path):
     assert paths[0] == paths[1]
     assert len(load_entry(paths[0]).meta["hits"]) == 2
     assert len([d for d in tmp_path.iterdir() if d.is_dir()]) == 1
+
+
+def test_mutating_custom_ops_are_one_op_at_inductor_s_compiled_stages_only():
+    # twelfth audit: a pointwise read of a buffer scheduled after the fallback kernel of a
+    # custom op that writes it, once through fz.add_one_ (6d3196a755), once through
+    # fz.copy_into on an as_strided view (d585dcebc4); evidence and ops as in their meta.json
+    small = _meta("lowering", "miscompile", "values", ["custom", "inplace"],
+                  ops=["addcmul_", "fz.add_one_"])
+    big = _meta("lowering", "miscompile", "values", ["custom", "functional", "inplace", "view"],
+                ops=["as_strided", "matmul", "addcmul_", "fz.copy_into"])
+    assert same_bug(small, big) and same_bug(big, small)
+    assert same_bug({**small, "root": {**small["root"], "stage": "scheduler"}},
+                    {**big, "root": {**big["root"], "stage": "scheduler"}})
+    # a functional custom op is not a mutating one, and other stages keep the op names
+    functional = {**big, "ops": ["as_strided", "matmul", "addcmul_", "fz.scaled"]}
+    assert not same_bug(small, functional)
+    at = {**small, "root": {**small["root"], "stage": "functionalization"}}
+    assert not same_bug(at, {**big, "root": {**big["root"], "stage": "functionalization"}})
