@@ -28,7 +28,8 @@ Which stage results are **conclusive** (a stage that raises where eager runs):
   argument, so it is not a valid program, a departure of the stage that made it (fourth
   audit 1b9297cb46, 7e27ad2854: the reinplace pass turns ``index_put(x, idx, x)`` into
   ``index_put_`` whose values alias the written buffer; run eagerly ATen refuses it,
-  compiled it gives wrong values);
+  compiled it gives wrong values), or its storage-bounds check (:data:`BOUNDS_ERRORS`: the
+  graph makes a view reaching outside its storage; twelfth audit 0374cd4bda);
 * for a crash a stage raising the finding's own error departs; one raising *another*
   error departs only when the stage is a **faithful prefix** of the pipeline
   (:data:`FAITHFUL`: Dynamo's capture, AOTAutograd's functionalization and epilogues as
@@ -50,13 +51,17 @@ in as the last stage (its result is the finding, :class:`WorkerDied`): when the 
 stage is in the prefix (a faithful prefix raised, and every conclusive stage after it
 departs too) the compiled stages are not run (the trail says ``not run``). What is not
 checked then: whether ``lowering`` (fusion off) would agree with eager, which would move
-the blame to ``scheduler``; running it to find out is what kills the cut, and a pipeline
-already broken by its own prefix is reported there first. Otherwise the compiled stages
-are run as before (a death there leaves the finding unblamed, as it did).
+the blame to ``scheduler``; a pipeline already broken by its own prefix is reported there
+first. Otherwise the compiled stages, and the controls below, each run in a **child
+interpreter** (:class:`_Isolation`, :mod:`aliasfuzz.fuzz.isolated`): a child's death is
+that stage's answer, and a stage that survives must agree three times to agree (heap
+corruption does not kill every run). A cut that killed its campaign worker all the same
+(a value finding whose compiled code corrupts the heap: twelfth audit 0374cd4bda) is run
+again with every stage in a child (``isolate``, :func:`aliasfuzz.campaign.pool.blame_in`).
 
 **Pass-off control** (:func:`pass_off`, Inductor's pipelines, a value finding or a raised
-crash blamed on one of Inductor's FX passes or on ``aot``; not a signal death, whose
-control would kill this process, nor a timeout): the pipeline is run again with the
+crash blamed on one of Inductor's FX passes or on ``aot``, a signal death in child
+interpreters; not a timeout): the pipeline is run again with the
 blamed pass disabled (``torch._inductor.config.disabled_passes``, the
 ``GraphTransformObserver`` name). A
 snapshot run eagerly can look right after a pass whose damage only a later pass exposes
@@ -103,8 +108,10 @@ from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
-    "AUDIT_STAGES", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED", "OVERLAP_ERRORS", "Blame",
-    "REORDER_ONLY", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off", "scalar_codegen",
+    "AUDIT_STAGES", "BOUNDS_ERRORS", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED",
+    "OVERLAP_ERRORS", "Blame",
+    "REORDER_ONLY", "ChildDied", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off",
+    "scalar_codegen",
 ]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
@@ -131,6 +138,13 @@ OVERLAP_ERRORS = re.compile(
     r"(more than one element of the written-to tensor|some elements of the input tensor and "
     r"the written-to tensor) refers? to a single memory location"
 )
+#: ATen's refusal of a view that reaches outside its storage
+#: (``aten/src/ATen/native/Resize.h``, ``checkInBoundsForStorage``): a graph a stage produced
+#: that raises it reads or writes memory the program does not own, so it is not a valid
+#: program either, a departure for any finding (twelfth audit 0374cd4bda: functionalization
+#: replays a view with a stale storage offset; run eagerly ATen refuses it, Inductor's code
+#: writes out of bounds and gives wrong values).
+BOUNDS_ERRORS = re.compile(r"setStorage: .* out of bounds for storage of size")
 
 #: Stages whose run is the pipeline's own code up to that point (see the module
 #: docstring); per pipeline, since ``reinplace`` is all of ``fx-reinplace`` but a snapshot
@@ -306,8 +320,10 @@ def _same_error(e: BaseException, finding: str) -> bool:
 
 
 def _overlap(e: BaseException) -> bool:
-    """Whether ``e`` (or an exception of its chain) is one of ATen's overlap refusals."""
-    return any(OVERLAP_ERRORS.search(str(x)) for x in _chain(e))
+    """Whether ``e`` (or an exception of its chain) is one of ATen's overlap refusals or its
+    storage-bounds refusal (:data:`OVERLAP_ERRORS`, :data:`BOUNDS_ERRORS`)."""
+    return any(OVERLAP_ERRORS.search(str(x)) or BOUNDS_ERRORS.search(str(x))
+               for x in _chain(e))
 
 
 def _raising_verdict(
@@ -408,38 +424,46 @@ def blame(
 def blame_program(
     program: Any, pipeline: str, verdict: str, check: str | None,
     device: str = "cpu", options: Any = None, error: str | None = None,
+    isolate: bool = False,
 ) -> Blame:
     """:func:`blame` for an IR program: eager on fresh inputs, then every cut of
     ``pipeline`` (:func:`aliasfuzz.passes.stages.cut`) on fresh inputs each.
-    Raises :class:`~aliasfuzz.errors.InvalidArgument` for a pipeline without stages."""
-    from aliasfuzz.fuzz.eager import make_inputs
-    from aliasfuzz.fuzz.render import load_function
-    from aliasfuzz.oracle.confirm import run_callable_named
+
+    ``isolate``: run every stage of the cut and every control in a child interpreter
+    (:class:`_Isolation`; the campaign asks for it when a cut in one process killed its
+    worker). A signal death of the pipeline (``check`` ``signal:...``) always runs its
+    compiled stages and its controls that way. Raises
+    :class:`~aliasfuzz.errors.InvalidArgument` for a pipeline without stages."""
     from aliasfuzz.oracle.judge import _options, _shadow
     from aliasfuzz.passes.stages import PIPELINE_STAGES, StageRun, cut
 
     if verdict in _CLAIMS and check == "candidates":
         return blame(pipeline, verdict, check, EagerResult(), [], [])
-    from aliasfuzz.passes.pipelines import NON_DYNAMO_TRACING
-
-    # the cuts trace the program the pipeline judged: launches spelled for make_fx there
-    fn, _ = load_function(program, capture_triton=pipeline in NON_DYNAMO_TRACING)
-    names = [t.name for t in program.inputs]
-
-    def make() -> tuple:
-        return make_inputs(program, device)
-
-    eager = run_callable_named(fn, names, make())
+    fn, names, make = _loaded(program, pipeline, device)
+    eager = _eager(fn, names, make)
     shadow = _shadow(fn, names, make)
     opts = _options(options)
     stages = PIPELINE_STAGES.get(pipeline, ())
-    if verdict == "crash" and (check or "").startswith("signal:") and all(
-        s in stages for s in _COMPILED
-    ):
-        # the compiled stages would kill this process as they killed the pipeline's:
-        # first see whether the prefix already departs up to them (module docstring)
-        runs = cut(pipeline, fn, make, names, options=opts, program=program, device=device,
-                   only=[s for s in stages if s not in _COMPILED])
+    signal = verdict == "crash" and (check or "").startswith("signal:")
+    iso = _Isolation(program, pipeline, device, opts, signal, eager, names, shadow) if (
+        isolate or signal) else None
+    away = set(stages) if isolate else set(_COMPILED)  # the stages run in a child
+
+    def cut_(only: Sequence[str] | None = None) -> list[Any]:
+        if iso is None:
+            return cut(pipeline, fn, make, names, options=opts, program=program,
+                       device=device, only=only)
+        if pipeline in _WHOLE_CUT:  # their cuts run all stages at once
+            return iso.stage(None) if isolate else cut(
+                pipeline, fn, make, names, options=opts, program=program, device=device)
+        return [r for s in (only or stages) for r in (
+            iso.stage(s) if s in away else cut(pipeline, fn, make, names, options=opts,
+                                               program=program, device=device, only=[s]))]
+
+    if signal and all(s in stages for s in _COMPILED):
+        # the compiled stages kill a process as they killed the pipeline's: first see
+        # whether the prefix already departs up to them (module docstring)
+        runs = cut_([s for s in stages if s not in _COMPILED])
         died = StageRun(_COMPILED[-1], EagerResult(error=WorkerDied(error or check or "")))
         b = blame(pipeline, verdict, check, eager, [*runs, died], names, shadow=shadow,
                   error=error)
@@ -447,15 +471,42 @@ def blame_program(
             b.trail.insert(len(b.trail) - 1, (_COMPILED[0], "not run (the pipeline's own "
                                               "compile, which kills the process)"))
             return b
-        runs += cut(pipeline, fn, make, names, options=opts, program=program, device=device,
-                    only=_COMPILED)
-        return blame(pipeline, verdict, check, eager, runs, names, shadow=shadow, error=error)
-    runs = cut(pipeline, fn, make, names, options=opts, program=program, device=device)
+        runs += cut_(_COMPILED)
+    else:
+        runs = cut_()
     b = blame(pipeline, verdict, check, eager, runs, names, shadow=shadow, error=error)
-    b = scalar_codegen(b, pipeline, fn, make, names, opts, device, eager, shadow)
-    if verdict == "timeout" or (check or "").startswith("signal:") or b.stage == CPP_VECTORIZED:
-        return b  # a control of these would hang or kill this process as the pipeline did
-    return pass_off(b, pipeline, fn, make, names, opts, device, eager, shadow)
+
+    def runner(o: Any) -> str:
+        if iso is not None:
+            return iso.control(o)
+        return _control(pipeline, fn, make, names, o, device, eager, shadow)
+
+    b = scalar_codegen(b, pipeline, opts, device, runner)
+    if verdict == "timeout" or b.stage == CPP_VECTORIZED:
+        return b  # a control of a timeout would hang as the pipeline did
+    return pass_off(b, pipeline, opts, runner)
+
+
+def _loaded(program: Any, pipeline: str, device: str) -> tuple[Callable, list[str], Callable]:
+    """``(fn, input names, make)`` of an IR program: the function the pipeline judged
+    (launches spelled for ``make_fx`` where the pipeline does not trace with Dynamo) and a
+    maker of fresh inputs on ``device``."""
+    from aliasfuzz.fuzz.eager import make_inputs
+    from aliasfuzz.fuzz.render import load_function
+    from aliasfuzz.passes.pipelines import NON_DYNAMO_TRACING
+
+    fn, _ = load_function(program, capture_triton=pipeline in NON_DYNAMO_TRACING)
+
+    def make() -> tuple:
+        return make_inputs(program, device)
+
+    return fn, [t.name for t in program.inputs], make
+
+
+def _eager(fn: Callable, names: Sequence[str], make: Callable[[], tuple]) -> EagerResult:
+    from aliasfuzz.oracle.confirm import run_callable_named
+
+    return run_callable_named(fn, names, make())
 
 
 #: The stage of Inductor's vectorized C++ codegen (``torch/_inductor/codegen/cpp.py``,
@@ -480,9 +531,126 @@ def _control(
     return "agrees" if departure(pipeline, eager, res, names, shadow) is None else "departs"
 
 
+#: Pipelines whose cut runs all its stages at once (``only`` does not apply to them).
+_WHOLE_CUT = ("torchscript", "fx-reinplace")
+#: Runs of one step in child interpreters at most (:class:`_Isolation`).
+_TRIES = 3
+
+
+class ChildDied(RuntimeError):
+    """A stage run in a child interpreter whose child died (a signal, an exit without an
+    answer, a timeout) while the finding is not a signal death: another error than the
+    finding's (:func:`_same_error` does not match it)."""
+
+
+def _isolated_stage(program: dict, pipeline: str, device: str, options: Any,
+                    only: list[str] | None) -> list[Any]:
+    """A child interpreter's step (:func:`aliasfuzz.fuzz.isolated.run_isolated`): the
+    stages ``only`` of ``pipeline``'s cut of ``program`` (its JSON)."""
+    from aliasfuzz.fuzz.ir import Program
+    from aliasfuzz.passes.stages import cut
+
+    p = Program.from_json(program)
+    fn, names, make = _loaded(p, pipeline, device)
+    return cut(pipeline, fn, make, names, options=options, program=p, device=device,
+               only=only)
+
+
+def _isolated_control(program: dict, pipeline: str, device: str, options: Any) -> str:
+    """A child interpreter's step: :func:`_control` of ``program`` (its JSON) with the
+    control's ``options``, against eager run in that child."""
+    from aliasfuzz.fuzz.ir import Program
+    from aliasfuzz.oracle.judge import _shadow
+
+    fn, names, make = _loaded(Program.from_json(program), pipeline, device)
+    return _control(pipeline, fn, make, names, options, device, _eager(fn, names, make),
+                    _shadow(fn, names, make))
+
+
+class _Isolation:
+    """Stages and controls of one finding's cut, each run in a child interpreter
+    (:func:`aliasfuzz.fuzz.isolated.run_isolated`), so that heap corruption by the compiled
+    code kills a child, not the process cutting it (twelfth audit 487f0339f2: an
+    out-of-bounds write of ``unfold_backward``'s vectorized C++ kernel; 0374cd4bda: a
+    custom op writing through a stale storage offset, which glibc aborts at a later
+    ``free``). Corruption does not kill every run, so one step runs up to :data:`_TRIES`
+    times:
+
+    * a **signal death** finding: each child checks the heap before it answers
+      (:func:`aliasfuzz.fuzz.isolated.heap_check`: glibc otherwise notices corruption only
+      at a later ``free``, which a child that answers and exits never reaches, and a cut
+      with no departing stage is not written, ``driver.unconfirmed_death``); a child that
+      dies is that step's answer (the stage
+      departs with the finding's own error, :class:`WorkerDied`; a control ``raises``); a
+      step that survives and agrees with eager runs again, and only :data:`_TRIES`
+      surviving, agreeing runs make it agree (a lucky run must not move the blame);
+    * any other finding: a child that dies runs again; the first surviving run is the
+      answer, and a stage whose every run died is inconclusive for a value finding
+      (:class:`ChildDied`, another error than a crash finding's).
+
+    Inductor's FX-pass snapshots (``<inductor>``) whose every child died leave no run:
+    those snapshots are our own construction."""
+
+    def __init__(self, program: Any, pipeline: str, device: str, options: Any, signal: bool,
+                 eager: EagerResult, names: Sequence[str],
+                 shadow: Callable[[], EagerResult | None]):
+        self.args = (program.to_json(), pipeline, device, options)
+        self.signal, self.pipeline = signal, pipeline
+        self.eager, self.names, self.shadow = eager, names, shadow
+
+    def _agrees(self, runs: list[Any]) -> bool:
+        return all(departure(self.pipeline, self.eager, r.result, self.names, self.shadow)
+                   is None for r in runs if "verdict" not in r.extra)
+
+    def stage(self, name: str | None) -> list[Any]:
+        """The :class:`~aliasfuzz.passes.stages.StageRun` list of cut stage ``name`` (None:
+        the whole cut of a pipeline in :data:`_WHOLE_CUT`)."""
+        from aliasfuzz.fuzz.isolated import Died, run_isolated
+
+        got: Any = None
+        for _ in range(_TRIES):
+            got = run_isolated(f"{__name__}:_isolated_stage",
+                               (*self.args, None if name is None else [name]),
+                               check_heap=self.signal)
+            if isinstance(got, Died):
+                if self.signal:
+                    return self._dead(name, got)
+                continue
+            if not self.signal or not self._agrees(got):
+                return got
+        return self._dead(name, got) if isinstance(got, Died) else got
+
+    def _dead(self, name: str | None, died: Any) -> list[Any]:
+        from aliasfuzz.passes.stages import StageRun
+
+        if name is None or name.startswith("<"):
+            return []
+        what = f"{name} killed its child process ({died.how})"
+        error = WorkerDied(what) if self.signal else ChildDied(what)
+        return [StageRun(name, EagerResult(error=error))]
+
+    def control(self, options: Any) -> str:
+        """``agrees`` / ``departs`` / ``raises`` of the control with ``options``
+        (:func:`_control`) run in child interpreters by the rule of the class docstring (a
+        death ``raises``)."""
+        from aliasfuzz.fuzz.isolated import Died, run_isolated
+
+        got = "raises"
+        for _ in range(_TRIES):
+            got = run_isolated(f"{__name__}:_isolated_control", (*self.args[:3], options),
+                               check_heap=self.signal)
+            if isinstance(got, Died):
+                got = "raises"
+                if self.signal:
+                    return got
+                continue
+            if not self.signal or got != "agrees":
+                return got
+        return got
+
+
 def scalar_codegen(
-    b: Blame, pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str],
-    opts: Any, device: str, eager: EagerResult, shadow: Callable[[], EagerResult | None],
+    b: Blame, pipeline: str, opts: Any, device: str, runner: Callable[[Any], str],
 ) -> Blame:
     """The cut's blame ``b`` on ``lowering`` / ``scheduler`` of a CPU program checked with
     scalar C++ code: the pipeline is compiled again with ``cpp.simdlen=1`` (no
@@ -491,15 +659,15 @@ def scalar_codegen(
     :data:`CPP_VECTORIZED` (seventh audit 64c59fd440, b1a1abd13a: ``CppVecKernel.store``
     asserts on an atomic-add store whose index is not vectorized; ``cpp.simdlen=1`` fixes
     it). Otherwise ``b`` stands, its trail noting the control. Crash and value findings
-    alike; other devices and blames are returned unchanged."""
+    alike; other devices and blames are returned unchanged. ``runner(options)`` runs the
+    program's pipeline with a control's options and says ``agrees`` / ``departs`` /
+    ``raises`` (:func:`_control`, or :meth:`_Isolation.control` in a child)."""
     from aliasfuzz.passes.pipelines import PipelineOptions
 
     if (device != "cpu" or pipeline not in _PASS_OFF or b.stage not in _COMPILED
             or len(b.stages) != 1):
         return b
-    got = _control(pipeline, fn, make, names,
-                   (opts or PipelineOptions()).with_inductor_config(**{"cpp.simdlen": 1}),
-                   device, eager, shadow)
+    got = runner((opts or PipelineOptions()).with_inductor_config(**{"cpp.simdlen": 1}))
     if got == "agrees":
         return Blame(CPP_VECTORIZED, (CPP_VECTORIZED,),
                      [*b.trail, ("scalar-codegen", "cpp.simdlen=1: agrees")])
@@ -541,14 +709,11 @@ def pass_name(stage: str) -> str | None:
     return None
 
 
-def pass_off(
-    b: Blame, pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str],
-    opts: Any, device: str, eager: EagerResult, shadow: Callable[[], EagerResult | None],
-) -> Blame:
+def pass_off(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
     """The cut's blame ``b`` checked by disabling the blamed pass (module docstring).
 
-    ``fn``/``make``/``names``: the program, fresh inputs and input names; ``opts`` the
-    :class:`~aliasfuzz.passes.pipelines.PipelineOptions` of the finding. Returns ``b`` (its
+    ``opts``: the :class:`~aliasfuzz.passes.pipelines.PipelineOptions` of the finding;
+    ``runner(options)`` runs a control (see :func:`scalar_codegen`). Returns ``b`` (its
     trail noting the control) or a new :class:`Blame` naming the earlier pass whose control
     agrees. Only single-stage blames on an Inductor FX pass of :data:`_PASS_OFF` are checked."""
     from aliasfuzz.passes.pipelines import PipelineOptions
@@ -559,8 +724,7 @@ def pass_off(
         return b
 
     def control(name: str) -> str:
-        return _control(pipeline, fn, make, names, opts.with_passes_off(name), device, eager,
-                        shadow)
+        return runner(opts.with_passes_off(name))
 
     if own is not None:
         got = control(own)

@@ -140,7 +140,7 @@ def judge_case(path: str, pipelines: list[str] | None = None) -> list[dict[str, 
 
 def blame(
     program: Program, pipeline: str, device: str, options: dict[str, Any] | None,
-    outcome: dict[str, Any], *, full: bool = True,
+    outcome: dict[str, Any], *, full: bool = True, isolate: bool = False,
 ) -> dict[str, Any]:
     """Blame a finding on a stage of its pipeline (:mod:`aliasfuzz.oracle.blame`), JSON-able.
 
@@ -151,7 +151,8 @@ def blame(
     other pipelines. Debug pipelines are not cut (stage None). ``full=False`` leaves
     ``full`` None: the campaign judges full ``torch.compile`` as a task of its own
     (:func:`aliasfuzz.campaign.pool.blame_in`), so that a compile that kills the worker
-    does not take the cut's result with it (fourth audit 8be8a9c905).
+    does not take the cut's result with it (fourth audit 8be8a9c905). ``isolate``: every
+    stage and control in a forked child (:func:`aliasfuzz.oracle.blame.blame_program`).
     """
     from aliasfuzz.oracle.blame import Blame, blame_program
 
@@ -164,7 +165,8 @@ def blame(
             options = executor_options(options, outcome.get("explanation") or "")
         b = blame_program(program, pipeline, outcome["verdict"], outcome.get("check"),
                           device, options or None,
-                          error=outcome.get("explanation") if crash else None)
+                          error=outcome.get("explanation") if crash else None,
+                          isolate=isolate)
     out = b.to_json()
     out["full"] = None
     if pipeline == "inductor-reinplace" and full:

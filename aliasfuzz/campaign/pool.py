@@ -62,7 +62,10 @@ def blame_in(
     ``worker``: the cut (:func:`aliasfuzz.campaign._judge.blame`) as one task, then, for
     the fast path, full ``inductor`` as a task of its own, so that a compile that kills
     the worker there (a heap corruption: fourth audit 8be8a9c905) is that check's
-    ``crash`` and does not lose the blame. A finding its replay did not show
+    ``crash`` and does not lose the blame. A cut that kills the worker is run once more
+    with every stage and control in a child interpreter (``isolate``; twelfth audit
+    0374cd4bda).
+    A finding its replay did not show
     (:func:`~aliasfuzz.campaign.shrink.unconfirmed_replay`) is not cut. Then the controls
     of the known bugs (``bugs``, :class:`~aliasfuzz.campaign.known.KnownBug`) whose fields
     match the finding's roots, each as a task of its own (the program under the finding's
@@ -75,6 +78,10 @@ def blame_in(
     if unconfirmed_replay(outcome):  # never written (driver.dismissal): nothing to cut
         return {"blame": {"stage": None, "stages": [], "trail": [], "reason": "not reproduced"}}
     out = worker.run({**task, "blame": outcome, "full": False})
+    if "blame" not in out and out.get("verdict") == "crash":
+        # the cut's own compiles killed the worker (heap corruption): once more with each
+        # stage and control in a child interpreter (oracle.blame._Isolation)
+        out = worker.run({**task, "blame": outcome, "full": False, "isolate": True})
     if "blame" in out and task["pipeline"] == "inductor-reinplace":
         full = worker.run({**task, "pipeline": "inductor"})
         if "verdict" not in full:  # an internal error: say so rather than guess

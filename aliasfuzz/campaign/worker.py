@@ -389,7 +389,8 @@ def _serve(proto) -> None:
                 if "blame" in task:  # the finding's outcome: cut its pipeline stage by stage
                     out = {"blame": _judge.blame(program, task["pipeline"], task["device"],
                                                  task.get("options"), task["blame"],
-                                                 full=task.get("full", True))}
+                                                 full=task.get("full", True),
+                                                 isolate=task.get("isolate", False))}
                 elif "pipelines" in task:  # a program's pipelines, one Dynamo capture shared
                     out = {"outcomes": _judge.evaluate_group(
                         program, task["pipelines"], task["device"], task.get("options")

@@ -1,0 +1,221 @@
+"""Run one step of the system under test in a fresh Python process, so a death stays there.
+
+A compiled program that writes out of bounds corrupts the heap of the process that runs
+it; glibc then aborts that process at some later ``free`` (``double free or corruption``,
+``invalid fastbin entry``: the twelfth audit's 487f0339f2 and 0374cd4bda). When that
+process is a campaign worker cutting a finding stage by stage, the death takes the whole
+cut with it and the finding is filed unblamed. :func:`run_isolated` runs one step (a stage
+of the cut, a control) in a child interpreter (``python -m aliasfuzz.fuzz.isolated``) and
+brings back what it returned, or a :class:`Died` saying how the child ended.
+
+Why a fresh interpreter and not ``os.fork``: GNU OpenMP (PyTorch's CPU thread pool) is not
+fork-safe, so a forked child must run on one thread (on torch 2.13 an Inductor kernel
+compiled in a forked child with two threads never returns), and 487f0339f2's
+out-of-bounds write happens only with the parallel kernel: forked with one thread, its
+stages agreed with eager three times out of three. A CUDA context cannot be used in a
+forked child either. A fresh interpreter costs seconds (importing torch); only findings
+whose cut kills a process pay it.
+
+A step is a module-level function named ``"module:function"`` and arguments that pickle
+(the IR program as JSON, options dataclasses). What crosses back: the step's return value
+pickled by ``torch.save`` (tensors keep their strides and the storages they share), with
+every exception held in a dataclass field replaced by a copy that keeps what the blame
+reads of it: each exception of its ``__cause__`` / ``__context__`` chain as its type's name
+and its message (:func:`portable_error`). Built-in exception types come back as
+themselves, others as a subclass of ``RuntimeError`` of the same name.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import importlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass, fields, is_dataclass, replace
+from typing import Any
+
+__all__ = ["Died", "heap_check", "portable_error", "run_isolated"]
+
+#: Exit status of a child whose step raised in the harness (not a death of PyTorch).
+_HARNESS_ERROR = 3
+
+
+@dataclass(frozen=True)
+class Died:
+    """How an isolated step's child ended without an answer: ``how`` is ``signal SIGABRT``,
+    ``exit 1`` or ``timeout after 600 s``."""
+
+    how: str
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """An exception chain as data (pickle drops ``__cause__`` and ``__context__``):
+    ``(type name, message, args)`` from the outermost exception inward."""
+
+    links: tuple[tuple[str, str, tuple], ...]
+
+
+def portable_error(e: BaseException) -> BaseException:
+    """A copy of exception ``e`` and its ``__cause__``/``__context__`` chain built from type
+    names and messages only: built-in types kept, others rebuilt as ``RuntimeError``
+    subclasses of the same name (the blame reads names and messages only,
+    :func:`aliasfuzz.oracle.blame._same_error`)."""
+    return _rebuild(_chain(e))
+
+
+def _chain(e: BaseException) -> _Chain:
+    links: list[BaseException] = []
+    cur: BaseException | None = e
+    while cur is not None and all(cur is not x for x in links):
+        links.append(cur)
+        cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
+    return _Chain(tuple((type(x).__name__, str(x), _args(x)) for x in links))
+
+
+def _args(x: BaseException) -> tuple:
+    """``x.args`` when they are plain values (so the copy prints as ``x`` does: KeyError
+    quotes its argument), else its message alone."""
+    plain = all(isinstance(a, str | int | float | bool | type(None)) for a in x.args)
+    return tuple(x.args) if plain else (str(x),)
+
+
+def _rebuild(chain: _Chain) -> BaseException:
+    out: BaseException | None = None
+    for name, message, args in reversed(chain.links):
+        kind = getattr(builtins, name, None)
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            kind = _named(name)
+        try:
+            copy = kind(*args)
+        except Exception:  # a type whose constructor wants other arguments
+            copy = None
+        if copy is None or str(copy) != message:
+            copy = _named(name)(message)
+        copy.__cause__ = out
+        out = copy
+    assert out is not None
+    return out
+
+
+_NAMED: dict[str, type] = {}
+
+
+def _named(name: str) -> type:
+    if name not in _NAMED:
+        _NAMED[name] = type(name, (RuntimeError,), {"__module__": __name__})
+    return _NAMED[name]
+
+
+def _walk(value: Any, leaf: type, convert: Any) -> Any:
+    """``value`` with every ``leaf`` (held in lists, tuples and dataclass fields) replaced
+    by ``convert(leaf)``; everything else as is."""
+    if isinstance(value, leaf):
+        return convert(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_walk(v, leaf, convert) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {f.name: _walk(getattr(value, f.name), leaf, convert) for f in fields(value)
+                   if isinstance(getattr(value, f.name), leaf | list | tuple)
+                   or is_dataclass(getattr(value, f.name))}
+        return replace(value, **changed) if changed else value
+    return value
+
+
+def heap_check() -> None:
+    """Make glibc look at the heap now: collect garbage (frees what the step left), then
+    ``malloc_trim(0)``, which consolidates every arena's free chunks and aborts the process
+    (``malloc_consolidate(): invalid chunk size`` and the like) when an out-of-bounds write
+    has corrupted a chunk header. glibc otherwise notices only at some later
+    ``malloc``/``free``, often in another run. Before the trim, eight chunks of every
+    small size class are taken and given back (a corrupted cached chunk aborts ``malloc``:
+    ``malloc(): unaligned tcache chunk detected``). Best effort: corruption of memory no
+    later call looks at stays unseen. A no-op where glibc is not the C library."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc.restype = ctypes.c_void_p
+        libc.free.argtypes = [ctypes.c_void_p]
+        # take every small size class's cached chunks out and back (a corrupted tcache or
+        # fastbin entry aborts malloc), then consolidate the arenas
+        for size in range(16, 2064, 16):
+            chunks = [libc.malloc(size) for _ in range(8)]
+            for c in chunks:
+                libc.free(c)
+        libc.malloc_trim(0)
+
+
+def run_isolated(target: str, args: tuple = (), *, timeout: float = 600.0,
+                 check_heap: bool = False) -> Any:
+    """Run ``target(*args)`` (``target``: ``"module:function"``) in a fresh interpreter and
+    return what it returned (see the module docstring for what crosses back), or a
+    :class:`Died` when the child was killed by a signal, exited without an answer, or ran
+    past ``timeout`` seconds (then its process group is killed). ``check_heap``: the child
+    runs :func:`heap_check` after the step and before answering, so that a step that
+    corrupted the heap dies (a signal) instead of answering.
+
+    Raises RuntimeError carrying the child's traceback when the step itself raised (a bug
+    of the harness: steps return PyTorch's failures as data)."""
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="aliasfuzz-isolated-") as tmp:
+        request, answer = os.path.join(tmp, "request.pt"), os.path.join(tmp, "answer.pt")
+        torch.save((target, args, check_heap), request)
+        env = {k: v for k, v in os.environ.items() if k != "ALIASFUZZ_PHASE_FILE"}
+        proc = subprocess.Popen([sys.executable, "-m", __name__, request, answer], env=env,
+                                start_new_session=True, stdout=subprocess.DEVNULL)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return Died(f"timeout after {timeout:g} s")
+        if code < 0:
+            return Died(f"signal {signal.Signals(-code).name}")
+        if code == _HARNESS_ERROR and os.path.exists(answer + ".err"):
+            with open(answer + ".err") as f:
+                raise RuntimeError(f"an isolated step raised in the harness:\n{f.read()}")
+        if code != 0 or not os.path.exists(answer):
+            return Died(f"exit {code}")
+        return _walk(torch.load(answer, weights_only=False), _Chain, _rebuild)
+
+
+def _main(request: str, answer: str) -> None:
+    """The child's side: never returns (``os._exit``: no atexit handler and no ``free`` of
+    a corrupted heap once the answer is written)."""
+    code = 0
+    try:
+        import torch
+
+        from aliasfuzz.passes import hygiene
+
+        hygiene.setup_process()
+        target, args, check_heap = torch.load(request, weights_only=False)
+        module, name = target.split(":")
+        value = getattr(importlib.import_module(module), name)(*args)
+        if check_heap:
+            heap_check()
+        torch.save(_walk(value, BaseException, _chain), answer)
+    except BaseException:
+        with contextlib.suppress(Exception), open(answer + ".err", "w") as f:
+            f.write(traceback.format_exc())
+        code = _HARNESS_ERROR
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+if __name__ == "__main__":  # run as the module itself, so that _Chain pickles by its name
+    from aliasfuzz.fuzz import isolated
+
+    isolated._main(sys.argv[1], sys.argv[2])
