@@ -31,6 +31,8 @@ from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.oracle.heap import confirm as confirm_heap
+from aliasfuzz.oracle.heap import is_heap_death
 
 __all__ = ["Pool", "blame_in", "kernel_cache_dir"]
 
@@ -178,6 +180,13 @@ class Pool:
                     self.results.put(("task", i, p, program, out))
             elif kind == "confirm":
                 t0 = time.perf_counter()
+                if is_heap_death(outcome):  # the pipeline alone, then glibc checks the heap
+                    out = confirm_heap(program, pipeline, self.opts.device,
+                                       self._task(program, pipeline)["options"],
+                                       outcome) or outcome
+                    out = {**out, "costs": {"heap.confirm": time.perf_counter() - t0}}
+                    self.results.put(("confirmed", i, pipeline, (program, outcome), out))
+                    continue
                 worker.close()  # a fresh child: nothing left from earlier tasks or signals
                 out = worker.run(self._task(program, pipeline))
                 # the first run's costs, and the whole re-run as one stage

@@ -1,0 +1,80 @@
+"""oracle.heap: a worker's death in aliasfuzz after glibc found the heap corrupted, shown
+(or not) to be the pipeline's by running it alone in child interpreters, eager as control."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from aliasfuzz.campaign import pool as pool_mod
+from aliasfuzz.campaign.driver import confirmed
+from aliasfuzz.campaign.options import CampaignOptions
+from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.oracle import heap
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+#: What worker.attribute_death returned for program 1428 of the twelfth campaign.
+SUMMARY = ("worker died (signal:SIGABRT): glibc found the heap corrupted ('malloc(): "
+           "unaligned tcache chunk detected') while aliasfuzz ran (harness; innermost frame "
+           "_ops.py:875 in __call__); the corrupting write came earlier in the process, most "
+           "likely from the system under test (an out-of-bounds write)")
+INTERNAL = {"internal_error": SUMMARY + "\nworker log ...", "summary": SUMMARY,
+            "check": "signal:SIGABRT", "seconds": 1.0}
+
+
+def _program(name: str) -> Program:
+    return Program.from_json(json.loads((DATA / name).read_text()))
+
+
+def test_only_a_heap_death_in_aliasfuzz_is_asked_about():
+    assert heap.is_heap_death(INTERNAL)
+    other = {**INTERNAL, "summary": "worker died (signal:SIGSEGV) in aliasfuzz (harness)"}
+    assert not heap.is_heap_death(other)
+    assert not heap.is_heap_death({"verdict": "crash", "check": "signal:SIGABRT",
+                                   "explanation": SUMMARY})
+
+
+def test_twelfth_campaign_program_1428_corrupts_the_heap_under_inductor_alone():
+    # permute / fz.halve_ / as_strided_scatter / fz.copy_into / index_copy_ on an input at
+    # offset 57 with strides (50, 5, 2): the worker died later building inputs (internal
+    # error); alone, with glibc checking the heap, the compiled program kills its process
+    out = heap.confirm(_program("heap/s20261206-1428.json"), "inductor", "cpu", {}, INTERNAL)
+    assert out is not None and (out["verdict"], out["check"]) == ("crash", "signal:SIGABRT")
+    assert "inductor corrupts the heap" in out["explanation"]
+    assert "eager alone did not in 3" in out["explanation"]
+
+
+def test_a_program_that_does_not_corrupt_the_heap_is_not_confirmed():
+    # index_copy(x, idx, x): wrong values under Inductor, but every write in bounds
+    p = _program("blame/miscompile-lowering-7e27ad2854.json")
+    assert heap.confirm(p, "inductor", "cpu", {}, INTERNAL) is None
+
+
+def test_the_pool_confirms_a_heap_death_without_a_worker_and_keeps_it_when_unshown(
+    tmp_path, monkeypatch
+):
+    crash = {"verdict": "crash", "check": "signal:SIGABRT", "explanation": "corrupts"}
+    answers = [crash, None]
+    monkeypatch.setattr(pool_mod, "confirm_heap", lambda *a, **k: answers.pop(0))
+    pool = pool_mod.Pool(CampaignOptions(programs=1, workers=1), tmp_path / "w")
+    p = _program("blame/miscompile-lowering-7e27ad2854.json")
+    pool.submit(0, ("confirm", 4, "inductor", p, INTERNAL))
+    pool.submit(1, ("confirm", 5, "inductor", p, INTERNAL))
+    pool.submit(2, None)
+
+    class NoWorker:  # a heap death is never re-run in a worker (it would die in aliasfuzz)
+        def run(self, task):
+            raise AssertionError("no worker task")
+
+        def close(self):
+            pass
+
+    pool._serve(NoWorker())
+    first = pool.results.get_nowait()
+    assert first[:3] == ("confirmed", 4, "inductor") and first[4]["verdict"] == "crash"
+    assert "heap.confirm" in first[4]["costs"]
+    out = confirmed(INTERNAL, {k: v for k, v in first[4].items() if k != "costs"})
+    assert out["verdict"] == "crash" and out["first"]["check"] == "signal:SIGABRT"
+    second = pool.results.get_nowait()
+    assert second[4]["internal_error"] == INTERNAL["internal_error"]  # unshown: it stands
