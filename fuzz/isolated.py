@@ -127,8 +127,9 @@ def _walk(value: Any, leaf: type, convert: Any) -> Any:
     return value
 
 
-def heap_check() -> None:
-    """Make glibc look at the heap now: collect garbage (frees what the step left), then
+def heap_check(collect: bool = True) -> None:
+    """Make glibc look at the heap now: collect garbage (``collect``: frees what the step
+    left in reference cycles), then
     ``malloc_trim(0)``, which consolidates every arena's free chunks and aborts the process
     (``malloc_consolidate(): invalid chunk size`` and the like) when an out-of-bounds write
     has corrupted a chunk header. glibc otherwise notices only at some later
@@ -139,7 +140,8 @@ def heap_check() -> None:
     import ctypes
     import gc
 
-    gc.collect()
+    if collect:  # ~100 ms in a process that imported torch: campaign workers skip it
+        gc.collect()
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL("libc.so.6")
         libc.malloc.restype = ctypes.c_void_p

@@ -9,8 +9,14 @@ which run wrote (twelfth campaign: four such deaths, programs 1428 and 1824 of s
 alone, in a child interpreter that then makes glibc check its heap
 (:func:`aliasfuzz.fuzz.isolated.heap_check`), :data:`TRIES` times; and eager alone the same
 way as the control. A pipeline whose child dies while eager's never does corrupts the heap:
-a ``crash`` with the signal as its check. Anything else (no death, or eager dying too)
-shows nothing and the internal error stands.
+a ``crash`` with the signal as its check, and ``heap`` (deaths / runs) in the outcome. Anything
+else (no death, or eager dying too) shows nothing and the internal error stands.
+
+Such a finding is not shrunk (:meth:`aliasfuzz.campaign.pool.Pool._shrink`): a run in a
+worker may die in aliasfuzz, die in PyTorch or survive with wrong values, so the shrinker's
+replay cannot tell a candidate that keeps the bug from one that lost it; the confirmation
+with its eager control is the finding's replay. It is cut like any signal death (its
+compiled stages in child interpreters that check the heap, :class:`aliasfuzz.oracle.blame._Isolation`).
 """
 
 from __future__ import annotations
@@ -22,15 +28,21 @@ __all__ = ["TRIES", "confirm", "is_heap_death", "run_alone"]
 #: Runs of the pipeline, and of eager, each in its own child interpreter.
 TRIES = 3
 
-#: What ``worker.attribute_death`` writes in the summary of a death in aliasfuzz after
-#: glibc found the heap corrupted.
+#: What ``worker.attribute_death`` writes in the summary (or a crash's explanation) of a
+#: worker's death after glibc found the heap corrupted.
 _SUMMARY = "glibc found the heap corrupted"
 
 
 def is_heap_death(outcome: dict[str, Any]) -> bool:
-    """Whether a task's ``outcome`` is an internal error whose worker died because glibc
-    found the heap corrupted (the corrupting write came earlier, from some run)."""
-    return "internal_error" in outcome and _SUMMARY in str(outcome.get("summary") or "")
+    """Whether a task's ``outcome`` is a worker's death after glibc found the heap
+    corrupted: an internal error (it died in aliasfuzz) or a ``crash`` (it died in the
+    system under test, often in the eager reference run after the pipeline's: glibc
+    notices at a later ``malloc``, so where the worker died says little about which run
+    wrote)."""
+    if "internal_error" in outcome:
+        return _SUMMARY in str(outcome.get("summary") or "")
+    return outcome.get("verdict") == "crash" and not outcome.get("heap") and (
+        _SUMMARY in str(outcome.get("explanation") or ""))
 
 
 def run_alone(program: dict, pipeline: str, device: str, options: dict | None) -> str:
@@ -86,4 +98,7 @@ def confirm(program: Any, pipeline: str, device: str, options: dict | None,
             f"{first.get('summary', '')}"
         ),
         "diff": "",
+        # the confirmation is this finding's replay: another run in a worker may die in
+        # aliasfuzz or survive with wrong values (campaign.pool does not shrink it)
+        "heap": f"{len(died)}/{TRIES}",
     }

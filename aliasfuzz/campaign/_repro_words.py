@@ -161,6 +161,12 @@ def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
     (the title's verb phrase; the verdict only for findings without a check)."""
     exp = sighting or meta.get("expected") or {}
     verdict, check = exp.get("verdict", ""), exp.get("check")
+    if verdict == "crash" and str(check or "").startswith("signal:"):
+        # a death is not an exception: say how the process dies, and heap corruption first
+        sig, said = str(check).split(":", 1)[1], _said(meta, sighting)
+        if "corrupts the heap" in said or "glibc found the heap corrupted" in said:
+            return f"corrupts the heap where eager does not (an out-of-bounds write; {sig})"
+        return f"kills the process ({sig}) where eager does not"
     if check == "torchscript":
         check = ts_check(_said(meta, sighting))
     elif verdict == "miscompile" and check == "values":

@@ -179,24 +179,35 @@ class Pool:
                 for p, out in self._group(worker, program, list(pipeline)).items():
                     self.results.put(("task", i, p, program, out))
             elif kind == "confirm":
-                t0 = time.perf_counter()
-                if is_heap_death(outcome):  # the pipeline alone, then glibc checks the heap
-                    out = confirm_heap(program, pipeline, self.opts.device,
-                                       self._task(program, pipeline)["options"],
-                                       outcome) or outcome
-                    out = {**out, "costs": {"heap.confirm": time.perf_counter() - t0}}
-                    self.results.put(("confirmed", i, pipeline, (program, outcome), out))
-                    continue
-                worker.close()  # a fresh child: nothing left from earlier tasks or signals
-                out = worker.run(self._task(program, pipeline))
-                # the first run's costs, and the whole re-run as one stage
-                out["costs"] = {**(outcome.get("costs") or {}),
-                                 "crash.rerun": time.perf_counter() - t0}
-                self.results.put(("confirmed", i, pipeline, (program, outcome), out))
+                self.results.put(("confirmed", i, pipeline, (program, outcome),
+                                  self._confirm(worker, program, pipeline, outcome)))
             elif kind == "follow":
                 self.results.put(self._follow(worker, i, pipeline, program, outcome))
             else:  # "shrink" (budget 0 with --no-shrink): minimize, then blame
                 self.results.put(self._shrink(worker, i, pipeline, program, outcome))
+
+    def _confirm(self, worker: Worker, program: Program, pipeline: str,
+                 outcome: dict[str, Any]) -> dict[str, Any]:
+        """The re-run of a task whose outcome needs confirming
+        (:func:`~aliasfuzz.campaign.driver.needs_confirmation`, or a heap death,
+        :func:`aliasfuzz.oracle.heap.is_heap_death`). A heap death is asked about first by
+        running the pipeline alone in child interpreters (:func:`aliasfuzz.oracle.heap.confirm`);
+        when that shows nothing, an internal error stands and a crash is re-run in a fresh
+        worker (as every other death is; a heap death there is asked about too). The
+        costs: the first run's, and the whole re-run as one stage."""
+        t0 = time.perf_counter()
+        options = self._task(program, pipeline)["options"]
+        out = None
+        if is_heap_death(outcome):  # the pipeline alone, then glibc checks the heap
+            out = confirm_heap(program, pipeline, self.opts.device, options, outcome)
+        if out is None and "internal_error" not in outcome:
+            worker.close()  # a fresh child: nothing left from earlier tasks or signals
+            out = worker.run(self._task(program, pipeline))
+            if is_heap_death(out):
+                out = confirm_heap(program, pipeline, self.opts.device, options, out) or out
+        out = out or outcome
+        return {**out, "costs": {**(outcome.get("costs") or {}),
+                                 "crash.rerun": time.perf_counter() - t0}}
 
     def _shrink(self, worker: Worker, i: int, pipeline: str, program: Program,
                 outcome: dict[str, Any], note: dict[str, Any] | None = None,
@@ -205,6 +216,8 @@ class Pool:
         ``before``: seconds already spent on it (a follower's failed try), counted as
         shrinking; ``note`` goes with the message (the driver journals it)."""
         budget = self.opts.shrink_budget if self.opts.shrink else 0
+        if outcome.get("heap"):  # confirmed in child interpreters: not replayed (oracle.heap)
+            budget = 0
         t0 = time.perf_counter()
         small, sout, spent = shrink(
             program,
@@ -289,6 +302,11 @@ class Pool:
     ) -> dict[str, Any]:
         out = worker.run(self._task(program, pipeline))
         out.pop("costs", None)  # a step's time is the shrink's (timed as a whole)
+        if "internal_error" in out and is_heap_death(out):
+            # glibc found the heap corrupted after the run (oracle.heap): the step fails,
+            # keeping the signal, so that a replay dying this way does not dismiss the
+            # finding (shrink.unconfirmed_replay); not aliasfuzz's error, not counted as one
+            return {"verdict": "internal-error", "check": out.get("check")}
         if "internal_error" in out:  # logged and counted like a task's; the step fails
             self.results.put(("internal", i, pipeline, out, None))
             return {"verdict": "internal-error"}

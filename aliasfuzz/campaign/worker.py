@@ -372,6 +372,7 @@ def _serve(proto) -> None:
     from aliasfuzz.campaign import _judge
     from aliasfuzz.fuzz import costs, process
     from aliasfuzz.fuzz.ir import Program
+    from aliasfuzz.fuzz.isolated import heap_check
     from aliasfuzz.plugins import load_from_env
 
     process.setup()  # before "ready": its cost never counts against a task's timeout
@@ -399,6 +400,13 @@ def _serve(proto) -> None:
                     out = _judge.evaluate(
                         program, task["pipeline"], task["device"], task.get("options")
                     )
+                if "blame" not in task:
+                    # glibc notices an out-of-bounds write only at a later malloc or free,
+                    # often in the next task's harness code: look now, still inside the
+                    # system under test (a death here is a heap death, oracle.heap)
+                    what = task.get("pipeline") or ",".join(task["pipelines"])
+                    with process.system_under_test(f"heap check after {what}"):
+                        heap_check(collect=False)
             except Exception:  # an internal bug: reported to the driver, which shows it loudly
                 out = {"internal_error": traceback.format_exc()}
             fault = device_fault(task.get("device", "cpu"))

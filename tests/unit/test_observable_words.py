@@ -126,6 +126,19 @@ def test_a_plain_values_mismatch_keeps_its_words():
     assert (effect(meta), observable(meta)) == ("returns wrong values", "values")
 
 
+def test_a_signal_death_is_named_as_a_death_and_heap_corruption_first():
+    heap = {"expected": {"verdict": "crash", "check": "signal:SIGABRT"},
+            "explanation": "inductor corrupts the heap (an out-of-bounds write): ..."}
+    assert effect(heap) == ("corrupts the heap where eager does not (an out-of-bounds write; "
+                            "SIGABRT)")
+    segv = {"expected": {"verdict": "crash", "check": "signal:SIGSEGV"},
+            "explanation": "worker died (signal:SIGSEGV) while running the program"}
+    assert effect(segv) == "kills the process (SIGSEGV) where eager does not"
+    raised = {"expected": {"verdict": "crash", "check": "exceptions"},
+              "explanation": "compiled raises RuntimeError: x; eager does not"}
+    assert effect(raised) == "raises where eager does not"
+
+
 def test_an_old_entry_without_checks_in_its_known_item_uses_known_toml():
     program, meta = _entry()  # written before checks existed: its known item has none
     assert "checks" not in meta["known"]
