@@ -5,10 +5,12 @@ chunk, often in harness code after the run that wrote (a campaign worker died in
 ``eager.py`` building the next task's inputs, or in the oracle). Such a death was an
 internal error of aliasfuzz (``worker.attribute_death``), never a finding: nothing showed
 which run wrote (twelfth campaign: four such deaths, programs 1428 and 1824 of seed
-20261206). :func:`confirm` shows it: the program runs on fresh inputs under the pipeline
+20261206). Every such death (:func:`may_be_corruption`) is asked about. :func:`confirm`
+shows it: the program runs on fresh inputs under the pipeline
 alone, in a child interpreter that then makes glibc check its heap
-(:func:`aliasfuzz.fuzz.isolated.heap_check`), :data:`TRIES` times; and eager alone the same
-way as the control. A pipeline whose child dies while eager's never does corrupts the heap:
+(:func:`aliasfuzz.fuzz.isolated.heap_check`), up to :data:`TRIES` times; and eager alone the
+same way as the control, :data:`EAGER_TRIES` times. A pipeline whose child dies while
+eager's never does corrupts the heap:
 a ``crash`` with the signal as its check, and ``heap`` (deaths / runs) in the outcome. Anything
 else (no death, or eager dying too) shows nothing and the internal error stands.
 
@@ -23,26 +25,32 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TRIES", "confirm", "is_heap_death", "run_alone"]
+__all__ = ["EAGER_TRIES", "HEAP_MESSAGE", "TRIES", "confirm", "may_be_corruption", "run_alone"]
 
-#: Runs of the pipeline, and of eager, each in its own child interpreter.
-TRIES = 3
+#: Runs of the pipeline at most (it stops at its second death), and of eager, each in its
+#: own child interpreter: glibc does not notice every corruption (c12's program 1428 killed
+#: 3, 2 and 1 of 3 children in three confirmations on this machine).
+TRIES = 5
+EAGER_TRIES = 3
 
 #: What ``worker.attribute_death`` writes in the summary (or a crash's explanation) of a
 #: worker's death after glibc found the heap corrupted.
-_SUMMARY = "glibc found the heap corrupted"
+HEAP_MESSAGE = "glibc found the heap corrupted"
 
 
-def is_heap_death(outcome: dict[str, Any]) -> bool:
-    """Whether a task's ``outcome`` is a worker's death after glibc found the heap
-    corrupted: an internal error (it died in aliasfuzz) or a ``crash`` (it died in the
-    system under test, often in the eager reference run after the pipeline's: glibc
-    notices at a later ``malloc``, so where the worker died says little about which run
-    wrote)."""
+def may_be_corruption(outcome: dict[str, Any]) -> bool:
+    """Whether a task's ``outcome`` is a worker's death that heap corruption may explain:
+    an internal error by a signal (the worker died in aliasfuzz: glibc named a corrupted
+    heap, or a corrupted pointer faulted first, SIGSEGV, as on torch 2.11 on the H200
+    host), or a ``crash`` whose log names glibc's heap message (it died in the system
+    under test, often in the eager run after the pipeline's: glibc notices at a later
+    ``malloc``, so where the worker died says little about which run wrote). Such a death
+    is asked about (:func:`confirm`); one already confirmed is not."""
     if "internal_error" in outcome:
-        return _SUMMARY in str(outcome.get("summary") or "")
+        return str(outcome.get("check") or "").startswith("signal:") or (
+            HEAP_MESSAGE in str(outcome.get("summary") or ""))
     return outcome.get("verdict") == "crash" and not outcome.get("heap") and (
-        _SUMMARY in str(outcome.get("explanation") or ""))
+        HEAP_MESSAGE in str(outcome.get("explanation") or ""))
 
 
 def run_alone(program: dict, pipeline: str, device: str, options: dict | None) -> str:
@@ -78,13 +86,18 @@ def confirm(program: Any, pipeline: str, device: str, options: dict | None,
     ``options``: the pipeline's options as a dict."""
     from aliasfuzz.fuzz.isolated import Died, run_isolated
 
-    def deaths(p: str) -> list[Died]:
-        got = [run_isolated(f"{__name__}:run_alone", (program.to_json(), p, device, options),
-                            check_heap=True) for _ in range(TRIES)]
-        return [g for g in got if isinstance(g, Died) and g.how.startswith("signal")]
+    def deaths(p: str, tries: int, enough: int) -> tuple[list[Died], int]:
+        died, runs = [], 0
+        while runs < tries and len(died) < enough:
+            runs += 1
+            got = run_isolated(f"{__name__}:run_alone", (program.to_json(), p, device, options),
+                               check_heap=True)
+            if isinstance(got, Died) and got.how.startswith("signal"):
+                died.append(got)
+        return died, runs
 
-    died = deaths(pipeline)
-    if not died or deaths("eager"):
+    died, runs = deaths(pipeline, TRIES, 2)
+    if not died or deaths("eager", EAGER_TRIES, 1)[0]:
         return None
     signal = died[0].how.removeprefix("signal ")
     return {
@@ -93,12 +106,12 @@ def confirm(program: Any, pipeline: str, device: str, options: dict | None,
         "explanation": (
             f"{pipeline} corrupts the heap (an out-of-bounds write): a process that ran "
             f"only the program under {pipeline} on fresh inputs, then had glibc check its "
-            f"heap, died ({died[0].how}) in {len(died)} of {TRIES} runs; eager alone did "
-            f"not in {TRIES}. The worker had died of it later, in aliasfuzz: "
-            f"{first.get('summary', '')}"
+            f"heap, died ({died[0].how}) in {len(died)} of {runs} runs; eager alone did "
+            f"not in {EAGER_TRIES}. The worker had died of it: "
+            f"{first.get('summary') or first.get('explanation') or ''}"
         ),
         "diff": "",
         # the confirmation is this finding's replay: another run in a worker may die in
         # aliasfuzz or survive with wrong values (campaign.pool does not shrink it)
-        "heap": f"{len(died)}/{TRIES}",
+        "heap": f"{len(died)}/{runs}",
     }

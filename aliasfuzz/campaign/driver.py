@@ -37,7 +37,7 @@ from aliasfuzz.campaign.shrink import same_failure
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
-from aliasfuzz.oracle.heap import is_heap_death
+from aliasfuzz.oracle.heap import may_be_corruption
 from aliasfuzz.oracle.verdict import Verdict
 
 __all__ = ["CampaignResult", "program_at", "run_campaign", "unconfirmed_death"]
@@ -517,7 +517,7 @@ class _Campaign:
             row = self._internal(i, pipeline, payload)
             self._log({"t": "internal", **row})
             return 1  # not the end of a job: the shrink job it came from is still running
-        if kind == "task" and (needs_confirmation(out) or is_heap_death(out)):
+        if kind == "task" and (needs_confirmation(out) or may_be_corruption(out)):
             pool.submit(0, ("confirm", i, pipeline, payload, out))
             return 1  # journaled once the re-run answers: a kill before that re-runs both
         if kind == "confirmed":

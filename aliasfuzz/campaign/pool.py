@@ -31,8 +31,8 @@ from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.fuzz.ir import Program
+from aliasfuzz.oracle.heap import HEAP_MESSAGE, may_be_corruption
 from aliasfuzz.oracle.heap import confirm as confirm_heap
-from aliasfuzz.oracle.heap import is_heap_death
 
 __all__ = ["Pool", "blame_in", "kernel_cache_dir"]
 
@@ -190,7 +190,7 @@ class Pool:
                  outcome: dict[str, Any]) -> dict[str, Any]:
         """The re-run of a task whose outcome needs confirming
         (:func:`~aliasfuzz.campaign.driver.needs_confirmation`, or a heap death,
-        :func:`aliasfuzz.oracle.heap.is_heap_death`). A heap death is asked about first by
+        :func:`aliasfuzz.oracle.heap.may_be_corruption`). Such a death is asked about first by
         running the pipeline alone in child interpreters (:func:`aliasfuzz.oracle.heap.confirm`);
         when that shows nothing, an internal error stands and a crash is re-run in a fresh
         worker (as every other death is; a heap death there is asked about too). The
@@ -198,12 +198,12 @@ class Pool:
         t0 = time.perf_counter()
         options = self._task(program, pipeline)["options"]
         out = None
-        if is_heap_death(outcome):  # the pipeline alone, then glibc checks the heap
+        if may_be_corruption(outcome):  # the pipeline alone, then glibc checks the heap
             out = confirm_heap(program, pipeline, self.opts.device, options, outcome)
         if out is None and "internal_error" not in outcome:
             worker.close()  # a fresh child: nothing left from earlier tasks or signals
             out = worker.run(self._task(program, pipeline))
-            if is_heap_death(out):
+            if may_be_corruption(out):
                 out = confirm_heap(program, pipeline, self.opts.device, options, out) or out
         out = out or outcome
         return {**out, "costs": {**(outcome.get("costs") or {}),
@@ -302,7 +302,7 @@ class Pool:
     ) -> dict[str, Any]:
         out = worker.run(self._task(program, pipeline))
         out.pop("costs", None)  # a step's time is the shrink's (timed as a whole)
-        if "internal_error" in out and is_heap_death(out):
+        if "internal_error" in out and HEAP_MESSAGE in str(out.get("summary") or ""):
             # glibc found the heap corrupted after the run (oracle.heap): the step fails,
             # keeping the signal, so that a replay dying this way does not dismiss the
             # finding (shrink.unconfirmed_replay); not aliasfuzz's error, not counted as one

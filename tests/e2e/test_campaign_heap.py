@@ -23,15 +23,18 @@ def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, mo
     generate = _judge.generate
     monkeypatch.setattr(_judge, "generate",
                         lambda seed, i, m=8: program if i == 0 else generate(seed, i, m))
-    opts = CampaignOptions(programs=1, seed=1, pipelines=("inductor",), workers=1,
-                           corpus=str(tmp_path / "corpus"), state=str(tmp_path / "state"),
-                           report="none")
-    res = run_campaign(opts, show=False)
-    assert res.status == "done" and res.internal_errors == 0
+    for attempt in ("a", "b"):  # glibc does not notice every corruption: one more try
+        opts = CampaignOptions(programs=1, seed=1, pipelines=("inductor",), workers=1,
+                               corpus=str(tmp_path / attempt / "corpus"),
+                               state=str(tmp_path / attempt / "state"), report="none")
+        res = run_campaign(opts, show=False)
+        assert res.status == "done" and res.internal_errors == 0
+        if res.findings and res.findings[0]["verdict"] == "crash":
+            break
     (finding,) = res.findings
     assert (finding["verdict"], finding["check"][:7]) == ("crash", "signal:")
     assert finding["stage"] in ("lowering", "scheduler", "codegen:cpp-vectorized"), finding
-    entry = tmp_path / "corpus" / finding["id"]
+    entry = tmp_path / attempt / "corpus" / finding["id"]
     meta = json.loads((entry / "meta.json").read_text())
     assert "inductor corrupts the heap" in meta["explanation"]
     assert meta["shrink_executions"] == 0  # the confirmation is its replay, not the shrinker

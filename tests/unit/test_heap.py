@@ -27,18 +27,23 @@ def _program(name: str) -> Program:
     return Program.from_json(json.loads((DATA / name).read_text()))
 
 
-def test_a_death_after_glibc_found_the_heap_corrupted_is_asked_about_wherever_it_died():
-    assert heap.is_heap_death(INTERNAL)
-    other = {**INTERNAL, "summary": "worker died (signal:SIGSEGV) in aliasfuzz (harness)"}
-    assert not heap.is_heap_death(other)
+def test_a_death_heap_corruption_may_explain_is_asked_about_wherever_it_died():
+    assert heap.may_be_corruption(INTERNAL)
+    # a segfault in aliasfuzz is asked about too (a corrupted pointer can fault before
+    # glibc looks: torch 2.11 on the H200 host); an exception in aliasfuzz is not
+    segv = {**INTERNAL, "summary": "worker died (signal:SIGSEGV) in aliasfuzz (harness)",
+            "check": "signal:SIGSEGV"}
+    assert heap.may_be_corruption(segv)
+    raised = {"internal_error": "Traceback ...", "summary": "KeyError", "check": None}
+    assert not heap.may_be_corruption(raised)
     # a death in the system under test names it too (often the eager run after the
     # pipeline's: glibc notices late); one already confirmed is not asked again
     sut = {"verdict": "crash", "check": "signal:SIGABRT", "explanation": (
         "worker died (signal:SIGABRT) while running the program (in the system under test: "
         "eager): glibc found the heap corrupted ('malloc(): unaligned tcache chunk "
         "detected'), an out-of-bounds write")}
-    assert heap.is_heap_death(sut) and not heap.is_heap_death({**sut, "heap": "2/3"})
-    assert not heap.is_heap_death({"verdict": "crash", "check": "signal:SIGSEGV",
+    assert heap.may_be_corruption(sut) and not heap.may_be_corruption({**sut, "heap": "2/3"})
+    assert not heap.may_be_corruption({"verdict": "crash", "check": "signal:SIGSEGV",
                                    "explanation": "worker died (signal:SIGSEGV)"})
 
 
@@ -47,9 +52,11 @@ def test_twelfth_campaign_program_1428_corrupts_the_heap_under_inductor_alone():
     # offset 57 with strides (50, 5, 2): the worker died later building inputs (internal
     # error); alone, with glibc checking the heap, the compiled program kills its process
     out = heap.confirm(_program("heap/s20261206-1428.json"), "inductor", "cpu", {}, INTERNAL)
-    assert out is not None and (out["verdict"], out["check"]) == ("crash", "signal:SIGABRT")
+    # glibc aborts (SIGABRT) or the corrupted pointer faults first (SIGSEGV: torch 2.11 on
+    # the H200 host): either is the death
+    assert out is not None and out["verdict"] == "crash" and out["check"].startswith("signal:")
     assert "inductor corrupts the heap" in out["explanation"]
-    assert "eager alone did not in 3" in out["explanation"]
+    assert "eager alone did not in 3" in out["explanation"] and out["heap"][0] in "12"
 
 
 def test_a_program_that_does_not_corrupt_the_heap_is_not_confirmed():
