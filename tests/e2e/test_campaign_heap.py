@@ -1,7 +1,9 @@
-"""A program whose compiled code corrupts the heap, end to end: the worker dies wherever
-glibc notices (in aliasfuzz, in eager, or not at all), the campaign confirms the corruption
-with the pipeline alone in child interpreters (oracle.heap), writes the finding unshrunk,
-blames a compiled stage, and its repro dies of it."""
+"""A program whose compiled code corrupts the heap, end to end. Where a worker dies of it
+is chance (glibc notices at some later malloc or free, or not at all), so the worker's
+side is made deterministic: a plugin makes the first task die as glibc does when it finds
+the heap corrupted, in aliasfuzz's own code (the twelfth campaign's internal errors). From there everything is real: the campaign confirms the corruption with the
+pipeline alone in child interpreters (oracle.heap), writes the finding unshrunk, blames a
+compiled stage, and its repro dies of it."""
 
 from __future__ import annotations
 
@@ -17,26 +19,51 @@ from aliasfuzz.fuzz.ir import Program
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
+# Loaded in every worker (ALIASFUZZ_PLUGINS): at the first task anywhere the worker aborts
+# with glibc's message outside the system under test (before the program runs, so that no
+# real corruption decides where it dies); later tasks run as is.
+_PLUGIN = """
+import os, sys
+from aliasfuzz.campaign import _judge
+
+_evaluate = _judge.evaluate
+
+def evaluate(*args, **kwargs):
+    try:
+        fd = os.open(os.environ["AF_TEST_MARK"], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return _evaluate(*args, **kwargs)
+    os.close(fd)
+    sys.stderr.write("malloc(): unaligned tcache chunk detected\\n")
+    sys.stderr.flush()
+    os.abort()
+
+_judge.evaluate = evaluate
+"""
+
 
 def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, monkeypatch):
     program = Program.from_json(json.loads((DATA / "heap" / "s20261206-1428.json").read_text()))
     generate = _judge.generate
     monkeypatch.setattr(_judge, "generate",
                         lambda seed, i, m=8: program if i == 0 else generate(seed, i, m))
-    for attempt in ("a", "b"):  # glibc does not notice every corruption: one more try
-        opts = CampaignOptions(programs=1, seed=1, pipelines=("inductor",), workers=1,
-                               corpus=str(tmp_path / attempt / "corpus"),
-                               state=str(tmp_path / attempt / "state"), report="none")
-        res = run_campaign(opts, show=False)
-        assert res.status == "done" and res.internal_errors == 0
-        if res.findings and res.findings[0]["verdict"] == "crash":
-            break
+    plugin = tmp_path / "late_death.py"
+    plugin.write_text(_PLUGIN)
+    monkeypatch.setenv("ALIASFUZZ_PLUGINS", str(plugin))
+    monkeypatch.setenv("AF_TEST_MARK", str(tmp_path / "died"))
+    opts = CampaignOptions(programs=1, seed=1, pipelines=("inductor",), workers=1,
+                           corpus=str(tmp_path / "corpus"), state=str(tmp_path / "state"),
+                           report="none")
+    res = run_campaign(opts, show=False)
+    assert (tmp_path / "died").exists()  # the worker did die in aliasfuzz
+    assert res.status == "done" and res.internal_errors == 0
     (finding,) = res.findings
     assert (finding["verdict"], finding["check"][:7]) == ("crash", "signal:")
     assert finding["stage"] in ("lowering", "scheduler", "codegen:cpp-vectorized"), finding
-    entry = tmp_path / attempt / "corpus" / finding["id"]
+    entry = tmp_path / "corpus" / finding["id"]
     meta = json.loads((entry / "meta.json").read_text())
     assert "inductor corrupts the heap" in meta["explanation"]
+    assert "glibc found the heap corrupted" in meta["explanation"]  # the worker's death
     assert meta["shrink_executions"] == 0  # the confirmation is its replay, not the shrinker
     repro = subprocess.run([sys.executable, str(entry / "repro.py")], capture_output=True,
                            text=True, timeout=600)
