@@ -449,16 +449,17 @@ def blame_program(
         isolate or signal) else None
     away = set(stages) if isolate else set(_COMPILED)  # the stages run in a child
 
+    def here(only: Sequence[str] | None) -> list[Any]:
+        return cut(pipeline, fn, make, names, options=opts, program=program, device=device,
+                   only=only)
+
     def cut_(only: Sequence[str] | None = None) -> list[Any]:
         if iso is None:
-            return cut(pipeline, fn, make, names, options=opts, program=program,
-                       device=device, only=only)
+            return here(only)
         if pipeline in _WHOLE_CUT:  # their cuts run all stages at once
-            return iso.stage(None) if isolate else cut(
-                pipeline, fn, make, names, options=opts, program=program, device=device)
-        return [r for s in (only or stages) for r in (
-            iso.stage(s) if s in away else cut(pipeline, fn, make, names, options=opts,
-                                               program=program, device=device, only=[s]))]
+            return iso.stage(None) if isolate else here(None)
+        return [r for s in (only or stages)
+                for r in (iso.stage(s) if s in away else here([s]))]
 
     if signal and all(s in stages for s in _COMPILED):
         # the compiled stages kill a process as they killed the pipeline's: first see
@@ -602,22 +603,30 @@ class _Isolation:
         return all(departure(self.pipeline, self.eager, r.result, self.names, self.shadow)
                    is None for r in runs if "verdict" not in r.extra)
 
-    def stage(self, name: str | None) -> list[Any]:
-        """The :class:`~aliasfuzz.passes.stages.StageRun` list of cut stage ``name`` (None:
-        the whole cut of a pipeline in :data:`_WHOLE_CUT`)."""
+    def _answer(self, target: str, args: tuple, agrees: Callable[[Any], bool]) -> Any:
+        """What step ``target(*args)`` answers in child interpreters by the rule of the
+        class docstring: its value, or the :class:`~aliasfuzz.fuzz.isolated.Died` that
+        decides (a signal death's first; a value finding's when every run died)."""
         from aliasfuzz.fuzz.isolated import Died, run_isolated
 
         got: Any = None
         for _ in range(_TRIES):
-            got = run_isolated(f"{__name__}:_isolated_stage",
-                               (*self.args, None if name is None else [name]),
-                               check_heap=self.signal)
+            got = run_isolated(f"{__name__}:{target}", args, check_heap=self.signal)
             if isinstance(got, Died):
                 if self.signal:
-                    return self._dead(name, got)
+                    return got
                 continue
-            if not self.signal or not self._agrees(got):
+            if not (self.signal and agrees(got)):
                 return got
+        return got
+
+    def stage(self, name: str | None) -> list[Any]:
+        """The :class:`~aliasfuzz.passes.stages.StageRun` list of cut stage ``name`` (None:
+        the whole cut of a pipeline in :data:`_WHOLE_CUT`)."""
+        from aliasfuzz.fuzz.isolated import Died
+
+        got = self._answer("_isolated_stage", (*self.args, None if name is None else [name]),
+                           self._agrees)
         return self._dead(name, got) if isinstance(got, Died) else got
 
     def _dead(self, name: str | None, died: Any) -> list[Any]:
@@ -633,20 +642,11 @@ class _Isolation:
         """``agrees`` / ``departs`` / ``raises`` of the control with ``options``
         (:func:`_control`) run in child interpreters by the rule of the class docstring (a
         death ``raises``)."""
-        from aliasfuzz.fuzz.isolated import Died, run_isolated
+        from aliasfuzz.fuzz.isolated import Died
 
-        got = "raises"
-        for _ in range(_TRIES):
-            got = run_isolated(f"{__name__}:_isolated_control", (*self.args[:3], options),
-                               check_heap=self.signal)
-            if isinstance(got, Died):
-                got = "raises"
-                if self.signal:
-                    return got
-                continue
-            if not self.signal or got != "agrees":
-                return got
-        return got
+        got = self._answer("_isolated_control", (*self.args[:3], options),
+                           lambda answer: answer == "agrees")
+        return "raises" if isinstance(got, Died) else got
 
 
 def scalar_codegen(

@@ -53,29 +53,21 @@ def may_be_corruption(outcome: dict[str, Any]) -> bool:
         HEAP_MESSAGE in str(outcome.get("explanation") or ""))
 
 
-def run_alone(program: dict, pipeline: str, device: str, options: dict | None) -> str:
+def run_alone(program: dict, pipeline: str, device: str, options: dict | None) -> None:
     """A child interpreter's step: ``program`` (its JSON) on fresh inputs under
-    ``pipeline`` (``eager``: the program called as is), nothing judged. Returns
-    ``raised`` or ``ran``; a corrupted heap kills the child (the caller asks for a heap
-    check after the step)."""
-    from aliasfuzz.fuzz.eager import make_inputs
+    ``pipeline`` (``eager``: the program called as is), nothing judged. Returns nothing:
+    what counts is whether the child survives the heap check the caller asks for after
+    the step (a corrupted heap kills it)."""
+    from aliasfuzz.fuzz.eager import make_inputs, run_eager
     from aliasfuzz.fuzz.ir import Program
-    from aliasfuzz.fuzz.render import load_function
-    from aliasfuzz.passes.pipelines import NON_DYNAMO_TRACING, PipelineOptions, run_function
+    from aliasfuzz.passes.pipelines import PipelineOptions, run_pipeline
 
     p = Program.from_json(program)
-    fn, _ = load_function(p, capture_triton=pipeline in NON_DYNAMO_TRACING)
-    names = [t.name for t in p.inputs]
-    inputs = make_inputs(p, device)
     if pipeline == "eager":
-        try:
-            fn(*inputs)
-        except Exception:
-            return "raised"
-        return "ran"
-    ex = run_function(pipeline, fn, inputs, input_names=names, device=device,
-                      options=PipelineOptions(**(options or {})))
-    return "raised" if getattr(ex, "error", None) is not None else "ran"
+        run_eager(p, device=device)
+    else:
+        run_pipeline(pipeline, p, make_inputs(p, device), device,
+                     PipelineOptions(**(options or {})))
 
 
 def confirm(program: Any, pipeline: str, device: str, options: dict | None,

@@ -152,7 +152,7 @@ def blame(
     ``full`` None: the campaign judges full ``torch.compile`` as a task of its own
     (:func:`aliasfuzz.campaign.pool.blame_in`), so that a compile that kills the worker
     does not take the cut's result with it (fourth audit 8be8a9c905). ``isolate``: every
-    stage and control in a forked child (:func:`aliasfuzz.oracle.blame.blame_program`).
+    stage and control in a child interpreter (:func:`aliasfuzz.oracle.blame.blame_program`).
     """
     from aliasfuzz.oracle.blame import Blame, blame_program
 

@@ -196,15 +196,16 @@ class Pool:
         worker (as every other death is; a heap death there is asked about too). The
         costs: the first run's, and the whole re-run as one stage."""
         t0 = time.perf_counter()
-        options = self._task(program, pipeline)["options"]
+        task = self._task(program, pipeline)
         out = None
         if may_be_corruption(outcome):  # the pipeline alone, then glibc checks the heap
-            out = confirm_heap(program, pipeline, self.opts.device, options, outcome)
+            out = confirm_heap(program, pipeline, self.opts.device, task["options"], outcome)
         if out is None and "internal_error" not in outcome:
             worker.close()  # a fresh child: nothing left from earlier tasks or signals
-            out = worker.run(self._task(program, pipeline))
+            out = worker.run(task)
             if may_be_corruption(out):
-                out = confirm_heap(program, pipeline, self.opts.device, options, out) or out
+                out = confirm_heap(program, pipeline, self.opts.device, task["options"],
+                                   out) or out
         out = out or outcome
         return {**out, "costs": {**(outcome.get("costs") or {}),
                                  "crash.rerun": time.perf_counter() - t0}}
