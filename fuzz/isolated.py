@@ -31,26 +31,81 @@ import builtins
 import contextlib
 import importlib
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import traceback
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
-__all__ = ["Died", "heap_check", "portable_error", "run_isolated"]
+__all__ = ["HEAP_CORRUPTION", "Died", "heap_check", "portable_error", "run_isolated"]
 
 #: Exit status of a child whose step raised in the harness (not a death of PyTorch).
 _HARNESS_ERROR = 3
+
+#: glibc's messages when malloc/free find the heap corrupted (the process then aborts);
+#: ``malloc_printerr`` in glibc's ``malloc/malloc.c`` writes them to stderr.
+HEAP_CORRUPTION = re.compile(
+    r"corrupted (?:size vs\. prev_size|double-linked list|top size)[^\n]*|double free[^\n]*|"
+    r"free\(\): [^\n]*|malloc\(\): [^\n]*|malloc_consolidate\(\): [^\n]*|"
+    r"munmap_chunk\(\): [^\n]*|realloc\(\): [^\n]*"
+)
+
+#: What a process that aborts by itself prints first: glibc's heap messages, an uncaught
+#: C++ exception (``std::terminate``), a failed C ``assert``, a fatal error of CPython's
+#: own (not faulthandler's report of the signal, which it prints whoever sent it).
+_ABORT_REASON = re.compile(
+    HEAP_CORRUPTION.pattern + r"|terminate called[^\n]*|Assertion [^\n]* failed[^\n]*|"
+    r"Fatal Python error: (?!Aborted)[^\n]*"
+)
+
+#: Signals a process gets from its own faulting instruction (the kernel sends them):
+#: a death by one of them is the system under test's, whoever ran it.
+_FAULTS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")
+
+#: Bytes of a dead child's stderr kept in :attr:`Died.log`.
+_LOG_TAIL = 8192
 
 
 @dataclass(frozen=True)
 class Died:
     """How an isolated step's child ended without an answer: ``how`` is ``signal SIGABRT``,
-    ``exit 1`` or ``timeout after 600 s``."""
+    ``exit 1`` or ``timeout after 600 s``; ``log``: the tail of the child's stderr (not
+    compared: two deaths of the same kind are equal).
+
+    A death by a signal is evidence against the system under test only when the process
+    brought it on itself (:attr:`fault`): an outside ``kill`` (a user's, the OOM killer's
+    SIGKILL, a test harness's SIGTERM) must never become a finding (the fresh user of the
+    twelfth session forged a heap-corruption finding with ``kill -ABRT``)."""
 
     how: str
+    log: str = field(default="", compare=False, repr=False)
+
+    @property
+    def signal(self) -> str | None:
+        """The signal's name (``SIGABRT``) for a death by a signal, else None."""
+        return self.how.removeprefix("signal ") if self.how.startswith("signal ") else None
+
+    @property
+    def fault(self) -> bool:
+        """Whether the child brought its death on itself: a fault signal
+        (:data:`_FAULTS`), or SIGABRT after the aborting code said why (glibc's heap
+        message, ``terminate called``, a failed assertion). A SIGABRT with nothing before
+        it, SIGKILL, SIGTERM and the like may have come from outside."""
+        if self.signal in _FAULTS:
+            return True
+        return self.signal == "SIGABRT" and _ABORT_REASON.search(self.log) is not None
+
+    @property
+    def heap(self) -> str | None:
+        """What shows heap corruption in this death, or None: glibc's message before a
+        SIGABRT, or a SIGSEGV/SIGBUS (a corrupted pointer faults before glibc looks)."""
+        if self.signal == "SIGABRT":
+            found = HEAP_CORRUPTION.search(self.log)
+            return found.group(0).strip() if found else None
+        return self.signal if self.signal in ("SIGSEGV", "SIGBUS") else None
 
 
 @dataclass(frozen=True)
@@ -160,7 +215,9 @@ def run_isolated(target: str, args: tuple = (), *, timeout: float = 600.0,
     """Run ``target(*args)`` (``target``: ``"module:function"``) in a fresh interpreter and
     return what it returned (see the module docstring for what crosses back), or a
     :class:`Died` when the child was killed by a signal, exited without an answer, or ran
-    past ``timeout`` seconds (then its process group is killed). ``check_heap``: the child
+    past ``timeout`` seconds (then its process group is killed), with the tail of the
+    child's stderr (kept out of the caller's log, which the campaign's death attribution
+    reads: a child's glibc message there would be taken for the worker's). ``check_heap``: the child
     runs :func:`heap_check` after the step and before answering, so that a step that
     corrupted the heap dies (a signal) instead of answering.
 
@@ -172,22 +229,30 @@ def run_isolated(target: str, args: tuple = (), *, timeout: float = 600.0,
         request, answer = os.path.join(tmp, "request.pt"), os.path.join(tmp, "answer.pt")
         torch.save((target, args, check_heap), request)
         env = {k: v for k, v in os.environ.items() if k != "ALIASFUZZ_PHASE_FILE"}
-        proc = subprocess.Popen([sys.executable, "-m", __name__, request, answer], env=env,
-                                start_new_session=True, stdout=subprocess.DEVNULL)
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return Died(f"timeout after {timeout:g} s")
+        stderr = os.path.join(tmp, "stderr")
+        with open(stderr, "wb") as err:
+            proc = subprocess.Popen([sys.executable, "-m", __name__, request, answer],
+                                    env=env, start_new_session=True,
+                                    stdout=subprocess.DEVNULL, stderr=err)
+            try:
+                code = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                code = None
+        with open(stderr, "rb") as err:
+            err.seek(max(0, os.path.getsize(stderr) - _LOG_TAIL))
+            log = err.read().decode(errors="replace")
+        if code is None:
+            return Died(f"timeout after {timeout:g} s", log)
         if code < 0:
-            return Died(f"signal {signal.Signals(-code).name}")
+            return Died(f"signal {signal.Signals(-code).name}", log)
         if code == _HARNESS_ERROR and os.path.exists(answer + ".err"):
             with open(answer + ".err") as f:
                 raise RuntimeError(f"an isolated step raised in the harness:\n{f.read()}")
         if code != 0 or not os.path.exists(answer):
-            return Died(f"exit {code}")
+            return Died(f"exit {code}", log)
         return _walk(torch.load(answer, weights_only=False), _Chain, _rebuild)
 
 

@@ -581,7 +581,9 @@ class _Isolation:
       (:func:`aliasfuzz.fuzz.isolated.heap_check`: glibc otherwise notices corruption only
       at a later ``free``, which a child that answers and exits never reaches, and a cut
       with no departing stage is not written, ``driver.unconfirmed_death``); a child that
-      dies is that step's answer (the stage
+      dies by its own fault (:attr:`aliasfuzz.fuzz.isolated.Died.fault`: a fault signal,
+      or an abort after glibc, ``std::terminate`` or an assertion said why; a signal sent
+      from outside is run again) is that step's answer (the stage
       departs with the finding's own error, :class:`WorkerDied`; a control ``raises``); a
       step that survives and agrees with eager runs again, and only :data:`_TRIES`
       surviving, agreeing runs make it agree (a lucky run must not move the blame);
@@ -613,9 +615,9 @@ class _Isolation:
         for _ in range(_TRIES):
             got = run_isolated(f"{__name__}:{target}", args, check_heap=self.signal)
             if isinstance(got, Died):
-                if self.signal:
+                if self.signal and got.fault:
                     return got
-                continue
+                continue  # a death from outside (no fault, no abort message) answers nothing
             if not (self.signal and agrees(got)):
                 return got
         return got
@@ -635,7 +637,7 @@ class _Isolation:
         if name is None or name.startswith("<"):
             return []
         what = f"{name} killed its child process ({died.how})"
-        error = WorkerDied(what) if self.signal else ChildDied(what)
+        error = WorkerDied(what) if self.signal and died.fault else ChildDied(what)
         return [StageRun(name, EagerResult(error=error))]
 
     def control(self, options: Any) -> str:

@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from aliasfuzz.fuzz.isolated import HEAP_CORRUPTION
 from aliasfuzz.fuzz.process import PHASE_BYTES, PHASE_ENV, read_phase
 
 __all__ = ["Worker", "attribute_death", "main"]
@@ -261,11 +262,6 @@ def _dump(log: str) -> str:
     return re.sub(r"\nExtension modules: [^\n]*", "", log[at:]).strip()
 
 
-#: glibc's messages when malloc/free find the heap corrupted (the process then aborts).
-_HEAP_CORRUPTION = re.compile(
-    r"corrupted (?:size vs\. prev_size|double-linked list|top size)[^\n]*|double free[^\n]*|"
-    r"free\(\): invalid [^\n]*|malloc\(\): [^\n]*|malloc_consolidate\(\): [^\n]*"
-)
 
 
 def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> dict[str, Any]:
@@ -286,7 +282,7 @@ def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> 
         frame and oracle and str(Path(frame[0]).resolve()).startswith(oracle + os.sep)
     )
     where = phase or "sut: unknown"
-    heap = _HEAP_CORRUPTION.search(log)
+    heap = HEAP_CORRUPTION.search(log)
     if where.startswith("sut") and not in_oracle:
         # glibc's message names memory corruption: an out-of-bounds write, worse than a
         # wrong value (tenth audit wave G), and what a maintainer looks for first

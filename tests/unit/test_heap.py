@@ -45,6 +45,50 @@ def test_a_death_heap_corruption_may_explain_is_asked_about_wherever_it_died():
     assert heap.may_be_corruption(sut) and not heap.may_be_corruption({**sut, "heap": "2/3"})
     assert not heap.may_be_corruption({"verdict": "crash", "check": "signal:SIGSEGV",
                                    "explanation": "worker died (signal:SIGSEGV)"})
+    # a worker killed by the OOM killer or a timeout is not asked about
+    assert not heap.may_be_corruption({**INTERNAL, "summary": "worker died (signal:SIGKILL)",
+                                       "check": "signal:SIGKILL"})
+
+
+def _children(monkeypatch, pipeline_deaths, eager_deaths=()):
+    """run_isolated answering the pipeline's runs, then eager's, from the given lists
+    (None: the child survived)."""
+    from aliasfuzz.fuzz import isolated
+
+    asked: list[str] = []
+    answers = {"pipeline": list(pipeline_deaths), "eager": list(eager_deaths)}
+
+    def fake(target, args, **_k):
+        asked.append(args[1])
+        got = answers["eager" if args[1] == "eager" else "pipeline"]
+        return got.pop(0) if got else None
+
+    monkeypatch.setattr(isolated, "run_isolated", fake)
+    return asked
+
+
+def test_signals_sent_from_outside_never_confirm_heap_corruption(monkeypatch):
+    # the fresh user's forgery: SIGABRTs sent to the children, no glibc message
+    from aliasfuzz.fuzz.isolated import Died
+
+    p = _program("heap/s20261206-1428.json")
+    forged = Died("signal SIGABRT", "Fatal Python error: Aborted\n")
+    asked = _children(monkeypatch, [forged] * heap.TRIES)
+    assert heap.confirm(p, "inductor", "cpu", {}, INTERNAL) is None
+    assert asked == ["inductor"] * heap.TRIES
+    # one real death is not enough either: a finding needs two
+    glibc = Died("signal SIGABRT", "malloc(): unaligned tcache chunk detected\n")
+    _children(monkeypatch, [glibc])
+    assert heap.confirm(p, "inductor", "cpu", {}, INTERNAL) is None
+    # two, and eager survives: confirmed, glibc's message in the explanation
+    asked = _children(monkeypatch, [None, glibc, Died("signal SIGSEGV")])
+    out = heap.confirm(p, "inductor", "cpu", {}, INTERNAL)
+    assert out is not None and out["heap"] == "2/3" and out["check"] == "signal:SIGABRT"
+    assert "malloc(): unaligned tcache chunk detected" in out["explanation"]
+    assert asked == ["inductor"] * 3 + ["eager"] * heap.EAGER_TRIES
+    # eager killed, by anything: withheld
+    _children(monkeypatch, [glibc, glibc], [Died("signal SIGKILL")])
+    assert heap.confirm(p, "inductor", "cpu", {}, INTERNAL) is None
 
 
 def test_twelfth_campaign_program_1428_corrupts_the_heap_under_inductor_alone():
@@ -56,7 +100,7 @@ def test_twelfth_campaign_program_1428_corrupts_the_heap_under_inductor_alone():
     # the H200 host): either is the death
     assert out is not None and out["verdict"] == "crash" and out["check"].startswith("signal:")
     assert "inductor corrupts the heap" in out["explanation"]
-    assert "eager alone did not in 3" in out["explanation"] and out["heap"][0] in "12"
+    assert "eager alone did not in 3" in out["explanation"] and out["heap"][0] == "2"
 
 
 def test_a_program_that_does_not_corrupt_the_heap_is_not_confirmed():

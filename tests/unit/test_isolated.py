@@ -42,7 +42,48 @@ def test_a_result_crosses_back_with_its_layout_sharing_and_error(tmp_path):
 
 
 def test_a_child_killed_by_a_signal_is_a_death_not_an_answer():
-    assert run_isolated("os:abort") == Died("signal SIGABRT")
+    died = run_isolated("os:abort")
+    assert died == Died("signal SIGABRT")
+    # an abort that nothing explained may have come from outside: no fault, no corruption
+    assert not died.fault and died.heap is None
+
+
+def test_a_child_that_faults_dies_by_its_own_fault():
+    died = run_isolated("ctypes:string_at", (0,))  # reads address 0
+    assert died.signal == "SIGSEGV" and died.fault and died.heap == "SIGSEGV"
+
+
+def test_a_signal_sent_from_outside_is_no_fault(tmp_path, monkeypatch):
+    # the fresh user's forgery: kill -ABRT to a child that checks its heap
+    import subprocess
+    import tempfile
+    import threading
+    import time
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # only this test's child matches
+
+    def kill() -> None:
+        for _ in range(100):
+            time.sleep(0.2)
+            if subprocess.run(["pkill", "-ABRT", "-f", str(tmp_path)]).returncode == 0:
+                return
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    died = run_isolated("time:sleep", (60,), timeout=50, check_heap=True)
+    killer.join()
+    assert died.signal == "SIGABRT" and not died.fault and died.heap is None
+
+
+def test_a_death_is_read_by_what_the_dying_process_said():
+    glibc = Died("signal SIGABRT", "free(): invalid pointer\nFatal Python error: Aborted\n")
+    assert glibc.fault and glibc.heap == "free(): invalid pointer"
+    cxx = Died("signal SIGABRT", "terminate called after throwing an instance of 'c10::Error'")
+    assert cxx.fault and cxx.heap is None
+    assert not Died("signal SIGABRT", "Fatal Python error: Aborted\n").fault
+    assert not Died("signal SIGKILL").fault and not Died("signal SIGTERM").fault
+    assert not Died("exit 1").fault and Died("exit 1").signal is None
+    assert Died("signal SIGBUS").heap == "SIGBUS" and Died("signal SIGFPE").heap is None
 
 
 def test_a_child_past_its_timeout_is_killed():
