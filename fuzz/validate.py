@@ -29,8 +29,8 @@ from aliasfuzz.fuzz.ir import Op, Program
 from aliasfuzz.fuzz.layout_contract import LAYOUT_READOUT, LayoutReads
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.ops.core import NoEagerMeaning, OpDef, OpKind, ValueMeta
+from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, is_base, retires
 from aliasfuzz.fuzz.ops.metadata import TAG as METADATA_TAG
-from aliasfuzz.fuzz.ops.metadata import retires
 from aliasfuzz.fuzz.ops.overlap import overlap, same_layout, self_overlap
 from aliasfuzz.fuzz.ops.schema import written_operands
 from aliasfuzz.fuzz.ops.views import BOOL_BYTES
@@ -255,7 +255,8 @@ def check_rules(d: OpDef, op: Op, args: tuple[ValueMeta | None, ...]) -> None:
 
 
 def _step(
-    index: int, op: Op, values: dict[str, ValueMeta | None], retired: dict[str, int] | None = None
+    index: int, op: Op, values: dict[str, ValueMeta | None], retired: dict[str, int] | None = None,
+    inputs: set[str] | None = None,
 ) -> Step:
     d = lookup(op.op)
     d.check_arity(len(op.args))
@@ -273,6 +274,11 @@ def _step(
     if len(set(op.out)) != len(op.out):
         raise InvalidArgument(f"statement {index} ({op.op}): repeated result name")
     args = tuple(values[a] for a in op.args)
+    if BASE_ONLY in d.tags and not is_base(op.args[0], args[0], inputs or set()):
+        raise InvalidArgument(
+            f"statement {index} ({op.op}): {op.args[0]!r} may be a view (an input, an alias "
+            "or an in-place result); eager refuses this op on a view"
+        )
     if any(a is None for a in args) and "accepts_none" not in d.tags:
         raise InvalidArgument(f"statement {index} ({op.op}): an argument is None")
     try:
@@ -327,7 +333,7 @@ def infer(program: Program) -> Typed:
                          {t.storage for t in program.inputs})
     retired: dict[str, int] = {}  # name -> the statement that changed its metadata
     for i, op in enumerate(program.body):
-        step = _step(i, op, values, retired)
+        step = _step(i, op, values, retired, {t.name for t in program.inputs})
         try:
             layout.check(step)
         except InvalidArgument as e:  # the message already starts with the rule's name

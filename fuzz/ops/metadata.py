@@ -1,5 +1,6 @@
 """Metadata-mutating in-place ops: ``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``,
-``as_strided_``.
+``as_strided_``, and ``detach_`` (autograd metadata only: ``requires_grad`` becomes False,
+the ``requires_grad`` check observes it; its layout does not change, so it retires nothing).
 
 Each changes the sizes, strides (and for ``as_strided_`` the storage offset) of its argument
 *object* and returns that object; no element is written. The schema says ``Tensor(a!)``
@@ -37,10 +38,24 @@ from aliasfuzz.fuzz.ops.views import (
     as_strided_render,
 )
 
-__all__ = ["OPS", "TAG", "retires"]
+__all__ = ["BASE_ONLY", "OPS", "TAG", "is_base", "retires"]
 
 #: The tag of these rows: validation retires the names of the mutated object.
 TAG = "mutates_metadata"
+#: The tag of a row whose argument must be a base, never a view: ``detach_`` (eager:
+#: "Can't detach views in-place", ``VariableTypeManual.cpp``'s ``detach_``). Validation
+#: accepts only a name bound to the fresh storage it allocated (:func:`is_base`).
+BASE_ONLY = "base_only"
+
+
+def is_base(name: str, meta: ValueMeta | None, inputs: set[str]) -> bool:
+    """Whether ``name`` is surely a base tensor: a statement result whose storage is the
+    one it allocated (fresh results are named after their statement's result,
+    :func:`aliasfuzz.fuzz.ops.core.fresh`). Inputs are refused (the eager reference
+    builds one that does not require grad as a view of its storage), and so is every other
+    alias, a view or the object of an in-place result: this may refuse a valid program,
+    never accepts an invalid one."""
+    return meta is not None and name not in inputs and meta.storage == name
 
 
 def retires(values: dict[str, ValueMeta | None], arg: str) -> set[str]:
@@ -77,6 +92,13 @@ OPS = [
     _row("unsqueeze_", _unsqueeze, lambda t, p: t[0].unsqueeze_(p["dim"]),
          lambda e, p: f"{e[0]}.unsqueeze_({p['dim']})",
          "x.unsqueeze_(dim): x itself with a new size-1 dim", g.gen_unsqueeze),
+    OpDef(
+        name="detach_", kind=OpKind.VIEW, arity=1, infer=lambda metas, p, outs: (metas[0],),
+        apply=lambda t, p: t[0].detach_(), render=lambda e, p: f"{e[0]}.detach_()",
+        doc="x.detach_(): x itself, cut from the autograd graph (requires_grad False); "
+            "x must be a base (eager refuses an in-place detach of a view)",
+        gen=lambda draw, metas: {}, mutates=(), tags=frozenset({BASE_ONLY, "group:metadata"}),
+    ),
     _row("as_strided_", _as_strided,
          lambda t, p: t[0].as_strided_(list(p["size"]), list(p["stride"]), p.get("offset")),
          as_strided_render("as_strided_"),

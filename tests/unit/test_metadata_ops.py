@@ -103,3 +103,59 @@ def test_generated_programs_use_the_rows_and_never_a_retired_name():
         assert not typed.retired & set(p.outputs)
         eager = run_eager(p, make_inputs(p))
         assert eager.error is None, f"eager raised {eager.error!r}\n{p.dumps()}"
+
+
+def _grad_prog(*body: Op, outputs=()) -> Program:
+    return Program(
+        storages=(StorageSpec("s0", 6),),
+        inputs=(TensorSpec("x0", "s0", (2, 3), (3, 1), 0, requires_grad=True),),
+        body=tuple(body), outputs=tuple(outputs),
+    )
+
+
+def test_detach_in_place_is_accepted_on_a_base_and_cuts_the_graph():
+    p = _grad_prog(Op("mul.Scalar", ("x0",), {"other": 2.0}, ("v0",)),
+                   Op("detach_", ("v0",), {}, ("v1",)), outputs=("v0", "v1"))
+    typed = infer(p)
+    assert typed.values["v1"] == typed.values["v0"] and not typed.retired  # layout unchanged
+    eager = run_eager(p, make_inputs(p))
+    assert eager.error is None
+    assert [o.requires_grad for o in eager.outputs] == [False, False]  # what the check reads
+
+
+@pytest.mark.parametrize("body", [
+    # an input: refused (the eager reference builds an input that does not require grad
+    # as a view of its storage; one that does is a detached leaf, refused all the same)
+    (Op("detach_", ("x0",), {}, ("v0",)),),
+    # a view of a base
+    (Op("mul.Scalar", ("x0",), {"other": 2.0}, ("v0",)), Op("t", ("v0",), {}, ("v1",)),
+     Op("detach_", ("v1",), {}, ("v2",))),
+    # an in-place result: the base itself, but its name is not the storage's (refused, safe)
+    (Op("mul.Scalar", ("x0",), {"other": 2.0}, ("v0",)),
+     Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v1",)), Op("detach_", ("v1",), {}, ("v2",))),
+], ids=["input", "view", "inplace-result"])
+def test_detach_in_place_of_what_may_be_a_view_is_refused(body):
+    p = _grad_prog(*body)
+    with pytest.raises(InvalidArgument, match="may be a view"):
+        infer(p)
+    if len(body) > 1 and body[1].op == "t":  # eager refuses it too
+        with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+            _run_unchecked(p)
+
+
+def _run_unchecked(p: Program) -> None:
+    """Run ``p``'s statements on eager inputs without validation (what eager says)."""
+    from aliasfuzz.fuzz.ops import REGISTRY
+
+    env = dict(zip((t.name for t in p.inputs), make_inputs(p), strict=True))
+    for op in p.body:
+        got = REGISTRY[op.op].apply(tuple(env[a] for a in op.args), op.params)
+        env.update(zip(op.out, got if isinstance(got, tuple) else (got,), strict=False))
+
+
+def test_generated_programs_detach_only_bases():
+    progs = [p for p in generate(3000, 5) if any(op.op == "detach_" for op in p.body)]
+    assert len(progs) >= 3, f"only {len(progs)} of 3000 programs use detach_"
+    for p in progs:
+        eager = run_eager(p, make_inputs(p))
+        assert eager.error is None, f"eager raised {eager.error!r}\n{p.dumps()}"
