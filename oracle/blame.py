@@ -110,7 +110,7 @@ from aliasfuzz.oracle.differential import differential, tolerance
 __all__ = [
     "AUDIT_STAGES", "BOUNDS_ERRORS", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "Blame",
-    "REORDER_ONLY", "ChildDied", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off",
+    "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off",
     "scalar_codegen",
 ]
 
@@ -538,6 +538,14 @@ _WHOLE_CUT = ("torchscript", "fx-reinplace")
 _TRIES = 3
 
 
+class KilledFromOutside(RuntimeError):
+    """Every child interpreter of one step of a cut was killed by a signal it did not
+    bring on itself (:attr:`aliasfuzz.fuzz.isolated.Died.fault`): a user's ``kill``, the
+    OOM killer. No stage may depart on that (the fresh user of the tenth session filed a
+    crash as a Dynamo crash by killing the children of its cut), so the blame stops: the
+    campaign files the finding unblamed with an internal error that says why."""
+
+
 class ChildDied(RuntimeError):
     """A stage run in a child interpreter whose child died (a signal, an exit without an
     answer, a timeout) while the finding is not a signal death: another error than the
@@ -588,11 +596,12 @@ class _Isolation:
       step that survives and agrees with eager runs again, and only :data:`_TRIES`
       surviving, agreeing runs make it agree (a lucky run must not move the blame);
     * any other finding: a child that dies runs again; the first surviving run is the
-      answer, and a stage whose every run died is inconclusive for a value finding
-      (:class:`ChildDied`, another error than a crash finding's).
+      answer, and a stage whose every run died by its own fault is inconclusive for a
+      value finding (:class:`ChildDied`, another error than a crash finding's).
 
-    Inductor's FX-pass snapshots (``<inductor>``) whose every child died leave no run:
-    those snapshots are our own construction."""
+    A step whose every child was killed from outside answers nothing: the blame stops
+    (:class:`KilledFromOutside`). Inductor's FX-pass snapshots (``<inductor>``) whose
+    every child died leave no run: those snapshots are our own construction."""
 
     def __init__(self, program: Any, pipeline: str, device: str, options: Any, signal: bool,
                  eager: EagerResult, names: Sequence[str],
@@ -612,14 +621,29 @@ class _Isolation:
         from aliasfuzz.fuzz.isolated import Died, run_isolated
 
         got: Any = None
+        outside: list[Died] = []
+        faults: list[Died] = []
         for _ in range(_TRIES):
             got = run_isolated(f"{__name__}:{target}", args, check_heap=self.signal)
             if isinstance(got, Died):
-                if self.signal and got.fault:
+                if not got.fault:  # a death from outside (no fault, no abort message)
+                    outside.append(got)
+                    continue
+                if self.signal:
                     return got
-                continue  # a death from outside (no fault, no abort message) answers nothing
+                faults.append(got)
+                continue
             if not (self.signal and agrees(got)):
                 return got
+        if faults and isinstance(got, Died) and not got.fault:
+            return faults[-1]  # a death by the step's own fault answers
+        if outside and (isinstance(got, Died) or self.signal):
+            # no answer, or an agreement short of _TRIES clean runs (a signal death's)
+            raise KilledFromOutside(
+                f"{target}{list(args[4:]) if len(args) > 4 else ''}: {len(outside)} of "
+                f"{_TRIES} child processes were killed by a signal nobody explained "
+                f"({outside[-1].how}) and the others did not settle the answer: no blame "
+                "(the finding is filed unblamed)")
         return got
 
     def stage(self, name: str | None) -> list[Any]:

@@ -48,6 +48,14 @@ from aliasfuzz.fuzz.process import PHASE_BYTES, PHASE_ENV, read_phase
 
 __all__ = ["Worker", "attribute_death", "main"]
 
+#: Starts of a worker child killed by a signal before it was ready (:meth:`Worker._start`).
+_START_TRIES = 3
+
+
+class _KilledStarting(RuntimeError):
+    """A worker child killed by a signal before it answered ``ready``."""
+
+
 #: Bytes of a task's worker log kept with a death (faulthandler dumps every thread's stack),
 #: and of a log without a dump kept as a crash's ``diff``.
 _DEATH_TAIL = 12000
@@ -84,9 +92,19 @@ class Worker:
 
     # -- process management ------------------------------------------------------------
     def _start(self) -> None:
+        """Start the child; one killed by a signal before it was ready (a user's ``kill``,
+        the OOM killer during torch's import) is started again, up to
+        :data:`_START_TRIES` times. Raises RuntimeError when it cannot start (an import
+        error: a harness bug) or was killed every time."""
         t0 = time.perf_counter()
         try:
-            self._spawn()
+            for attempt in range(1, _START_TRIES + 1):
+                try:
+                    self._spawn()
+                    return
+                except _KilledStarting:
+                    if attempt == _START_TRIES:
+                        raise
         finally:
             self.start_seconds += time.perf_counter() - t0
 
@@ -123,7 +141,14 @@ class Worker:
         line = self._readline(300.0)
         if not line or b'"ready"' not in line:
             tail = self._log_tail()
-            self._reap(polite=False)
+            try:  # None: alive but silent (hung), killed by _reap below
+                died = self.proc.wait(timeout=5) if line == b"" else self.proc.poll()
+            except subprocess.TimeoutExpired:
+                died = None
+            rc = self._reap(polite=False)
+            if died is not None and rc < 0:
+                raise _KilledStarting(f"aliasfuzz worker was killed while starting "
+                                      f"({signal.Signals(-rc).name}), {_START_TRIES} times:\n{tail}")
             raise RuntimeError(f"aliasfuzz worker failed to start:\n{tail}")
 
     def close(self) -> None:

@@ -210,7 +210,7 @@ def test_a_stage_that_agrees_by_luck_must_agree_three_times(monkeypatch):
 
 def test_a_child_killed_from_outside_does_not_answer_for_a_signal_death(monkeypatch):
     # a SIGABRT nobody explained (kill -ABRT) or a SIGKILL (the OOM killer) is run again;
-    # when every run was killed so, the stage is inconclusive, not the finding's death
+    # when no run answers, the blame stops: the finding is filed unblamed
     from aliasfuzz.fuzz import isolated
     from aliasfuzz.oracle import blame as blame_mod
 
@@ -221,11 +221,24 @@ def test_a_child_killed_from_outside_does_not_answer_for_a_signal_death(monkeypa
     iso = blame_mod._Isolation(Program.from_json(json.loads(
         (DATA / "miscompile-lowering-7e27ad2854.json").read_text())), "inductor", "cpu", None,
         True, EAGER, [], None)
-    runs = iso.stage("lowering")
-    assert answers == [] and isinstance(runs[0].result.error, blame_mod.ChildDied)
+    with pytest.raises(blame_mod.KilledFromOutside, match="3 of 3 child processes"):
+        iso.stage("lowering")
+    assert answers == []
     # an outside kill then the stage's own fault: the fault answers
     answers[:] = [outside[0], isolated.Died("signal SIGSEGV")]
     assert isinstance(iso.stage("lowering")[0].result.error, blame_mod.WorkerDied)
+    # an agreement short of three clean runs is no answer either
+    answers[:] = [[StageRun("lowering", EAGER)], outside[1], [StageRun("lowering", EAGER)]]
+    with pytest.raises(blame_mod.KilledFromOutside):
+        iso.stage("lowering")
+    # a crash finding that is not a signal death (the fresh user's crash-dynamo-20f5e2de93):
+    # killed children never make a stage depart
+    iso.signal = False
+    answers[:] = list(outside)
+    with pytest.raises(blame_mod.KilledFromOutside):
+        iso.stage("dynamo")
+    answers[:] = [outside[2], [_wrong("lowering")]]  # a run that answers still answers
+    assert iso.stage("lowering")[0].result.outputs[0].tolist() == [1.0, 2.0]
 
 
 def test_twelfth_audit_487f0339f2_out_of_bounds_write_is_the_vectorized_codegen_s():

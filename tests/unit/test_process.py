@@ -157,3 +157,40 @@ def test_heap_corruption_inside_the_system_under_test_says_so_in_the_crash():
     plain = attribute_death("signal:SIGABRT", "sut: pipeline inductor",
                             _DUMP.format(inner="/x/torch/_ops.py"), 1.0)
     assert "heap" not in plain["explanation"]
+
+
+def test_a_worker_killed_while_starting_is_started_again(tmp_path, monkeypatch):
+    # the fresh user of the tenth session: kill -KILL to a worker before it was ready
+    # crashed the whole campaign (exit 1, traceback); now the child is started again
+    import os
+    import signal
+    import threading
+    import time
+
+    from aliasfuzz.campaign import worker as worker_mod
+
+    killed: list[int] = []
+    real_spawn = worker_mod.Worker._spawn
+
+    def spawn(self):
+        def kill_once():
+            for _ in range(200):  # the child imports torch for seconds before "ready"
+                if self.proc is not None:
+                    os.kill(self.proc.pid, signal.SIGKILL)
+                    killed.append(self.proc.pid)
+                    return
+                time.sleep(0.01)
+
+        if not killed:
+            threading.Thread(target=kill_once).start()
+        real_spawn(self)
+
+    monkeypatch.setattr(worker_mod.Worker, "_spawn", spawn)
+    w = worker_mod.Worker(tmp_path / "w", timeout=60, recycle=10)
+    try:
+        w._start()
+        assert killed and w.started == 2 and w.proc is not None and w.proc.poll() is None
+        assert w.proc.pid != killed[0]
+    finally:
+        w.close()
+
