@@ -323,7 +323,11 @@ def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> 
         }
     at = f"; innermost frame {Path(frame[0]).name}:{frame[1]} in {frame[2]}" if frame else ""
     summary = f"worker died ({check}) in aliasfuzz ({where}{at}), not in the system under test"
-    if heap:
+    if check in ("signal:SIGKILL", "signal:SIGTERM", "signal:SIGINT", "signal:SIGHUP"):
+        # no process sends itself these: the OOM killer, a user, a job scheduler did
+        summary = (f"worker killed from outside ({check}: the OOM killer, a user or a job "
+                   f"scheduler) while aliasfuzz ran ({where}{at}); the task was not judged")
+    elif heap:
         # glibc notices a corrupted heap at a later malloc/free, wherever that happens:
         # the write that corrupted it came earlier in the process, most likely from a
         # compiled kernel or an eager op writing out of bounds. Still not a finding

@@ -194,3 +194,10 @@ def test_a_worker_killed_while_starting_is_started_again(tmp_path, monkeypatch):
     finally:
         w.close()
 
+
+
+def test_a_worker_killed_from_outside_in_aliasfuzz_is_not_called_a_bug_of_ours():
+    out = attribute_death("signal:SIGKILL", "harness", "", 1.0)
+    assert "killed from outside" in out["summary"] and "not judged" in out["summary"]
+    out = attribute_death("signal:SIGSEGV", "harness", "", 1.0)
+    assert out["summary"].startswith("worker died (signal:SIGSEGV) in aliasfuzz")
