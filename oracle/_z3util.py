@@ -162,8 +162,25 @@ def solver(timeout_ms: int) -> z3.Solver:
         s = z3.Solver()
         _local.solver = s
     s.reset()
-    s.set("timeout", int(timeout_ms))
+    limit(s, timeout_ms)
     return s
+
+
+#: Z3 resource units per millisecond of timeout for the backstop limit (:func:`limit`):
+#: about 3,000 units/ms on the 2-core CI machine, so the backstop stops a query at about
+#: 3x its timeout there, after the timer, which should have stopped it first.
+_RLIMIT_PER_MS = 10_000
+
+
+def limit(s: z3.Solver, timeout_ms: int) -> None:
+    """Bound ``s``'s next checks by ``timeout_ms`` of wall time and, as a backstop, by a
+    resource limit (``rlimit``, relative to what the solver has used so far). Z3's
+    timeout is a timer thread that cancels the search; once, in CI, a 1 ms query
+    (``test_tiny_timeout_is_unknown``: factoring a product of two primes) ran for over
+    20 minutes, the timer never firing, and a signal-based test timeout cannot stop
+    native code. The resource count is polled where the search works, with no thread."""
+    s.set("timeout", int(timeout_ms))
+    s.set("rlimit", min(_RLIMIT_PER_MS * max(1, int(timeout_ms)), 4_000_000_000))
 
 
 @dataclass(frozen=True)
@@ -289,7 +306,7 @@ def _radix_ok(
     z = tr.term(sym)
     absz = z3.If(z >= 0, z, -z)
     check = z3.Solver()
-    check.set("timeout", 50)
+    limit(check, 50)
     check.add(*tr.guards(guards), *(tr.term(u) >= 1 for u in used))
     check.add(z3.Not(z3.And(tr.term(lo) > -absz, tr.term(hi) < absz)))
     return check.check() == z3.unsat
