@@ -15,6 +15,7 @@ import torch
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ops import REGISTRY, OpKind, ValueMeta
+from aliasfuzz.fuzz.ops.metadata import BASE_ONLY
 
 # (shape, stride, offset) on a float32 storage of 64 elements.
 LAYOUTS = {
@@ -84,9 +85,24 @@ def _py(items):
 
 
 def test_every_view_row_has_cases():
+    # base_only rows (detach_) refuse the views this table builds: their own test below
     views = {n for n, d in REGISTRY.items() if d.kind is OpKind.VIEW
-             and d.apply.__module__.endswith((".views", ".metadata"))}
+             and d.apply.__module__.endswith((".views", ".metadata"))
+             and BASE_ONLY not in d.tags}
     assert views == set(CASES)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_detach_in_place_of_a_base_is_the_same_object_and_layout(layout):
+    shape, stride, offset = LAYOUTS[layout]
+    base = torch.arange(NUMEL, dtype=torch.float32)
+    x = torch.empty(0).set_(base.untyped_storage(), offset, shape, stride)  # not a view
+    meta = ValueMeta(shape, stride, offset, "float32", "s", NUMEL * 4)
+    got = REGISTRY["detach_"].infer([meta], {}, ["r"])
+    want = x.detach_()
+    assert want is x and not x._is_view()
+    assert [(g.shape, g.stride, g.offset, g.storage) for g in got] == [
+        (tuple(want.shape), want.stride(), want.storage_offset(), "s")]
 
 
 def _params():
