@@ -37,7 +37,7 @@ from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._geninputs import draw_inputs
 from aliasfuzz.fuzz.ir import DTYPES, Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
-from aliasfuzz.fuzz.ops.metadata import BASE_ONLY
+from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, is_base
 from aliasfuzz.fuzz.validate import infer
 
 __all__ = [
@@ -275,8 +275,8 @@ def _draw_args(
     if k == 0:
         return ()
     ok = _accepts(d)
-    if BASE_ONLY in d.tags:  # only bases fit (an argument that is a name's own storage)
-        values = [(n, m) for n, m in values if m is not None and m.storage == n]
+    if BASE_ONLY in d.tags:  # only bases fit (validation refuses the rest)
+        values = [(n, m) for n, m in values if is_base(n, m, set())]
         if not values:
             return None
     # Rejection sampling first (uniform over accepted tuples, cheap when most fit), then,

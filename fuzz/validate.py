@@ -332,8 +332,9 @@ def infer(program: Program) -> Typed:
     layout = LayoutReads({t.name for t in program.inputs},  # the layout-readout rule
                          {t.storage for t in program.inputs})
     retired: dict[str, int] = {}  # name -> the statement that changed its metadata
+    inputs = {t.name for t in program.inputs}
     for i, op in enumerate(program.body):
-        step = _step(i, op, values, retired, {t.name for t in program.inputs})
+        step = _step(i, op, values, retired, inputs)
         try:
             layout.check(step)
         except InvalidArgument as e:  # the message already starts with the rule's name

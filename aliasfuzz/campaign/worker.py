@@ -287,8 +287,6 @@ def _dump(log: str) -> str:
     return re.sub(r"\nExtension modules: [^\n]*", "", log[at:]).strip()
 
 
-
-
 def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> dict[str, Any]:
     """The outcome of a task whose worker died (``check``: ``signal:NAME`` or ``exit:N``).
 
