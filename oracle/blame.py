@@ -151,7 +151,7 @@ BOUNDS_ERRORS = re.compile(r"setStorage: .* out of bounds for storage of size")
 #: run eagerly in Inductor's pipelines.
 FAITHFUL: dict[str, tuple[str, ...]] = {
     "fx-reinplace": ("functionalization", "reinplace"),
-    "*": ("dynamo", "functionalization", "aot", "lowering", "scheduler"),
+    "*": ("dynamo", "functionalization", "aot-runtime", "aot", "lowering", "scheduler"),
 }
 
 #: Stages built by aliasfuzz alone (no pipeline runs them): no error of theirs is a
@@ -386,6 +386,13 @@ def blame(
                 trail.append((r.stage, f"agrees for this finding (it is {v} there)"))
                 kept.append((r, None))
                 continue
+        elif "graph_ran" in r.extra:  # AOTAutograd's wrappers raised after the graph ran
+            if crash:
+                trail.append((r.stage, f"agrees ({r.extra['graph_ran']})"))
+                kept.append((r, None))
+            else:  # its values are not observed apart from the wrappers
+                trail.append((r.stage, f"inconclusive ({r.extra['graph_ran']})"))
+            continue
         else:
             why = departure(pipeline, eager, r.result, names, shadow)
             inconclusive = False

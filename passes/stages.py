@@ -16,6 +16,11 @@ stage                    what runs (the prefix of the pipeline up to and includi
 ``functionalization``    AOTAutograd: functionalization, the decompositions, input-mutation epilogues
                          (``aot_autograd`` with ``boxed_nop``; ``torch.func.functionalize`` for
                          ``fx-reinplace``)
+``aot-runtime``          not a cut of its own: AOTAutograd's runtime wrappers (synthetic bases, the
+                         replay of outputs that alias inputs, input-mutation epilogues), named
+                         when the ``functionalization`` stage raises from them after its functional
+                         graph ran (:func:`raised_by_aot_runtime`); ``functionalization`` then
+                         agrees for a crash finding
 ``aot``                  the graph ``compile_fx`` hands its inner compiler, before the joint-graph
                          passes: AOTAutograd as Inductor calls it, plus Inductor's pre-grad passes
 ``joint:<pass>``         after each of Inductor's joint-graph passes (``remove_noop_ops``, patterns)
@@ -65,7 +70,7 @@ from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
-__all__ = ["PIPELINE_STAGES", "StageRun", "cut"]
+__all__ = ["GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "raised_by_aot_runtime"]
 
 #: The fixed stages of each pipeline, in order; ``<inductor>`` stands for the stages
 #: discovered from Inductor's named passes (``aot``, ``joint:*``, ``post-grad:*``,
@@ -89,6 +94,11 @@ _AFTER_REINPLACE = (
     "post-grad:fix_auto_functionalized_dtype_views",
     *(f"post-grad:{p}" for p in _HOP_DECOMPOSITIONS),
 )
+
+
+#: What the trail says of the ``functionalization`` stage when AOTAutograd's runtime
+#: wrappers raised after its functional graph ran (:func:`raised_by_aot_runtime`).
+GRAPH_RAN = "the functional graph traced and ran to completion; AOTAutograd's runtime wrappers raised"
 
 
 @dataclass
@@ -173,15 +183,63 @@ def _decomposition_backend(pipeline: str) -> Callable:
     return backend
 
 
+def _graph_call(run: Callable) -> Callable:
+    """``run`` (a boxed compiled graph) behind a frame of :func:`_graph_frame`'s code, so
+    that a traceback tells whether the functional graph itself was running."""
+    def graph(args):
+        return run(args)
+
+    graph._boxed_call = True
+    return graph
+
+
+#: The code object of the frame every functional graph of the functionalization cut runs
+#: under (:func:`_graph_call`).
+_GRAPH_CODE = _graph_call(lambda a: a).__code__
+
+
 def _functionalization_backend(pipeline: str) -> Callable:
     aot_autograd = resolve("torch._dynamo.backends.common", "aot_autograd")
     boxed_nop = resolve("torch._dynamo.backends.debugging", "boxed_nop")
-    kwargs: dict[str, Any] = {"fw_compiler": boxed_nop}
+
+    def fw_compiler(gm, example_inputs):
+        return _graph_call(boxed_nop(gm, example_inputs))
+
+    kwargs: dict[str, Any] = {"fw_compiler": fw_compiler}
     if pipeline.startswith("inductor"):
         # what compile_fx asks of AOTAutograd for inference (compile_fx.py: aot_autograd(...))
         kwargs.update(decompositions=_decomposition_table(pipeline),
                       keep_inference_input_mutations=True)
     return aot_autograd(**kwargs)
+
+
+#: Where AOTAutograd's runtime wrappers live (``torch/_functorch/_aot_autograd/``:
+#: ``runtime_wrappers.py``, ``functional_utils.py``, and the wrappers that
+#: ``subclass_codegen.py`` generates, whose frames carry that file's name; torch 2.11 and 2.13).
+_AOT_RUNTIME_FILES = ("/_functorch/_aot_autograd/",)
+#: Dynamo's compile path: a frame of it on the stack means the error was raised while
+#: compiling, not by a compiled function at run time.
+_COMPILE_FILES = ("/_dynamo/convert_frame.py", "/_dynamo/output_graph.py")
+
+
+def raised_by_aot_runtime(e: BaseException) -> bool:
+    """Whether ``e`` was raised by AOTAutograd's runtime wrappers around a functional graph
+    (synthetic bases, the replay of outputs that alias inputs, input-mutation epilogues:
+    ``torch/_functorch/_aot_autograd/runtime_wrappers.py``) rather than by the graph itself
+    or by the compile: the wrappers' code is on the exception's stack, and neither the
+    functional graph's frame (:func:`_graph_call`) nor Dynamo's compile path is (thirteenth
+    audit 63f507a08e: ``gen_alias_from_base`` replays a returned ``diagonal``'s view metas
+    on the wrong base after the graph ran; ``torch.func.functionalize`` alone agrees)."""
+    files, graph_ran_here = [], False
+    tb = e.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        graph_ran_here |= code is _GRAPH_CODE
+        files.append(code.co_filename)
+        tb = tb.tb_next
+    return (not graph_ran_here
+            and any(m in f for f in files for m in _AOT_RUNTIME_FILES)
+            and not any(m in f for f in files for m in _COMPILE_FILES))
 
 
 def _compiled_stage(
@@ -532,5 +590,12 @@ def _cut(
                 "functionalization": _functionalization_backend,
             }[stage]
             res = _compiled_stage(pipeline, backend, fn, make_inputs, input_names, options)
+        if stage == "functionalization" and res.error is not None and raised_by_aot_runtime(res.error):
+            # AOTAutograd traced and ran the functional graph; its runtime wrappers raised
+            seconds = time.perf_counter() - t
+            runs.append(StageRun(stage, EagerResult(inputs_after=res.inputs_after), seconds=seconds,
+                                 extra={"graph_ran": GRAPH_RAN}))
+            runs.append(StageRun("aot-runtime", res, seconds=0.0))
+            continue
         runs.append(StageRun(stage, res, seconds=time.perf_counter() - t))
     return runs

@@ -33,6 +33,7 @@ _STAGES: dict[str, tuple[str, str]] = {
     "dynamo": ("dynamo", "Dynamo capture"),
     "decomposition": ("aot_autograd", "decomposition"),
     "functionalization": ("aot_autograd", "functionalization"),
+    "aot-runtime": ("aot_autograd", "runtime wrappers (synthetic bases, replay of outputs that alias inputs)"),
     "aot": ("inductor", "pre-grad passes"),
     "reinplace": ("inductor", "reinplace_inplaceable_ops"),
     "lowering": ("inductor", "lowering"),

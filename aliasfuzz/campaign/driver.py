@@ -138,7 +138,7 @@ def unconfirmed_death(out: dict[str, Any], blame: dict[str, Any]) -> str | None:
 
 #: Blamed stages whose cut runs code plain ``torch.compile(backend="aot_eager")`` runs:
 #: a fast-path finding blamed there is confirmed without full Inductor.
-_PUBLIC_PREFIX = ("dynamo", "functionalization")
+_PUBLIC_PREFIX = ("dynamo", "functionalization", "aot-runtime")
 
 #: The reinplace pass: a decision of it that the ground truth proves unsafe is a finding
 #: even when full Inductor's code hides it (the first audit's contiguous rewrites).

@@ -109,13 +109,13 @@ def _strings(where: str, key: str, v: Any) -> tuple[str, ...]:
 
 def _is_stage(name: str) -> bool:
     """Whether ``name`` is a stage :func:`aliasfuzz.oracle.blame.blame` can name: a fixed
-    stage of a pipeline, ``aot``, ``reinplace``, the vectorized C++ codegen, or a
+    stage of a pipeline, ``aot``, ``aot-runtime``, ``reinplace``, the vectorized C++ codegen, or a
     ``joint:``/``post-grad:`` pass."""
     from aliasfuzz.oracle.blame import CPP_VECTORIZED
     from aliasfuzz.passes.stages import PIPELINE_STAGES
 
     fixed = {s for stages in PIPELINE_STAGES.values() for s in stages if not s.startswith("<")}
-    return name in fixed | {"aot", "reinplace", CPP_VECTORIZED} or (
+    return name in fixed | {"aot", "aot-runtime", "reinplace", CPP_VECTORIZED} or (
         name.partition(":")[0] in ("joint", "post-grad") and bool(name.partition(":")[2])
     )
 

@@ -34,6 +34,13 @@ blamed stage and the verdict are equal, and then
    how the op reads or writes (ninth audit: ``index_put:rule 5`` behind an
    ``index_copy(out=)`` and ``auto_functionalized_v2:rule 5`` behind a custom op,
    de21573949 / e65ce44d27, both a full-range ``slice_scatter`` returned aliasing ``x0``);
+   and two departures of one decision kind whose every unsafe write is flagged by rule 3
+   or rule 5 are one bug whatever the check (values, inputs or aliasing): both rules flag
+   a use of the candidate's result where, in place, it is the input's storage, which the
+   pass does not check (thirteenth audit: cf2485972f, ``auto_functionalized_v2:rule 3``,
+   wrong input values, and e65ce44d27, ``rule 5``, an output aliasing the input: one
+   defect, the custom op's result made a graph output by ``remove_noop_ops`` and written
+   into the input);
 3. **at any other stage** the needed features and the ATen overload packets (registry op
    names without their overload: ``_foreach_add_.List`` is ``_foreach_add_``; at
    ``ts-frontend`` every in-place foreach packet is one, ``_foreach_*_``) of one entry are
@@ -167,6 +174,17 @@ def _rule5_only(root: dict[str, Any]) -> bool:
     return bool(ev) and all(e.endswith(":rule 5") for e in ev)
 
 
+def _outlives_only(root: dict[str, Any]) -> bool:
+    """Whether every unsafe write behind ``root`` is flagged by rule 3 or rule 5 of the
+    ground truth (:mod:`aliasfuzz.oracle.candidates`): the written result is used after the
+    input's storage changes again (rule 3) or comes back as an output eager returns fresh
+    (rule 5). Both are a use of the candidate's *result* where, written in place, it is the
+    input's storage, which ``reinplace.py``'s ``can_inplace`` does not look at (it checks
+    later uses of the old views only): PyTorch #198094's family."""
+    ev = root.get("evidence") or []
+    return bool(ev) and all(e.endswith((":rule 3", ":rule 5")) for e in ev)
+
+
 def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether entries with ``meta.json`` ``a`` and ``b`` (each with ``root``, ``trail``,
     ``ops``) are one bug by the rules of the module docstring. Equal roots are one bug."""
@@ -184,6 +202,10 @@ def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
         ):
             return False
         return ea == eb
+    if ra["stage"] == "reinplace" and _outlives_only(ra) and _outlives_only(rb) and (
+        _decision_kinds(ra["evidence"]) == _decision_kinds(rb["evidence"])
+    ):
+        return True
     if ra["check"] != rb["check"]:
         return False
     if ra["stage"] == "reinplace":

@@ -419,7 +419,7 @@ def test_blame_in_runs_the_control_of_a_known_bug_whose_fields_match():
     program = json.loads((DATA / "crash-functionalization-f50f475f8f.json").read_text())
     task = {"program": program, "pipeline": "aot_eager", "device": "cpu", "options": {}}
     outcome = {"verdict": "crash", "check": "exceptions", "explanation": "shape is invalid"}
-    cut = {"blame": {"stage": "functionalization", "stages": ["functionalization"], "trail": []}}
+    cut = {"blame": {"stage": "aot-runtime", "stages": ["aot-runtime"], "trail": []}}
     w = _Worker([cut, {"verdict": "ok"}])
     out = blame_in(w, task, outcome, bugs)
     assert out["blame"]["controls"] == {"pytorch/pytorch#198095": "ok"}
@@ -441,6 +441,24 @@ def test_pytorch_198095_s_workaround_removes_f50f475f8f_s_crash_for_real():
     ctl = _judge.evaluate(p, "aot_eager", "cpu",
                           {"functorch_config": {"view_replay_for_aliased_outputs": False}})
     assert ctl["verdict"] == "ok", ctl.get("explanation")
+
+
+@pytest.mark.parametrize("pipeline", ["aot_eager", "inductor-reinplace"])
+def test_a_crash_of_aotautograds_runtime_wrappers_after_the_graph_ran_is_blamed_on_them(pipeline):
+    # f50f475f8f (pytorch#198095's crash form): the functional graph runs; replaying the
+    # output view onto the synthetic base raises in runtime_wrappers.py
+    out, b = _judged_and_blamed("crash-functionalization-f50f475f8f", pipeline)
+    assert out["verdict"] == "crash", out["explanation"]
+    assert b.stage == "aot-runtime", b.trail
+    assert _trail(b, "functionalization").startswith("agrees (the functional graph")
+    assert _trail(b, "aot-runtime").startswith("departs (raises")
+
+
+def test_a_crash_while_functionalization_traces_stays_functionalizations():
+    # a crash at compile time never reaches the runtime wrappers: the stage is not split
+    out, b = _judged_and_blamed("crash-unblamed-inductor-reinplace-8be8a9c905", "aot_eager")
+    assert out["verdict"] == "crash", out["explanation"]
+    assert b.stage == "functionalization" and "aot-runtime" not in dict(b.trail), b.trail
 
 
 def test_a_reorder_pass_whose_control_alone_agrees_does_not_take_the_blame():

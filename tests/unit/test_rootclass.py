@@ -94,10 +94,27 @@ def test_reinplace_merges_unsafe_decision_kinds_only_behind_one_error():
     r5 = _meta("reinplace", "miscompile", "values", ["index_put:rule 5"], overlap)
     assert same_bug(r1, r5)
     assert not same_bug(r1, _meta("reinplace", "miscompile", "values", ["scatter:rule 1"], overlap))
-    # value departures at the pass without an error keep their rules apart
-    v1 = _meta("reinplace", "miscompile", "values", ["auto_functionalized_v2:rule 5"])
+    # value departures at the pass without an error keep their rules apart, except rules 3
+    # and 5 (the result used where, in place, it is the input's storage: #198094's family)
+    v1 = _meta("reinplace", "miscompile", "values", ["auto_functionalized_v2:rule 1"])
+    v2 = _meta("reinplace", "miscompile", "values", ["auto_functionalized_v2:rule 2"])
     v3 = _meta("reinplace", "miscompile", "values", ["auto_functionalized_v2:rule 3"])
-    assert not same_bug(v1, v3)
+    v5 = _meta("reinplace", "miscompile", "values", ["auto_functionalized_v2:rule 5"])
+    assert not same_bug(v1, v3) and not same_bug(v2, v5) and not same_bug(v1, v2)
+    assert same_bug(v3, v5)
+
+
+def test_rules_3_and_5_of_one_decision_kind_are_one_bug_whatever_the_check():
+    # thirteenth audit: cf2485972f (rule 3, the input's values) and e65ce44d27 (rule 5, an
+    # output aliasing the input), one defect of the pass
+    values = _meta("reinplace", "miscompile", "values", ["auto_functionalized_v2:rule 3"])
+    aliasing = _meta("reinplace", "miscompile", "aliasing", ["auto_functionalized_v2:rule 5"])
+    assert same_bug(values, aliasing) and same_bug(aliasing, values)
+    # another decision kind, another rule beside them, or another verdict keeps them apart
+    assert not same_bug(values, _meta("reinplace", "miscompile", "aliasing", ["index_put:rule 5"]))
+    assert not same_bug(values, _meta("reinplace", "miscompile", "aliasing",
+                                      ["auto_functionalized_v2:rule 2", "auto_functionalized_v2:rule 5"]))
+    assert not same_bug(values, _meta("reinplace", "crash", "exceptions", ["auto_functionalized_v2:rule 5"]))
 
 
 def test_returned_outputs_aliasing_an_input_by_rule_5_are_one_bug_whatever_the_kind():
