@@ -204,12 +204,12 @@ def test_an_in_place_op_through_a_gapped_unfold_is_the_unfold_inverse_bug():
 
 
 def test_a_bug_with_a_control_is_known_only_when_its_workaround_removes_the_finding():
-    # #198095's crash form: the fields alone match other functionalization crashes of
+    # #198095's crash form (AOTAutograd's runtime wrappers): the fields alone match other crashes of
     # programs with aliased inputs; view_replay_for_aliased_outputs=False removes only its own
     bugs = load_known(CORPUS)
     (bug,) = [b for b in bugs if b.control]
     assert bug.issue.endswith("#198095") and bug.verdict == "crash"
-    root = _root("functionalization", ["inplace", "view", "aliased-inputs"], "crash")
+    root = _root("aot-runtime", ["inplace", "view", "aliased-inputs"], "crash")
     ops = {"add_.Scalar", "reshape"}
     hit, related = match(bugs, root, ops, {"aot_eager"}, {bug.issue: "ok"})
     assert hit == bug
@@ -218,11 +218,11 @@ def test_a_bug_with_a_control_is_known_only_when_its_workaround_removes_the_find
         assert hit is None and bug in related, controls
     # the campaign runs the control only where the fields match
     assert known.control_candidates(bugs, [root], ops, "aot_eager") == [bug]
-    assert known.control_candidates(bugs, [_root("functionalization", ["inplace", "view"], "crash")],
+    assert known.control_candidates(bugs, [_root("aot-runtime", ["inplace", "view"], "crash")],
                                     ops, "aot_eager") == []
     # twelfth audit wave B, be7747f2ef: the input is written by a custom op, not an aten
     # in-place op; the workaround removed the crash, so it is this bug
-    custom = _root("functionalization", ["custom", "view", "aliased-inputs", "strided-inputs"], "crash")
+    custom = _root("aot-runtime", ["custom", "view", "aliased-inputs", "strided-inputs"], "crash")
     assert known.control_candidates(bugs, [custom], {"fz.bump_pair", "diagonal"}, "aot_eager") == [bug]
     assert match(bugs, custom, {"fz.bump_pair", "diagonal"}, {"aot_eager"}, {bug.issue: "ok"})[0] == bug
     # the control's options go on top of the finding's, config tables merged
