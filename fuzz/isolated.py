@@ -65,6 +65,11 @@ _ABORT_REASON = re.compile(
 #: a death by one of them is the system under test's, whoever ran it.
 _FAULTS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")
 
+#: Signals a corrupted heap kills with: glibc's abort after its heap message, or a fault
+#: on a corrupted pointer before glibc looks (:attr:`Died.heap`,
+#: :func:`aliasfuzz.oracle.heap.may_be_corruption`).
+HEAP_SIGNALS = ("SIGABRT", "SIGSEGV", "SIGBUS")
+
 #: Bytes of a dead child's stderr kept in :attr:`Died.log`.
 _LOG_TAIL = 8192
 
@@ -105,7 +110,7 @@ class Died:
         if self.signal == "SIGABRT":
             found = HEAP_CORRUPTION.search(self.log)
             return found.group(0).strip() if found else None
-        return self.signal if self.signal in ("SIGSEGV", "SIGBUS") else None
+        return self.signal if self.signal in HEAP_SIGNALS else None
 
 
 @dataclass(frozen=True)

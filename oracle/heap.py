@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from aliasfuzz.fuzz.isolated import HEAP_SIGNALS
+
 __all__ = [
     "DEATHS", "EAGER_TRIES", "HEAP_MESSAGE", "TRIES", "confirm", "may_be_corruption", "run_alone",
 ]
@@ -45,9 +47,10 @@ DEATHS = 2
 HEAP_MESSAGE = "glibc found the heap corrupted"
 
 
-#: The signals a corrupted heap kills with: glibc's abort, or a fault on a corrupted
-#: pointer. A SIGKILL (the OOM killer, a timeout) or SIGTERM is never asked about.
-_CORRUPTION_SIGNALS = ("signal:SIGABRT", "signal:SIGSEGV", "signal:SIGBUS")
+#: The worker-death checks a corrupted heap kills with (:data:`HEAP_SIGNALS
+#: <aliasfuzz.fuzz.isolated.HEAP_SIGNALS>`). A SIGKILL (the OOM killer, a timeout) or
+#: SIGTERM is never asked about.
+_CORRUPTION_SIGNALS = tuple(f"signal:{s}" for s in HEAP_SIGNALS)
 
 
 def may_be_corruption(outcome: dict[str, Any]) -> bool:
