@@ -102,10 +102,27 @@ def observable(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> 
     return check
 
 
+#: A crash explanation as the judge writes it (``compiled raises _Failed: trace:
+#: BackendCompilerFailed: backend='backend' raised: ZeroDivisionError: ...; eager does not``):
+#: the phase, then the error behind our own wrapper and Dynamo's.
+_CRASH = re.compile(
+    r"^compiled raises _Failed: (?P<phase>\w+): "
+    r"(?:BackendCompilerFailed: backend='[^']*' raised:\s*)?(?P<error>.*?)(?:; eager does not)?$"
+)
+_PHASES = {"trace": "while compiling", "compile": "while compiling", "run": "when run"}
+
+
 def mismatch(said: str) -> str:
     """The first line of an explanation without the differential's aliasing note (the
-    effect of :func:`effect` says it in words)."""
-    return _ALIAS_NOTE.split(first_line(said, 10_000))[0]
+    effect of :func:`effect` says it in words); for a crash, the error itself and when it
+    was raised (``ZeroDivisionError: integer modulo by zero (while compiling)``), without
+    the harness's and Dynamo's wrappers that every crash shares."""
+    line = first_line(said, 10_000)
+    crash = _CRASH.match(line)
+    if crash and crash["error"].strip():
+        when = _PHASES.get(crash["phase"], f"in {crash['phase']}")
+        return f"{crash['error'].strip()} ({when})"
+    return _ALIAS_NOTE.split(line)[0]
 
 
 def _through_aliasing(said: str) -> str | None:

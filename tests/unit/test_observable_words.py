@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from aliasfuzz.campaign import repro as R
-from aliasfuzz.campaign._repro_words import effect, known_lines, observable
+from aliasfuzz.campaign._repro_words import effect, known_lines, observable, title
 from aliasfuzz.campaign.known import KnownBug, load_known
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program
@@ -155,3 +155,20 @@ def test_known_toml_checks_are_validated(tmp_path):
         load_known(tmp_path)
     bug = KnownBug("x#1", "t", "decomposition", why="w", checks=("inputs",))
     assert bug.to_json()["checks"] == ["inputs"]
+
+
+@pytest.mark.parametrize(("said", "detail"), [
+    ("compiled raises _Failed: trace: BackendCompilerFailed: backend='backend' raised: "
+     "ZeroDivisionError: integer modulo by zero; eager does not",
+     "ZeroDivisionError: integer modulo by zero (while compiling)"),
+    ("compiled raises _Failed: run: IndexError: Dimension out of range (expected to be in "
+     "range of [-1, 0], but got 1); eager does not",
+     "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1) (when run)"),
+])
+def test_a_crash_title_quotes_the_error_not_the_wrappers_every_crash_shares(said, detail):
+    # thirteenth session's nit: titles began "compiled raises _Failed: trace:
+    # BackendCompilerFailed: backend='backend' raised:" and cut the error itself off
+    meta = {"root": {"stage": "functionalization"}, "explanation": said,
+            "expected": {"pipeline": "aot_eager", "verdict": "crash", "check": "exceptions"}}
+    got = title(meta)
+    assert got.endswith(f": {detail}") and "_Failed" not in got and "backend=" not in got, got
