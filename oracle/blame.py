@@ -89,6 +89,16 @@ codegen (``CppVecKernel``), blamed as :data:`CPP_VECTORIZED` (seventh audit 64c5
 assert in ``CppVecKernel.store``, filed as ``lowering``). The pass-off control is not run
 then.
 
+**AOTAutograd's runtime wrappers** (``aot-runtime``): when the ``functionalization`` stage
+raises from the code AOTAutograd wraps around its functional graph at run time (synthetic
+bases, the replay of outputs that alias inputs, input-mutation epilogues:
+:func:`aliasfuzz.passes.stages.raised_by_aot_runtime`), after the graph itself ran, the cut
+reports two stages: ``functionalization`` agrees for a crash finding (its graph traced and
+ran) and ``aot-runtime`` raises (thirteenth audit 63f507a08e: ``torch.func.functionalize``
+alone runs the program right; ``gen_alias_from_base`` raises replaying a returned view).
+For a value finding that stage is inconclusive: the graph's values are not observed apart
+from the wrappers (not done: comparing the functional graph's own outputs).
+
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
 stage is ``reinplace`` without cutting. Mapping to the audit's stage labels
