@@ -9,7 +9,8 @@ module global at call time, seams §1), replacing it with the same three steps
 decisions are read on the canonical graph the core sees. ``force`` makes chosen
 candidates in place after the core ran (confirmation of a missed reinplace).
 
-Checked against torch 2.13 ``torch/_inductor/fx_passes/reinplace.py``.
+Checked against torch 2.13 ``torch/_inductor/fx_passes/reinplace.py`` and, for forcing a
+Triton argument (``eager_input_vals`` kept in step with the node's kwargs), torch 2.11.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def _force(c: Candidate) -> None:
     """Make candidate ``c`` in place on its node, keeping the (now redundant) copies."""
     from torch._inductor import inductor_prims
     from torch._inductor.fx_passes import reinplace as rp
+    from torch.fx.immutable_collections import immutable_dict, immutable_list
 
     n = c.fx_node
     if c.kind == "index_put":
@@ -100,6 +102,17 @@ def _force(c: Candidate) -> None:
         kw = dict(n.kwargs)
         kw["tensors_to_clone"] = [a for a in kw["tensors_to_clone"] if a != c.arg]
         n.kwargs = kw
+        if "eager_input_vals" in n.meta:
+            # as reinplace.py does after refining tensors_to_clone: torch 2.11's
+            # Match.replace_by_example (pattern_matcher.py, should_propagate_eager_input_vals)
+            # pairs the node's kwargs with this meta leaf by leaf when
+            # decompose_triton_kernel_wrapper_functional rewrites the node, so a stale list
+            # fails there ("Node arity mismatch"); torch 2.13 no longer reads it for this op
+            args, eager_kw = n.meta["eager_input_vals"]
+            n.meta["eager_input_vals"] = (
+                args,
+                immutable_dict({**eager_kw, "tensors_to_clone": immutable_list(kw["tensors_to_clone"])}),
+            )
         # as reinplace.py does: the wrapper no longer returns c.arg, its readers read the
         # argument itself (else the dense wrapper's result has no key c.arg: KeyError)
         for user in list(n.users):
