@@ -7,7 +7,11 @@ construction; :mod:`aliasfuzz.oracle.kernel_analysis` classifies them:
 
 * ``kp.copy_if`` stores ``y = x`` only when its runtime ``flag`` argument is non-zero. The
   TTIR analysis is static (a store on any path marks the pointer written), so with
-  ``flag=0`` it claims ``y`` written although the launch writes nothing: an **over-claim**.
+  ``flag=0`` it claims ``y`` written although the launch writes nothing: an **over-claim**
+  (torch 2.13). torch 2.11's ``generate_ttir`` passes every non-tensor argument to Triton
+  as a constant, so the TTIR it analyses is specialised on ``flag`` and ``n``: ``flag=0``
+  folds the store away (no claim: agree); a store masked off by ``n=0`` stays in the TTIR
+  and is an over-claim on both releases.
 * ``kp.scale_default`` has a ``tl.constexpr`` parameter with a default value that the
   launch leaves out. Dynamo and ``wrap_triton`` pass only the arguments given at the call
   (``TritonHOPifier.call_triton_kernel``), ``generate_ttir`` then raises "Incorrect number
