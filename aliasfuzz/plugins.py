@@ -32,14 +32,20 @@ mutants in one process); module-level side effects are not undone. A plugin may 
   pipeline) and its module globals, e.g. ``_get_all_later_node_usages``;
 * Triton mutation analysis: ``torch._higher_order_ops.triton_kernel_wrap.
   identify_accessed_tensors`` and ``get_mutated_tensors`` (both looked up at call time by
-  the functionalization of ``triton_kernel_wrapper_mutation`` and by Inductor's lowering);
+  the functionalization of ``triton_kernel_wrapper_mutation`` and by Inductor's lowering).
+  torch 2.11 lacks ``identify_accessed_tensors``: its ``get_mutated_tensors`` calls
+  ``identify_mutated_tensors``, which returns the mutated tensor names (``list[str]``)
+  instead of a ``TensorAccesses`` of reads and writes; patching the 2.13 name there raises
+  ``HookNotFound`` naming it (:data:`ABSENT_ON_TORCH_2_11`). ``get_mutated_tensors`` has
+  one signature and meaning in both;
 * TorchScript: the knobs in ``torch._C`` (``_jit_set_profiling_executor``,
   ``_jit_set_num_profiled_runs``, ...; note :func:`aliasfuzz.passes.torchscript.jit_knobs`
   sets them per run) and ``torch._C._last_executed_optimized_graph``, through which the
   harness observes the executed graph.
 
 Names are listed in :data:`HOOKS`; each is resolved through
-:func:`aliasfuzz.passes.hygiene.resolve`, so a moved hook fails loudly.
+:func:`aliasfuzz.passes.hygiene.resolve`, so a moved hook fails loudly. Those torch 2.11
+lacks are in :data:`ABSENT_ON_TORCH_2_11`, with what 2.11 has instead.
 """
 
 from __future__ import annotations
@@ -56,7 +62,16 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["ENV", "HOOKS", "PluginAPI", "activate", "load_from_env", "load_plugins", "unload_all"]
+__all__ = [
+    "ABSENT_ON_TORCH_2_11",
+    "ENV",
+    "HOOKS",
+    "PluginAPI",
+    "activate",
+    "load_from_env",
+    "load_plugins",
+    "unload_all",
+]
 
 #: Environment variable naming the plugin files a worker imports before it reports ready.
 ENV = "ALIASFUZZ_PLUGINS"
@@ -77,6 +92,18 @@ HOOKS: tuple[tuple[str, str], ...] = (
     ("torch._C", "_last_executed_optimized_graph"),
 )
 
+#: Hooks of :data:`HOOKS` that torch 2.11 lacks: ``(module, attribute) -> (what 2.11 has
+#: instead, how it differs)``. Checked absent on torch 2.11.0 and present on 2.13.0 (2.12
+#: not checked). Patching one there raises ``HookNotFound`` with this hint; a plugin meant
+#: for 2.11 patches the replacement, or ``get_mutated_tensors``, which both releases have.
+ABSENT_ON_TORCH_2_11: dict[tuple[str, str], tuple[str, str]] = {
+    ("torch._higher_order_ops.triton_kernel_wrap", "identify_accessed_tensors"): (
+        "identify_mutated_tensors",
+        "same arguments (kernel, kwargs, tma_descriptor_metadata), but returns the names of "
+        "the mutated tensor arguments (list[str]), not a TensorAccesses of reads and writes",
+    ),
+}
+
 _MISSING = object()
 _LOADED: dict[str, PluginAPI] = {}
 
@@ -93,10 +120,22 @@ class PluginAPI:
         self._undo: list[tuple[Any, str, Any]] = []
 
     def original(self, module: str, attr: str) -> Any:
-        """The current value of ``module.attr`` (call it before patching to wrap it)."""
-        from aliasfuzz.passes.hygiene import resolve
+        """The current value of ``module.attr`` (call it before patching to wrap it).
 
-        return resolve(module, attr)
+        Raises :class:`~aliasfuzz.passes.hygiene.HookNotFound` when it does not exist; for a
+        hook of :data:`ABSENT_ON_TORCH_2_11` the message names what that release has instead.
+        """
+        from aliasfuzz.passes.hygiene import HookNotFound, resolve
+
+        try:
+            return resolve(module, attr)
+        except HookNotFound as e:
+            instead = ABSENT_ON_TORCH_2_11.get((module, attr))
+            if instead is None:
+                raise
+            raise HookNotFound(
+                f"{e}; torch 2.11 has {module}.{instead[0]} instead ({instead[1]})"
+            ) from e
 
     def patch(self, module: str, attr: str, value: Any) -> Any:
         """Set ``module.attr = value``; return the previous value (undone by :meth:`undo`)."""

@@ -8,7 +8,8 @@ import pytest
 
 from aliasfuzz import plugins
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.passes.hygiene import resolve
+from aliasfuzz.passes.hygiene import HookNotFound, resolve
+from tests.common.torch_versions import torch_before
 
 RP = "torch._inductor.fx_passes.reinplace"
 
@@ -22,7 +23,20 @@ def _clean(monkeypatch):
 
 @pytest.mark.parametrize("module, attr", plugins.HOOKS, ids=[".".join(h) for h in plugins.HOOKS])
 def test_every_documented_hook_exists_on_this_torch(module, attr):
-    assert resolve(module, attr) is not None
+    instead = plugins.ABSENT_ON_TORCH_2_11.get((module, attr))
+    if instead is not None and torch_before("2.13"):
+        # documented as absent on 2.11 (e.g. identify_accessed_tensors arrived with the
+        # access analysis): the replacement exists, the hook does not, and patching it is a
+        # loud HookNotFound naming the replacement (never a silent no-op)
+        assert resolve(module, instead[0]) is not None
+        with pytest.raises(HookNotFound, match=f"has {module}.{instead[0]} instead"):
+            plugins.PluginAPI("t").patch(module, attr, None)
+    else:
+        assert resolve(module, attr) is not None
+
+
+def test_hooks_documented_absent_on_2_11_are_documented_hooks():
+    assert set(plugins.ABSENT_ON_TORCH_2_11) <= set(plugins.HOOKS)
 
 
 def test_patch_and_source_mutant_are_undone(tmp_path):
