@@ -1,11 +1,11 @@
 """Inductor's Triton mutation analysis compared with the true launch footprints (CPU layer).
 
 For every launch row the claim of ``get_mutated_tensors`` is compared with the row's
-``writes`` on the launch's layouts: (a) the library's kernels agree; (b) a store masked off by
-``n=0`` is an over-claim, and so is one gated by a runtime flag that is off from torch 2.13
-(2.11 specialises the analysed TTIR on scalar values); (c) kernels that defeat the TTIR analysis fall
-back to "everything mutated"; (d) with mutant m6 (drops the first written argument) the
-written argument is an under-claim. Then the judge's ``kernel-analysis`` check on programs
+``writes`` on the launch's layouts: (a) the library's kernels agree; (b) a store masked off
+by ``n=0`` is an over-claim, and so is one gated by a runtime flag that is off from torch
+2.13 (2.11 specialises the analysed TTIR on scalar values); (c) kernels that defeat the TTIR
+analysis fall back to "everything mutated"; (d) with mutant m6 (drops the first written
+argument) the written argument is an under-claim. Then the judge's ``kernel-analysis`` check on programs
 with launches, through ``inductor-reinplace`` and ``aot_eager``.
 """
 
