@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,8 +51,10 @@ class PipelineOptions:
     (:class:`aliasfuzz.passes.torchscript.TorchScriptOptions` fields, e.g.
     ``profiling_executor``, ``calls``). ``functorch_config``: ``torch._functorch.config``
     entries for the run (AOTAutograd's switches, e.g. ``view_replay_for_aliased_outputs``:
-    the control of a known bug, :mod:`aliasfuzz.campaign.known`). Unknown config names raise
-    :class:`InvalidArgument`.
+    the control of a known bug, :mod:`aliasfuzz.campaign.known`). ``reinplace_off_declines``:
+    the run is a control with the reinplace pass off (:meth:`with_passes_off`), whose custom
+    ops then keep every clone on torch 2.11 as on 2.13 (:mod:`aliasfuzz.passes.reinplace_off`).
+    Unknown config names raise :class:`InvalidArgument`.
     """
 
     dynamic: bool = False
@@ -60,6 +62,7 @@ class PipelineOptions:
     inductor_config: Mapping[str, Any] = field(default_factory=dict)
     torchscript: Mapping[str, Any] = field(default_factory=dict)
     functorch_config: Mapping[str, Any] = field(default_factory=dict)
+    reinplace_off_declines: bool = False
 
     @classmethod
     def for_case(cls, pipeline: str, case_options: Mapping[str, Any]) -> PipelineOptions:
@@ -101,8 +104,21 @@ class PipelineOptions:
         """A copy that also disables the Inductor passes ``names`` (``GraphTransformObserver``
         names such as ``REINPLACE_INPLACEABLE_OPS``, which
         ``torch/fx/passes/graph_transform_observer.py`` checks against
-        ``torch._inductor.config.disabled_passes``, torch 2.11 and 2.13)."""
-        return self.with_inductor_config(disabled_passes=",".join(names))
+        ``torch._inductor.config.disabled_passes``, torch 2.11 and 2.13). With
+        ``REINPLACE_INPLACEABLE_OPS`` among them the copy also sets
+        :attr:`reinplace_off_declines`: a control means the pipeline without the pass, which
+        torch 2.11's ``decompose_auto_functionalized`` does not give by the config alone
+        (:mod:`aliasfuzz.passes.reinplace_off`)."""
+        from dataclasses import replace
+
+        out = self.with_inductor_config(disabled_passes=",".join(names))
+        if REINPLACE_PASS in names:
+            out = replace(out, reinplace_off_declines=True)
+        return out
+
+
+#: The ``GraphTransformObserver`` name of Inductor's reinplace pass (torch 2.11 and 2.13).
+REINPLACE_PASS = "REINPLACE_INPLACEABLE_OPS"
 
 
 def _merged(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -122,14 +138,21 @@ def inductor_config_patch(options: PipelineOptions | None, extra: Mapping[str, A
     """The ``torch._inductor.config.patch`` context of a run with ``options`` (its
     ``inductor_config`` and ``enable_auto_functionalized_v2``) and ``extra`` entries on top
     (``disabled_passes`` combined as in :meth:`PipelineOptions.with_inductor_config`),
-    inside a ``torch._functorch.config.patch`` of its ``functorch_config``."""
+    inside a ``torch._functorch.config.patch`` of its ``functorch_config``; a control whose
+    reinplace pass is off (``options.reinplace_off_declines``) also runs inside
+    :func:`aliasfuzz.passes.reinplace_off.declining_everything`."""
     import torch._functorch.config as fcfg
     import torch._inductor.config as cfg
 
+    from aliasfuzz.passes.reinplace_off import declining_everything
+
     patch = {"enable_auto_functionalized_v2": getattr(options, "auto_functionalized_v2", True)}
     patch = _merged(patch, getattr(options, "inductor_config", {}) or {})
-    with fcfg.patch(dict(getattr(options, "functorch_config", {}) or {})), \
-            cfg.patch(_merged(patch, extra or {})):
+    patch = _merged(patch, extra or {})
+    off = REINPLACE_PASS in str(patch.get("disabled_passes", "")).split(",")
+    declines = declining_everything() if off and getattr(options, "reinplace_off_declines", False) \
+        else nullcontext()
+    with fcfg.patch(dict(getattr(options, "functorch_config", {}) or {})), cfg.patch(patch), declines:
         yield
 
 
