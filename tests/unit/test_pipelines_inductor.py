@@ -11,6 +11,7 @@ import torch
 from aliasfuzz.fuzz.eager import make_inputs, run_eager
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
 from aliasfuzz.passes import run_pipeline
+from tests.common.torch_versions import on_torch_2_11
 
 
 def program(body, outputs) -> Program:
@@ -68,8 +69,33 @@ def test_inductor_noreinplace_skips_the_pass_and_stays_correct():
         ("y", "w"),
     )
     ex = run_pipeline("inductor-noreinplace", p, make_inputs(p))
-    assert_eager_equal(p, ex)
     assert ex.extra["pass_calls"] == 0 and ex.decisions == []
+    if on_torch_2_11("decompose-auto-functionalized-clones-nothing-undecided"):
+        # torch 2.11 itself, with the pass off, clones nothing for add_one_: w (y * 1.0,
+        # which remove_noop_ops makes y) comes back bumped; this pipeline runs torch as is
+        ref = run_eager(p)
+        assert ex.failure is None, ex.failure
+        torch.testing.assert_close(ex.outputs[0], ref.outputs[0], rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(ex.outputs[1], ref.outputs[1] + 1, rtol=1e-4, atol=1e-5)
+        return
+    assert_eager_equal(p, ex)
+
+
+def test_a_control_with_the_reinplace_pass_off_keeps_every_clone_on_each_torch():
+    # the oracle's and blame's controls (with_passes_off) mean the pipeline without the
+    # pass: on torch 2.11 the config alone reinplaces every custom op (the test above), so
+    # the control makes the undecided node clone everything, as torch 2.13 does
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    p = program(
+        [SIN, ("mul.Scalar", ("y",), {"other": 1.0}, ("w",)), ("fz.add_one_", ("y",), {}, ())],
+        ("y", "w"),
+    )
+    off = PipelineOptions().with_passes_off("REINPLACE_INPLACEABLE_OPS")
+    assert off.reinplace_off_declines
+    ex = run_pipeline("inductor", p, make_inputs(p), options=off)
+    assert_eager_equal(p, ex)
+    assert ex.extra["pass_calls"] == 0
 
 
 def test_fast_path_runs_a_reinplaced_foreach_like_inductor():
