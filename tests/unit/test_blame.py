@@ -12,6 +12,7 @@ from aliasfuzz.fuzz.eager import EagerResult, alias_map
 from aliasfuzz.oracle.blame import AUDIT_STAGES, blame
 from aliasfuzz.passes.stages import PIPELINE_STAGES, StageRun, cut
 from tests.common.audit import rows as audit_rows
+from tests.common.torch_versions import on_torch_2_11
 
 
 def _res(*outputs: torch.Tensor) -> EagerResult:
@@ -199,6 +200,10 @@ def test_eval_dropout_clone_is_blamed_on_the_decomposition():
 
 def test_int_addcmul_through_fma_is_blamed_on_lowering():
     b = _blame_fn("inductor", _addcmul_int, lambda: (torch.tensor([3, 2**20 + 1]),))
+    if on_torch_2_11("addcmul-not-lowered-through-fma"):
+        # torch 2.11 decomposes addcmul: no stage departs, so nothing is blamed
+        assert b.stages == () and {said for _, said in b.trail} == {"agrees"}, b.trail
+        return
     assert b.stages == ("lowering",), b.trail
 
 
@@ -335,6 +340,10 @@ def test_pass_off_control_moves_the_blame_to_the_pass_whose_removal_fixes_it(pip
                 (Op("slice_scatter", ("x0", "x0"), {"dim": 0, "start": 0, "end": 3, "step": 1}, ("v0",)),
                  Op("fz.bump_pair", ("v0", "x1"), {}, ())), ("v0",))
     out = _judge.evaluate(p, pipeline, "cpu", None)
+    if pipeline == "inductor" and on_torch_2_11("noop-slice-scatter-into-custom-op-runs-right"):
+        # full Inductor of torch 2.11 returns eager's values: no finding to blame
+        assert out["verdict"] == "ok", out["explanation"]
+        return
     assert (out["verdict"], out["check"]) == ("miscompile", "values"), out["explanation"]
     b = _judge.blame(p, pipeline, "cpu", None, out, full=False)
     assert b["stages"] == ["joint:remove_noop_ops"], b["trail"]

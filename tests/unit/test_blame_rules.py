@@ -21,6 +21,7 @@ from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle.blame import WorkerDied, blame, blame_program
 from aliasfuzz.passes import stages as stages_mod
 from aliasfuzz.passes.stages import StageRun
+from tests.common.torch_versions import on_torch_2_11
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "blame"
 
@@ -135,6 +136,11 @@ def test_index_put_whose_values_alias_self_is_blamed_on_the_reinplace_pass(entry
     # index_copy(x, idx, x): the pass turns index_put into index_put_ whose values alias
     # the written buffer; ATen refuses that graph, compiled Inductor gives wrong values
     out, b = _judged_and_blamed(entry, "inductor")
+    if entry.endswith("1b9297cb46") and on_torch_2_11("index-copy-self-values-runs-right"):
+        # full Inductor of torch 2.11 returns eager's values: the alias model's unsafe
+        # claim is never confirmed by a run, so it stays undecided, never a finding
+        assert out["verdict"] == "unknown" and "agree with eager" in out["explanation"], out
+        return
     assert out["verdict"] == "miscompile", out["explanation"]
     assert b.stages == ("reinplace",), b.trail
     assert "single memory location" in _trail(b, "reinplace")
