@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aliasfuzz.oracle.cases import judge_case, load_case, parse_header
-from tests.common.cases import CASES, case_paths, gap_marks
+from tests.common.cases import CASES, case_paths, expected, gap_marks
 
 
 def _params():
@@ -37,7 +37,10 @@ def test_case_judged_as_expected(path: Path, pipeline: str) -> None:
         if not torch.cuda.is_available():
             pytest.skip("cuda case: needs a GPU")
     (row,) = judge_case(path, [pipeline])
-    assert row["verdict"] == case.expect[pipeline], f"{path.name} {pipeline}: {row['explanation']}\n{row.get('diff', '')}"
+    # the expect block describes torch 2.13; tests.common.cases.ON_TORCH_2_11 names the
+    # pairs torch 2.11 judges otherwise (a real bug 2.13 fixed, with its upstream issue)
+    want = expected(path.stem, pipeline, case.expect)
+    assert row["verdict"] == want, f"{path.name} {pipeline}: {row['explanation']}\n{row.get('diff', '')}"
 
 
 @pytest.mark.skipif(not CASES.is_dir(), reason=f"no case folder at {CASES}")
