@@ -57,7 +57,7 @@ _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "p
 #: What a ``control`` may set: :class:`aliasfuzz.passes.pipelines.PipelineOptions` fields
 #: (listed here so that loading the table needs no torch; a test keeps them equal).
 _OPTION_FIELDS = {"dynamic", "auto_functionalized_v2", "inductor_config", "torchscript",
-                  "functorch_config"}
+                  "functorch_config", "reinplace_off_declines"}
 
 #: What a ``checks`` item may name (the observables of ``_repro_words.observable``).
 OBSERVABLES = ("values", "inputs", "aliasing", "requires_grad")

@@ -179,8 +179,10 @@ def _cases() -> dict[str, tuple[Program, dict, tuple[int, str]]]:
         "torchscript", None, explanation=m["explanation"])
     for name, pipeline in (("b15_triton_same_tensor_two_mutated_args", "aot_eager"),
                            ("b18_triton_partial_write_offset_view", "inductor")):
+        # b15 returns nothing: the kernel's lost write shows in its input (a repro for a
+        # values check compares outputs only, and exited 0 on the H200); b18 returns rows
         add(name[:3] + "-triton", _seed(name), differ if GPU else NO_GPU, pipeline, "miscompile",
-            "values", "functionalization")
+            "inputs" if name.startswith("b15") else "values", "functionalization")
     add("fx-triton", program_of("miscompile-fx-reinplace-2402db9bd1"), differ if GPU else NO_GPU, "fx-reinplace", "miscompile", "inputs",
         "functionalization")
     ok, same = _ok_program(), (0, "eager and")
