@@ -27,8 +27,8 @@ A finding matches a bug when every field given matches (:func:`match`). ``relate
 entries are shown with the finding but do not make it known. A bug with a ``control`` is
 matched by execution as well: the campaign runs the shrunk program on the finding's
 pipeline again with the control's options (:func:`aliasfuzz.campaign.pool.blame_in`), and
-the finding is that bug only when the control's verdict is ``ok`` (the issue's workaround
-removes it); otherwise the bug is shown as related. Fields alone could not tell the
+the finding is that bug only when the issue's workaround removes it
+(:func:`control_removes`); otherwise the bug is shown as related. Fields alone could not tell the
 crashes of PyTorch #198095 (an output view of an aliased input replayed onto the synthetic
 base, gone with ``view_replay_for_aliased_outputs=False``) from other functionalization
 crashes of programs with aliased inputs (tenth and eleventh audits: f50f475f8f). Loading parses TOML only
@@ -44,7 +44,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["KnownBug", "control_candidates", "load_known", "match"]
+__all__ = ["KnownBug", "control_candidates", "control_removes", "load_known", "match"]
 
 FILENAME = "known.toml"
 
@@ -201,6 +201,25 @@ def _fields_match(b: KnownBug, root: dict[str, Any], ops: set[str], pipelines: s
     )
 
 
+#: A control's verdicts that show a crash gone: the compiled call ran and departed from eager
+#: nowhere (``unknown``: only a claim about a kept copy was left undecided;
+#: ``missed-reinplace``: a copy kept, values right).
+_CRASH_GONE = ("ok", "unknown", "missed-reinplace")
+
+
+def control_removes(finding_verdict: str | None, control_verdict: str | None) -> bool:
+    """Whether a known bug's control (its workaround, run on the finding's program and
+    pipeline) gave ``control_verdict`` where the finding's verdict removes the finding: ``ok``
+    always; for a crash or timeout also ``unknown`` and ``missed-reinplace`` (the fresh user
+    of the fourteenth session: #198095's control gave ``ok`` on ``aot_eager`` and ``unknown``
+    on Inductor, a reinplace candidate left undecided, and the same program was filed as a
+    new bug beside the known one). None (no control ran), ``internal-error``, ``crash``,
+    ``miscompile`` and the rest never do."""
+    if control_verdict == "ok":
+        return True
+    return finding_verdict in ("crash", "timeout") and control_verdict in _CRASH_GONE
+
+
 def match(
     bugs: list[KnownBug], root: dict[str, Any], ops: set[str], pipelines: set[str],
     controls: dict[str, str] | None = None,
@@ -210,13 +229,13 @@ def match(
     ``root`` is a key of :func:`aliasfuzz.campaign.corpus.roots`, ``ops`` the registry op
     names of the entry's program, ``pipelines`` the pipelines that hit it, ``controls`` the
     verdicts of the bugs' controls run on the finding (issue -> verdict, the blame's
-    ``controls``): a bug with a control matches only when its control gave ``ok``, and is
-    related otherwise.
+    ``controls``): a bug with a control matches only when its control removed the finding
+    (:func:`control_removes`), and is related otherwise.
     """
     hit, related = None, []
     for b in bugs:
         ok = _fields_match(b, root, ops, pipelines)
-        if ok and b.control and (controls or {}).get(b.issue) != "ok":
+        if ok and b.control and not control_removes(root.get("verdict"), (controls or {}).get(b.issue)):
             related.append(b)  # the same fields, but the issue's workaround does not remove it
         elif ok and b.related:
             related.append(b)
