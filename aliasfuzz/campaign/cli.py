@@ -422,9 +422,15 @@ def _cmd_report(args) -> int:
     cid = args.campaign or latest_campaign(args.state)
     if cid is None:
         raise InvalidArgument(f"no campaign in {args.state}/history.sqlite")
+    if args.corpus is not None and not Path(args.corpus).is_dir():
+        # a report of a named corpus that is not there would list every root cause as
+        # missing and overwrite a good report (the fourteenth session's fresh user); the
+        # default one may be absent (a campaign that found nothing writes none)
+        raise InvalidArgument(f"--corpus {args.corpus}: not a directory")
     out = Path(args.out) if args.out else Path("reports") / cid
     check_writable_dir(out, "--out")
-    print(f"report: {write_report(cid, state=args.state, corpus=args.corpus, out=out)}")
+    corpus = args.corpus if args.corpus is not None else "corpus"
+    print(f"report: {write_report(cid, state=args.state, corpus=corpus, out=out)}")
     return 0
 
 
@@ -432,7 +438,7 @@ def _add_report(sub) -> None:
     p = sub.add_parser("report", help="write the HTML report and summary.json of a campaign")
     p.add_argument("--campaign", help="campaign id (default: the latest)")
     p.add_argument("--state", default=".aliasfuzz", help="state directory (.aliasfuzz)")
-    p.add_argument("--corpus", default="corpus", help="corpus directory (corpus)")
+    p.add_argument("--corpus", help="corpus directory (corpus); named, it must exist")
     p.add_argument("--out", help="output directory (reports/<campaign>)")
     p.set_defaults(func=_cmd_report)
 

@@ -111,6 +111,11 @@ def test_report_out_unwritable(tmp_path):
     )  # fmt: skip
     assert res.status == "done"
     _one_line_error(["report", "--state", str(state), "--out", str(f / "x")], "--out", str(f))
+    # a named corpus that is not there: nothing is written over a good report
+    good = tmp_path / "good"
+    _one_line_error(["report", "--state", str(state), "--corpus", str(tmp_path / "nosuch"),
+                     "--out", str(good)], "--corpus", "not a directory")
+    assert not good.exists()
 
 
 # -- run: config files --------------------------------------------------------------------
