@@ -96,6 +96,7 @@ def _cmd_run(args) -> int:
         # a bad value is a one-line error before torch is imported (seconds on a busy host)
         opts.validate()
     from aliasfuzz.campaign import _judge
+    from aliasfuzz.campaign.corpus import list_entries, load_entry
     from aliasfuzz.campaign.driver import (
         latest_failed,
         latest_unfinished,
@@ -124,6 +125,10 @@ def _cmd_run(args) -> int:
     check_writable_dir(opts.corpus, "--corpus")
     check_writable_dir(opts.state, "--state")
     load_known(opts.corpus)  # a malformed known.toml fails before a campaign folder exists
+    # a corrupt entry would fail the campaign when its first finding is recorded beside it
+    # (the fourteenth session's fresh user: the finding was kept only for --resume)
+    for entry in list_entries(opts.corpus):
+        load_entry(entry)
     opts.plugins = tuple(activate_plugins(opts.plugins))
     if resume is not None and not args.quiet:  # it shows nothing else until its first result
         print(f"aliasfuzz: resuming campaign {resume.name} ({resume})", file=sys.stderr,

@@ -85,6 +85,23 @@ def test_run_corpus_is_a_file_and_report_unwritable(tmp_path):
     assert not (tmp_path / "state").exists()
 
 
+@pytest.mark.parametrize(("name", "text", "needle"), [
+    ("meta.json", "{", "not valid JSON"), ("program.json", "[1, 2", "not valid JSON"),
+])
+def test_run_with_a_corrupt_corpus_entry_fails_before_any_work(tmp_path, name, text, needle):
+    # the fourteenth session's fresh user: the campaign ran its programs, then failed when it
+    # recorded a finding beside the corrupt entry (the finding kept only for --resume)
+    argv = _run(tmp_path)
+    corpus = Path(argv[argv.index("--corpus") + 1])
+    entry = corpus / "miscompile-x-0000000000"
+    entry.mkdir(parents=True)
+    (entry / "meta.json").write_text('{"expected": {"pipeline": "aot_eager", "verdict": "ok"}}')
+    (entry / "program.json").write_text("{}")
+    (entry / name).write_text(text)
+    _one_line_error(argv, name, needle)
+    assert not (tmp_path / "state").exists()
+
+
 @pytest.mark.parametrize("flag", ["--corpus", "--state", "--report"])
 def test_run_folder_that_cannot_be_created_is_a_one_line_error_before_any_work(tmp_path, flag):
     # a fresh user's --corpus /proc/nope ran 42 s, then ended in a FileNotFoundError
