@@ -90,7 +90,13 @@ def needs_confirmation(out: dict[str, Any]) -> bool:
     asynchronous error can cause), so that it is re-run before it is believed. A ``crash``
     the live worker reported itself (an exception check) is deterministic and is not:
     re-running each in a fresh worker cost a torch import per crash (about 300 on a
-    10-minute H200 campaign)."""
+    10-minute H200 campaign). A worker killed from outside while aliasfuzz's own code ran
+    (an internal error, :data:`~aliasfuzz.campaign.worker.OUTSIDE_SIGNALS`) is re-run too:
+    the program was never judged (the fourteenth session's fresh user: it stayed so)."""
+    from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS
+
+    if "internal_error" in out:
+        return out.get("check") in OUTSIDE_SIGNALS
     if out.get("verdict") == "timeout":
         return True
     check = str(out.get("check") or "")

@@ -29,7 +29,7 @@ from typing import Any
 from aliasfuzz.campaign.follow import accepts
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
-from aliasfuzz.campaign.worker import Worker
+from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS, Worker
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle.heap import HEAP_MESSAGE, may_be_corruption
 from aliasfuzz.oracle.heap import confirm as confirm_heap
@@ -192,15 +192,18 @@ class Pool:
         (:func:`~aliasfuzz.campaign.driver.needs_confirmation`, or a heap death,
         :func:`aliasfuzz.oracle.heap.may_be_corruption`). Such a death is asked about first by
         running the pipeline alone in child interpreters (:func:`aliasfuzz.oracle.heap.confirm`);
-        when that shows nothing, an internal error stands and a crash is re-run in a fresh
-        worker (as every other death is; a heap death there is asked about too). The
+        when that shows nothing, an internal error stands (except a worker killed from
+        outside, :data:`~aliasfuzz.campaign.worker.OUTSIDE_SIGNALS`: its program was never
+        judged) and a crash is re-run in a fresh worker (as every other death is; a heap
+        death there is asked about too). The
         costs: the first run's, and the whole re-run as one stage."""
         t0 = time.perf_counter()
         task = self._task(program, pipeline)
         out = None
         if may_be_corruption(outcome):  # the pipeline alone, then glibc checks the heap
             out = confirm_heap(program, pipeline, self.opts.device, task["options"], outcome)
-        if out is None and "internal_error" not in outcome:
+        if out is None and ("internal_error" not in outcome
+                            or outcome.get("check") in OUTSIDE_SIGNALS):
             worker.close()  # a fresh child: nothing left from earlier tasks or signals
             out = worker.run(task)
             if may_be_corruption(out):

@@ -287,6 +287,12 @@ def _dump(log: str) -> str:
     return re.sub(r"\nExtension modules: [^\n]*", "", log[at:]).strip()
 
 
+
+#: Worker deaths no process brings on itself: the OOM killer, a user, a job scheduler.
+#: In aliasfuzz's own code such a death is an internal error the campaign re-runs once
+#: (:func:`aliasfuzz.campaign.driver.needs_confirmation`).
+OUTSIDE_SIGNALS = ("signal:SIGKILL", "signal:SIGTERM", "signal:SIGINT", "signal:SIGHUP")
+
 def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> dict[str, Any]:
     """The outcome of a task whose worker died (``check``: ``signal:NAME`` or ``exit:N``).
 
@@ -321,7 +327,7 @@ def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> 
         }
     at = f"; innermost frame {Path(frame[0]).name}:{frame[1]} in {frame[2]}" if frame else ""
     summary = f"worker died ({check}) in aliasfuzz ({where}{at}), not in the system under test"
-    if check in ("signal:SIGKILL", "signal:SIGTERM", "signal:SIGINT", "signal:SIGHUP"):
+    if check in OUTSIDE_SIGNALS:
         # no process sends itself these: the OOM killer, a user, a job scheduler did
         summary = (f"worker killed from outside ({check}: the OOM killer, a user or a job "
                    f"scheduler) while aliasfuzz ran ({where}{at}); the task was not judged")

@@ -134,3 +134,7 @@ def test_only_outcomes_of_a_dead_or_silent_worker_are_re_run():
     # an exception the live worker reported is deterministic: no fresh worker for it
     assert not needs_confirmation({"verdict": "crash", "check": "exceptions"})
     assert not needs_confirmation({"verdict": "miscompile", "check": "values"})
+    # a worker killed from outside in aliasfuzz's own code: the program was not judged
+    assert needs_confirmation({"internal_error": "x", "check": "signal:SIGKILL"})
+    assert not needs_confirmation({"internal_error": "x", "check": "exceptions"})
+    assert not needs_confirmation({"internal_error": "x", "check": "signal:SIGSEGV"})
