@@ -156,7 +156,7 @@ def stage_words(stage: str | None, pipeline: str = "") -> tuple[str, str]:
 
 def first_line(text: str, width: int = 80) -> str:
     line = (text or "").split("\n")[0].split(" | ")[0].strip()
-    return line if len(line) <= width else line[: width - 3] + "..."
+    return line if len(line) <= width else line[: width - 3].rstrip(" .") + "..."
 
 
 def ts_check(explanation: str) -> str | None:
