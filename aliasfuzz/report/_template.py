@@ -45,6 +45,38 @@ a program that hit one was not judged.</p>
 {% for v in verdict_names %}<td class="{{ 'bad' if counts.get(v) and v in finding_names else '' }}">{{ counts.get(v, 0) }}</td>{% endfor %}</tr>
 {% endfor %}</table>
 
+<h2>Root causes</h2>
+<p>One row per root cause (one corpus entry: blamed stage, verdict, check, evidence), new ones first,
+then known upstream bugs, then those already in the corpus. <i>stage</i>: the first stage of the
+pipeline whose result departs from eager; <i>full</i>: whether full <code>torch.compile</code>
+reproduces a finding of the fast path; <i>hits</i>: sightings in this campaign, per pipeline
+(all campaigns in brackets); <i>repro</i>: lines of the entry's standalone repro.py.</p>
+{% if causes %}<table id="root-causes"><tr><th class="l">status</th><th class="l">stage</th><th class="l">verdict / check</th>
+<th class="l">full</th><th class="l">upstream</th><th class="l">hits</th><th>repro</th><th class="l">entry</th></tr>
+{% for r in causes %}<tr class="{{ 'bad' if r.status == 'new' else '' }}"><td class="l">{{ r.status }}</td>
+<td class="l">{{ r.stages|join(", ") if r.stages else (r.stage or "unblamed") }}</td><td class="l">{{ r.verdict }} / {{ r.check }}</td>
+<td class="l">{{ r.full or "" }}</td>
+<td class="l">{% if r.known_bug %}known {{ r.known_bug.issue }}{% endif %}{% for b in r.related %}{% if loop.first %}{% if r.known_bug %}; {% endif %}related {% endif %}{{ b.issue }}{% if not loop.last %}, {% endif %}{% endfor %}</td>
+<td class="l">{% for p, n in r.hits.items() %}{{ p }} &times; {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}{% if r.hits_total %} ({{ r.hits_total.values()|sum }}){% endif %}</td>
+<td>{{ r.repro_lines or "" }}</td><td class="l"><a href="#cause-{{ loop.index }}">{{ r.id }}</a></td></tr>
+{% endfor %}</table>{% endif %}
+{% for r in causes %}<details id="cause-{{ loop.index }}" {% if loop.first %}open{% endif %}>
+<summary>{{ r.status }}: {{ r.title or r.id }}</summary>
+{% if r.error %}<p class="bad">corpus entry unreadable: {{ r.error }}</p>{% else %}
+<p class="muted">{{ r.id }} · {{ r.verdict }} / {{ r.check }} · ops {{ r.ops|join(", ") }} · statements
+{{ r.statements.original }} &rarr; {{ r.statements.minimized }} after shrinking{% if r.full %} · full torch.compile: {{ r.full }}{% endif %}</p>
+{% if r.known_bug %}<p>Known upstream: {{ r.known_bug.issue }} {{ r.known_bug.title or "" }}</p>{% endif %}
+{% for b in r.related %}<p class="muted">Related: {{ b.issue }} {{ b.title }}</p>{% endfor %}
+<h4>stage by stage</h4>
+{% if r.trail %}<ol class="trail">{% for st, what in r.trail %}<li class="{{ 'bad' if what.startswith('departs') else 'good' if what == 'agrees' else 'muted' }}"><code>{{ st }}</code>: {{ what }}</li>{% endfor %}</ol>
+{% else %}<p class="muted">not cut stage by stage</p>{% endif %}
+<p>{{ r.explanation }}</p>
+{% if r.diff %}<h4>eager / compiled</h4><pre>{{ r.diff }}</pre>{% endif %}
+<h4>minimized program (repro.py, {{ r.repro_lines }} lines, {{ r.repro_way }}: corpus/{{ r.id }}/repro.py{% if r.status == "new" %}; issue draft: <a href="upstream/{{ r.id }}.md">upstream/{{ r.id }}.md</a>{% endif %})</h4>
+{% if r.harness %}<p class="muted">harness: {{ r.harness }}</p>{% endif %}
+<pre>{{ r.repro }}</pre>{% endif %}
+</details>{% else %}<p>No findings in this campaign.</p>{% endfor %}
+
 <h2>Documented refusals</h2>
 <p>Runs judged <code>unsupported</code> (not findings): the pipeline refused a valid program in a
 documented way (Dynamo's <code>Unsupported</code>, a "not supported" <code>NotImplementedError</code>,
@@ -81,38 +113,6 @@ An unsafe candidate that was reinplaced is a bug; a safe one that was copied is 
 <td class="{{ 'bad' if t == 'safe' and m[t].copied else '' }}">{{ m[t].copied }}</td></tr>{% endfor %}
 </table>{% else %}<p class="muted">no decisions recorded</p>{% endfor %}
 </div>
-
-<h2>Root causes</h2>
-<p>One row per root cause (one corpus entry: blamed stage, verdict, check, evidence), new ones first,
-then known upstream bugs, then those already in the corpus. <i>stage</i>: the first stage of the
-pipeline whose result departs from eager; <i>full</i>: whether full <code>torch.compile</code>
-reproduces a finding of the fast path; <i>hits</i>: sightings in this campaign, per pipeline
-(all campaigns in brackets); <i>repro</i>: lines of the entry's standalone repro.py.</p>
-{% if causes %}<table id="root-causes"><tr><th class="l">status</th><th class="l">stage</th><th class="l">verdict / check</th>
-<th class="l">full</th><th class="l">upstream</th><th class="l">hits</th><th>repro</th><th class="l">entry</th></tr>
-{% for r in causes %}<tr class="{{ 'bad' if r.status == 'new' else '' }}"><td class="l">{{ r.status }}</td>
-<td class="l">{{ r.stages|join(", ") if r.stages else (r.stage or "unblamed") }}</td><td class="l">{{ r.verdict }} / {{ r.check }}</td>
-<td class="l">{{ r.full or "" }}</td>
-<td class="l">{% if r.known_bug %}known {{ r.known_bug.issue }}{% endif %}{% for b in r.related %}{% if loop.first %}{% if r.known_bug %}; {% endif %}related {% endif %}{{ b.issue }}{% if not loop.last %}, {% endif %}{% endfor %}</td>
-<td class="l">{% for p, n in r.hits.items() %}{{ p }} &times; {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}{% if r.hits_total %} ({{ r.hits_total.values()|sum }}){% endif %}</td>
-<td>{{ r.repro_lines or "" }}</td><td class="l"><a href="#cause-{{ loop.index }}">{{ r.id }}</a></td></tr>
-{% endfor %}</table>{% endif %}
-{% for r in causes %}<details id="cause-{{ loop.index }}" {% if loop.first %}open{% endif %}>
-<summary>{{ r.status }}: {{ r.title or r.id }}</summary>
-{% if r.error %}<p class="bad">corpus entry unreadable: {{ r.error }}</p>{% else %}
-<p class="muted">{{ r.id }} · {{ r.verdict }} / {{ r.check }} · ops {{ r.ops|join(", ") }} · statements
-{{ r.statements.original }} &rarr; {{ r.statements.minimized }} after shrinking{% if r.full %} · full torch.compile: {{ r.full }}{% endif %}</p>
-{% if r.known_bug %}<p>Known upstream: {{ r.known_bug.issue }} {{ r.known_bug.title or "" }}</p>{% endif %}
-{% for b in r.related %}<p class="muted">Related: {{ b.issue }} {{ b.title }}</p>{% endfor %}
-<h4>stage by stage</h4>
-{% if r.trail %}<ol class="trail">{% for st, what in r.trail %}<li class="{{ 'bad' if what.startswith('departs') else 'good' if what == 'agrees' else 'muted' }}"><code>{{ st }}</code>: {{ what }}</li>{% endfor %}</ol>
-{% else %}<p class="muted">not cut stage by stage</p>{% endif %}
-<p>{{ r.explanation }}</p>
-{% if r.diff %}<h4>eager / compiled</h4><pre>{{ r.diff }}</pre>{% endif %}
-<h4>minimized program (repro.py, {{ r.repro_lines }} lines, {{ r.repro_way }}: corpus/{{ r.id }}/repro.py{% if r.status == "new" %}; issue draft: <a href="upstream/{{ r.id }}.md">upstream/{{ r.id }}.md</a>{% endif %})</h4>
-{% if r.harness %}<p class="muted">harness: {{ r.harness }}</p>{% endif %}
-<pre>{{ r.repro }}</pre>{% endif %}
-</details>{% else %}<p>No findings in this campaign.</p>{% endfor %}
 
 <h2>Op-kind coverage</h2>
 <table id="coverage"><tr><th class="l">op kind</th><th>programs</th><th>findings (runs)</th></tr>
