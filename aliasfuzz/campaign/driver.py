@@ -34,6 +34,7 @@ from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
 from aliasfuzz.campaign.shrink import same_failure
+from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
@@ -93,8 +94,6 @@ def needs_confirmation(out: dict[str, Any]) -> bool:
     10-minute H200 campaign). A worker killed from outside while aliasfuzz's own code ran
     (an internal error, :data:`~aliasfuzz.campaign.worker.OUTSIDE_SIGNALS`) is re-run too:
     the program was never judged (the fourteenth session's fresh user: it stayed so)."""
-    from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS
-
     if "internal_error" in out:
         return out.get("check") in OUTSIDE_SIGNALS
     if out.get("verdict") == "timeout":

@@ -169,20 +169,18 @@ def _decision_kinds(evidence: list[str]) -> set[str]:
     return {re.sub(r":rule \d+$", ":unsafe", e) for e in evidence}
 
 
-def _rule5_only(root: dict[str, Any]) -> bool:
+def _only_rules(root: dict[str, Any], *rules: int) -> bool:
+    """Whether ``root`` has evidence and every unsafe write behind it is flagged by one of
+    the ground truth's ``rules`` (:mod:`aliasfuzz.oracle.candidates`)."""
     ev = root.get("evidence") or []
-    return bool(ev) and all(e.endswith(":rule 5") for e in ev)
+    return bool(ev) and all(e.endswith(tuple(f":rule {r}" for r in rules)) for e in ev)
 
 
-def _outlives_only(root: dict[str, Any]) -> bool:
-    """Whether every unsafe write behind ``root`` is flagged by rule 3 or rule 5 of the
-    ground truth (:mod:`aliasfuzz.oracle.candidates`): the written result is used after the
-    input's storage changes again (rule 3) or comes back as an output eager returns fresh
-    (rule 5). Both are a use of the candidate's *result* where, written in place, it is the
-    input's storage, which ``reinplace.py``'s ``can_inplace`` does not look at (it checks
-    later uses of the old views only): PyTorch #198094's family."""
-    ev = root.get("evidence") or []
-    return bool(ev) and all(e.endswith((":rule 3", ":rule 5")) for e in ev)
+#: Rules 3 and 5 flag a use of the candidate's *result* where, written in place, it is the
+#: input's storage: after that storage changes again (3) or as an output eager returns
+#: fresh (5). ``reinplace.py``'s ``can_inplace`` looks at later uses of the old views only:
+#: PyTorch #198094's family.
+_OUTLIVES = (3, 5)
 
 
 def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -202,14 +200,14 @@ def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
         ):
             return False
         return ea == eb
-    if ra["stage"] == "reinplace" and _outlives_only(ra) and _outlives_only(rb) and (
+    if ra["stage"] == "reinplace" and _only_rules(ra, *_OUTLIVES) and _only_rules(rb, *_OUTLIVES) and (
         _decision_kinds(ra["evidence"]) == _decision_kinds(rb["evidence"])
     ):
         return True
     if ra["check"] != rb["check"]:
         return False
     if ra["stage"] == "reinplace":
-        return ra["check"] == "aliasing" and _rule5_only(ra) and _rule5_only(rb)
+        return ra["check"] == "aliasing" and _only_rules(ra, 5) and _only_rules(rb, 5)
     fa, fb = set(ra["evidence"]), set(rb["evidence"])
     oa, ob = _ops(a), _ops(b)
     return (fa <= fb and oa <= ob) or (fb <= fa and ob <= oa)

@@ -287,11 +287,11 @@ def _dump(log: str) -> str:
     return re.sub(r"\nExtension modules: [^\n]*", "", log[at:]).strip()
 
 
-
 #: Worker deaths no process brings on itself: the OOM killer, a user, a job scheduler.
 #: In aliasfuzz's own code such a death is an internal error the campaign re-runs once
 #: (:func:`aliasfuzz.campaign.driver.needs_confirmation`).
 OUTSIDE_SIGNALS = ("signal:SIGKILL", "signal:SIGTERM", "signal:SIGINT", "signal:SIGHUP")
+
 
 def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> dict[str, Any]:
     """The outcome of a task whose worker died (``check``: ``signal:NAME`` or ``exit:N``).
