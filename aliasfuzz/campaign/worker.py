@@ -356,7 +356,10 @@ def device_fault(device: str) -> str | None:
     assert both raise (``torch.AcceleratorError`` on torch >= 2.8; CUDA reports the error
     again on every later call). Non-sticky errors (out of memory, a bad launch
     configuration) leave the context usable and are the pipeline's own verdict. Never
-    initializes CUDA: a process that did not touch the device has nothing to probe. The
+    initializes CUDA: a process that did not touch the device has nothing to probe. A CPU
+    task is probed too when it touched the device (on a GPU host the other-device opinion,
+    ``oracle/opinions.py``, reruns CPU programs on CUDA; H200: a device-side assert in a
+    ``cpu`` task came back as an internal error and the poisoned worker lived on). The
     debug pipeline ``debug-cuda-fault`` simulates a fault on machines without a GPU.
     """
     from aliasfuzz.campaign import _debug
@@ -364,15 +367,13 @@ def device_fault(device: str) -> str | None:
 
     if _debug.simulated_fault is not None:
         return _debug.simulated_fault
-    if not device.startswith("cuda"):
-        return None
     import torch
 
     if not torch.cuda.is_initialized():
         return None
     try:
         torch.cuda.synchronize()
-        torch.ones(1, device=device).add_(1).item()
+        torch.ones(1, device=device if device.startswith("cuda") else "cuda").add_(1).item()
     except Exception as e:  # noqa: BLE001 - any failure here means the context is unusable
         return one_line(e)
     return None
