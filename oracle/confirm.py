@@ -233,7 +233,7 @@ def measure_excess(
     """Compile and run the program with Inductor as decided and with ``want``'s candidates
     forced in place (``compile_run(inputs)`` runs the full ``inductor`` pipeline), reading
     the bytes of each generated graph; None when either compile lowered nothing (a failure,
-    or no graph) or nothing could be forced."""
+    or no graph), a graph's bytes could not be read, or nothing could be forced."""
     from aliasfuzz.passes.cost import inductor_cost
 
     with inductor_cost() as default:
@@ -242,6 +242,8 @@ def measure_excess(
     with inductor_cost() as forced, watch_reinplace(records, force=want, truths=False):
         compile_run(inputs())
     if not default or not forced or not any(s.forced for r in records for s in r.seen):
+        return None
+    if not all(g.measured for g in (*default, *forced)):  # a graph's bytes are missing
         return None
     return Excess(
         sum(g.bytes for g in default), sum(g.bytes for g in forced), copied,

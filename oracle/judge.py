@@ -348,6 +348,8 @@ def _cost(ex: Any, fn: Callable, make: Callable[[], tuple]) -> dict[str, Any] | 
     if not ex.cost:
         return None
     compiled = total(ex.cost)
+    if compiled["unmeasured"]:  # a graph's bytes are missing: no ratio to claim anything on
+        return None
     needed = needed_bytes(fn, make())
     n = needed.bytes if needed is not None else None
     ex.extra["needed"] = needed.to_json() if needed is not None else None
@@ -358,14 +360,18 @@ def _cost(ex: Any, fn: Callable, make: Callable[[], tuple]) -> dict[str, Any] | 
 
 
 def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None:
-    """Try equivalent spellings (:mod:`.witness`) of a high-ratio program judged ``ok`` or
-    ``missed-reinplace``; a witness makes it ``missed-reinplace`` (check ``witness``) or adds
+    """Try equivalent spellings (:mod:`.witness`) of a program judged ``ok`` or
+    ``missed-reinplace`` whose cost passes a rule's gate (:func:`.witness.gate`); a witness makes it ``missed-reinplace`` (check ``witness``) or adds
     to the explanation of the claim that already made it one."""
-    from aliasfuzz.oracle.witness import find_witness
+    from aliasfuzz.oracle.witness import RULES, find_witness, gate
     from aliasfuzz.passes.pipelines import run_function
 
     c = j.cost
-    if c is None or c["ratio"] is None or c["ratio"] < RATIO_GATE:
+
+    def use(rule: str) -> bool:
+        return gate(c, rule, RATIO_GATE)
+
+    if not any(use(r) for r, _ in RULES):
         return
     if j.verdict not in (Verdict.OK, Verdict.MISSED_REINPLACE):
         return
@@ -379,7 +385,7 @@ def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None
         eager = run_callable_named(fn, names, ins)
         return eager.error is None and all(ch.passed for ch in differential(eager, _as_result(ex), names))
 
-    w = find_witness(fn, names, make, compile_run, same)
+    w = find_witness(fn, names, make, compile_run, same, use)
     if w is None:
         return
     j.witness = w

@@ -22,6 +22,20 @@ Rules (name -> rewrite), each applied only where its precondition holds:
 * ``augmented-setitem``: ``x[s] op= c`` with basic indexing ``s`` (ints, slices, None,
   Ellipsis) is ``v = x[s]; v.op_(c); x[s] = v``; the in-place op already wrote through the
   view ``v``, so the store copies a view onto itself and is dropped: ``x[s].op_(c)``.
+* ``graph-split``: a ``torch._dynamo.graph_break()`` right after a statement that writes
+  into an input (an in-place op, an ``out=`` op, a store), when later statements read it.
+  A graph break changes where Dynamo cuts the program into graphs, never what Python
+  computes, so every value is kept by construction. Each graph's input mutation is then
+  written straight into the input, where one graph may compute the value into a
+  temporary of its own and copy it into the input and every later reader (shared case c06,
+  PyTorch #195330: ``torch.mul(field[rows], 0.5, out=work); field[rows] = work``). Tried
+  for a program whose compiled code allocates a temporary (:func:`gate`), after each such
+  statement in turn (at most :data:`SPLITS`).
+
+The excess must grow for one of the input sizes: each distinct dimension size, largest
+first, is doubled in turn (:func:`scaled`); an excess that follows a workspace or an update
+rather than the largest tensor (c06: the (3, 4) workspace of a (16, 4) field) grows with
+the dimension it follows, and a constant one grows with none.
 """
 
 from __future__ import annotations
@@ -35,10 +49,16 @@ from typing import Any
 import torch
 import torch.fx
 
-__all__ = ["RULES", "SCALING", "Witness", "find_witness", "scaled"]
+__all__ = ["RULES", "SCALING", "SIZES", "SPLITS", "Witness", "find_witness", "gate", "scaled"]
 
-#: Least growth of the excess when the inputs double along their largest dimension.
+#: Least growth of the excess when the inputs double along one dimension size.
 SCALING = 1.8
+
+#: Most graph-split positions tried per program (each costs two to four compiles).
+SPLITS = 2
+
+#: Most dimension sizes doubled in turn for the growth check, largest first.
+SIZES = 3
 
 _INPLACE_OPERATORS = {operator.iadd: "add_", operator.isub: "sub_", operator.imul: "mul_",
                       operator.itruediv: "div_"}
@@ -48,7 +68,8 @@ _INPLACE_OPERATORS = {operator.iadd: "add_", operator.isub: "sub_", operator.imu
 class Witness:
     """A confirmed witness: ``rule``, the ``original`` and ``spelled`` source lines, bytes
     per call of the original and the witness at the program's sizes (``bytes``) and with
-    the inputs doubled (``scaled_bytes``), and ``sizes`` (largest dimension before, after)."""
+    the inputs doubled along one dimension size (``scaled_bytes``), and ``sizes`` (that
+    size before, after)."""
 
     rule: str
     original: str
@@ -69,8 +90,8 @@ class Witness:
         return (f"witness {self.rule}: `{self.original}` spelled `{self.spelled}` gives eager's "
                 f"values; Inductor's code moves {self.bytes[0]} bytes per call, the witness "
                 f"{self.bytes[1]}{bound}; excess {self.excess} bytes, {scaled_excess} "
-                f"({scaled_excess / self.excess:.2f}x) with the largest input dimension "
-                f"{self.sizes[0]} -> {self.sizes[1]}")
+                f"({scaled_excess / self.excess:.2f}x) with every input dimension of size "
+                f"{self.sizes[0]} doubled to {self.sizes[1]}")
 
 
 def _source_line(node: torch.fx.Node) -> str:
@@ -108,11 +129,88 @@ def _augmented_setitem(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
     return done
 
 
-#: rule name -> rewrite of a Dynamo graph in place, returning ``[(original line, witness line)]``
-#: (empty: the rule does not apply).
-RULES: dict[str, Callable[[torch.fx.GraphModule], list[tuple[str, str]]]] = {
-    "augmented-setitem": _augmented_setitem,
-}
+def _writes_input(n: torch.fx.Node, inputs: set[torch.fx.Node]) -> bool:
+    """Whether Dynamo node ``n`` writes into a placeholder or a view of one: an in-place
+    method or operator, a ``setitem``, or a call with an ``out=`` tensor."""
+    def root(a: Any) -> torch.fx.Node | None:
+        while isinstance(a, torch.fx.Node) and a not in inputs:
+            if a.op == "call_method" and a.target in _VIEW_METHODS or a.target is operator.getitem:
+                a = a.args[0]
+            else:
+                return None
+        return a if isinstance(a, torch.fx.Node) else None
+
+    if n.op not in ("call_function", "call_method"):
+        return False
+    out = n.kwargs.get("out")
+    if isinstance(out, torch.fx.Node):
+        return root(out) is not None
+    name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
+    mutating = (n.target is operator.setitem or n.target in _INPLACE_OPERATORS
+                or (name.endswith("_") and not name.startswith("_")))
+    return mutating and bool(n.args) and root(n.args[0]) is not None
+
+
+_VIEW_METHODS = {"view", "reshape", "transpose", "t", "permute", "select", "narrow",
+                 "unsqueeze", "squeeze", "expand", "as_strided", "diagonal", "unfold",
+                 "flatten", "unflatten", "view_as", "movedim", "__getitem__"}
+
+
+def _split_points(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
+    """Nodes after which a graph break may save a temporary: each writes into an input and
+    some later node (not the output) still runs. Only the last node of a source line
+    counts (``x[s] += c`` is three nodes of one statement)."""
+    inputs = {n for n in gm.graph.nodes if n.op == "placeholder"}
+    nodes = [n for n in gm.graph.nodes if n.op != "output"]
+    points = []
+    for k, n in enumerate(nodes[:-1]):
+        if not _writes_input(n, inputs):
+            continue
+        rest = nodes[k + 1:]
+        line = _source_line(n)
+        if line and all(_source_line(r) == line for r in rest):
+            continue  # nothing after this statement
+        if line and _source_line(nodes[k + 1]) == line:
+            continue  # not the statement's last node
+        points.append(n)
+    return points
+
+
+def _graph_split(gm: torch.fx.GraphModule, at: int) -> list[tuple[str, str]]:
+    """Insert ``torch._dynamo.graph_break()`` after the ``at``-th split point (see the
+    module doc); [] when there is no such point."""
+    points = _split_points(gm)
+    if at >= len(points):
+        return []
+    n = points[at]
+    with gm.graph.inserting_after(n):
+        gm.graph.call_function(torch._dynamo.graph_break, ())
+    line = re.sub(r"^def [^:]*:\s*", "", _source_line(n)) or n.format_node()
+    return [(line, f"{line}; torch._dynamo.graph_break()")]
+
+
+def gate(cost: dict[str, Any] | None, rule: str, ratio_gate: float) -> bool:
+    """Whether ``rule`` is worth its compiles for a program whose full ``inductor`` run cost
+    ``cost`` (``{"ratio", "temporaries", ...}`` of :func:`aliasfuzz.oracle.judge._cost`):
+    ``graph-split`` needs an allocated temporary and more bytes than the program needs
+    (what it can save is a temporary); the other rules need the ratio ``ratio_gate``."""
+    if not cost or cost.get("ratio") is None:
+        return False
+    if rule == "graph-split":
+        return cost.get("temporaries", 0) > 0 and cost["ratio"] > 1.0
+    return cost["ratio"] >= ratio_gate
+
+
+def _split_rule(at: int) -> Callable[[torch.fx.GraphModule], list[tuple[str, str]]]:
+    return lambda gm: _graph_split(gm, at)
+
+
+#: (rule name, rewrite of a Dynamo graph in place returning ``[(original line, witness
+#: line)]``, empty when the rule does not apply); a rule may appear once per position.
+RULES: list[tuple[str, Callable[[torch.fx.GraphModule], list[tuple[str, str]]]]] = [
+    ("augmented-setitem", _augmented_setitem),
+    *[("graph-split", _split_rule(k)) for k in range(SPLITS)],
+]
 
 
 def _capture(fn: Callable, names: Sequence[str], inputs: tuple) -> tuple[torch.fx.GraphModule, list[int]] | None:
@@ -146,10 +244,17 @@ def _max_dim(inputs: Sequence[Any]) -> int:
     return max((d for t in inputs if isinstance(t, torch.Tensor) for d in t.shape), default=0)
 
 
-def scaled(inputs: Sequence[Any]) -> tuple[Any, ...]:
-    """``inputs`` with every tensor dimension of the largest size doubled (the tensor
-    repeated along it; contiguous copies). Integer tensors keep their values (indices)."""
-    top = _max_dim(inputs)
+def _sizes(inputs: Sequence[Any]) -> list[int]:
+    """The distinct dimension sizes above 1 of the tensor inputs, largest first."""
+    return sorted({d for t in inputs if isinstance(t, torch.Tensor) for d in t.shape if d > 1},
+                  reverse=True)
+
+
+def scaled(inputs: Sequence[Any], size: int | None = None) -> tuple[Any, ...]:
+    """``inputs`` with every tensor dimension of ``size`` (default: the largest size)
+    doubled (the tensor repeated along it; contiguous copies). Integer tensors keep their
+    values (indices), so a repeated index tensor repeats its indices."""
+    top = _max_dim(inputs) if size is None else size
     out = []
     for t in inputs:
         if isinstance(t, torch.Tensor):
@@ -164,19 +269,22 @@ def scaled(inputs: Sequence[Any]) -> tuple[Any, ...]:
 def find_witness(
     fn: Callable, names: Sequence[str], make: Callable[[], tuple],
     compile_run: Callable[[Callable, tuple], Any], same: Callable[[Callable, tuple, Any], bool],
+    use: Callable[[str], bool] = lambda rule: True,
 ) -> Witness | None:
     """The first rule of :data:`RULES` whose spelling of ``fn`` is a witness (module doc).
 
     ``compile_run(f, inputs)`` runs ``f`` through the full ``inductor`` pipeline and returns
     its Execution (with ``cost``); ``same(f, inputs, execution)`` says whether the run gives
-    eager's results for ``f`` on ``inputs``."""
+    eager's results for ``f`` on ``inputs``; ``use(rule)`` says whether a rule is tried
+    (:func:`gate`)."""
     from aliasfuzz.passes.cost import total
 
-    got = _capture(fn, names, make())
+    rules = [(r, w) for r, w in RULES if use(r)]
+    got = _capture(fn, names, make()) if rules else None
     if got is None:
         return None
     gm, order = got
-    for rule, rewrite in RULES.items():
+    for rule, rewrite in rules:
         copy = torch.fx.GraphModule(gm, _copy_graph(gm.graph))
         lines = rewrite(copy)
         if not lines:
@@ -186,20 +294,28 @@ def find_witness(
         def spelled(*ins, _gm=copy, _order=tuple(order)):
             return _gm(*[ins[i] for i in _order])
 
-        sizes, measured = [], []
-        for inputs in (make, lambda: scaled(make())):
+        def measure(inputs: Callable[[], tuple]) -> tuple[int, int] | None:
             ins = inputs()
-            sizes.append(_max_dim(ins))
             orig, wit = compile_run(fn, inputs()), compile_run(spelled, ins)
             if not (orig.ok and wit.ok and orig.cost and wit.cost and same(fn, inputs(), wit)):
-                break
-            measured.append((total(orig.cost)["bytes"], total(wit.cost)["bytes"]))
-        if len(measured) < 2 or sizes[1] <= sizes[0]:
+                return None
+            a, b = total(orig.cost), total(wit.cost)
+            if a["unmeasured"] or b["unmeasured"]:  # a graph's bytes are missing: no comparison
+                return None
+            return a["bytes"], b["bytes"]
+
+        first = measure(make)
+        if first is None or first[1] >= first[0]:
             continue
-        (b0, w0), (b1, w1) = measured
-        if w0 >= b0 or (b1 - w1) < SCALING * (b0 - w0):
-            continue
-        return Witness(rule, lines[0][0], lines[0][1], (b0, w0), (b1, w1), (sizes[0], sizes[1]))
+        b0, w0 = first
+        for size in _sizes(make())[:SIZES]:
+            big = measure(lambda size=size: scaled(make(), size))
+            if big is None:
+                continue
+            b1, w1 = big
+            if (b1 - w1) >= SCALING * (b0 - w0):
+                return Witness(rule, lines[0][0], lines[0][1], (b0, w0), (b1, w1),
+                               (size, 2 * size))
     return None
 
 

@@ -53,20 +53,24 @@ class GraphCost:
     nodes: tuple[tuple[str, int], ...] = field(default=())
     inductor_bytes: int = 0
     temporaries: tuple[tuple[str, int], ...] = field(default=())
+    measured: bool = True  # False: the accounting raised on this graph (its bytes are 0 here)
 
     def to_json(self) -> dict:
         return {"bytes": self.bytes, "kernels": self.kernels, "nodes": [list(n) for n in self.nodes],
                 "inductor_bytes": self.inductor_bytes,
-                "temporaries": [list(t) for t in self.temporaries]}
+                "temporaries": [list(t) for t in self.temporaries], "measured": self.measured}
 
 
 def total(graphs: list[GraphCost]) -> dict[str, int]:
-    """``{"bytes", "kernels", "temporaries", "temporary_bytes"}`` summed over ``graphs``."""
+    """``{"bytes", "kernels", "temporaries", "temporary_bytes", "unmeasured"}`` summed over
+    ``graphs`` (``unmeasured``: graphs whose accounting raised; their bytes are missing, so
+    a comparison of two totals with one is meaningless)."""
     return {
         "bytes": sum(g.bytes for g in graphs),
         "kernels": sum(g.kernels for g in graphs),
         "temporaries": sum(len(g.temporaries) for g in graphs),
         "temporary_bytes": sum(b for g in graphs for _, b in g.temporaries),
+        "unmeasured": sum(1 for g in graphs if not g.measured),
     }
 
 
@@ -174,8 +178,9 @@ def graph_cost(graph: Any) -> GraphCost:
 @contextmanager
 def inductor_cost() -> Iterator[list[GraphCost]]:
     """Within the block, each graph Inductor lowers appends its :class:`GraphCost` to the
-    yielded list (graphs in compile order; a graph whose accounting raises is skipped: the
-    accounting reads PyTorch's internals, and a failure of it says nothing about the program).
+    yielded list (graphs in compile order; a graph whose accounting raises appends an empty
+    cost with ``measured=False``: the accounting reads PyTorch's internals, and a failure
+    of it says nothing about the program, but its bytes are missing from any sum).
 
     Nests with itself (the inner list sees only its own graphs; the outer sees all)."""
     from torch._inductor.graph import GraphLowering
@@ -190,7 +195,7 @@ def inductor_cost() -> Iterator[list[GraphCost]]:
         try:
             seen.append(graph_cost(self))
         except Exception:  # noqa: BLE001 - see the docstring: not the program's failure
-            pass
+            seen.append(GraphCost(0, 0, measured=False))
         return mod
 
     GraphLowering.compile_to_module = compile_to_module

@@ -34,13 +34,7 @@ if os.environ.get("CI") and not CASES.is_dir():
     raise RuntimeError(f"CI run without the seed cases: {CASES} does not exist")
 
 #: (case stem, pipeline) -> why the oracle's verdict differs from the case's expect line.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("c06_indexed_update_ignores_caller_workspace", "inductor"): (
-        "issue 14: judged ok; Inductor's (3, 4) temporary is not a declined reinplace "
-        "candidate and no rule of oracle/witness.py yet spells it with fewer bytes "
-        "(compiled/needed 288/168)"
-    ),
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 #: (case stem, pipeline) -> (verdict on torch 2.11, the ``tests.common.torch_versions``

@@ -1,0 +1,89 @@
+"""Witnesses by equivalent spellings (issue 14, :mod:`aliasfuzz.oracle.witness`): the
+``graph-split`` rule, the growth check over each dimension size, and the refusal to compare
+costs when a graph's bytes could not be read."""
+
+from __future__ import annotations
+
+import torch
+
+from aliasfuzz.oracle import witness
+from aliasfuzz.oracle.judge import judge
+from aliasfuzz.oracle.verdict import Verdict
+
+
+def c06(field, rows, work):  # shared case c06 (PyTorch #195330)
+    torch.mul(field[rows], 0.5, out=work)
+    field[rows] = work
+
+
+def _c06_inputs():
+    return (torch.arange(64.0).reshape(16, 4), torch.tensor([1, 5, 9]), torch.zeros(3, 4))
+
+
+def _points(fn, *inputs) -> list[str]:
+    names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    gm, _ = witness._capture(fn, names, inputs)
+    return [witness._source_line(n) for n in witness._split_points(gm)]
+
+
+def test_split_points_follow_statements_that_write_an_input_and_have_readers_after():
+    assert _points(c06, *_c06_inputs()) == ["torch.mul(field[rows], 0.5, out=work)"]
+
+    def one_statement(x):
+        x[0:2] += 0.5  # three Dynamo nodes of one statement: nothing after it
+
+    def functional(x):
+        y = x * 2
+        return y + 1
+
+    def two_writes(x, y):
+        x.add_(1.0)
+        y.mul_(2.0)
+        return x + y
+
+    assert _points(one_statement, torch.zeros(4)) == []
+    assert _points(functional, torch.zeros(4)) == []
+    assert _points(two_writes, torch.zeros(4), torch.zeros(4)) == ["x.add_(1.0)", "y.mul_(2.0)"]
+
+
+def test_scaled_doubles_one_dimension_size_in_every_input():
+    big = witness.scaled(_c06_inputs(), 4)
+    assert [tuple(t.shape) for t in big] == [(16, 8), (3,), (3, 8)]
+    assert big[1].tolist() == [1, 5, 9]  # indices keep their values
+    assert [tuple(t.shape) for t in witness.scaled(_c06_inputs())] == [(32, 4), (3,), (3, 4)]
+    assert witness._sizes(_c06_inputs()) == [16, 4, 3]
+
+
+def test_c06_workspace_temporary_has_a_graph_split_witness():
+    j = judge(c06, "inductor", inputs=_c06_inputs)
+    assert j.verdict is Verdict.MISSED_REINPLACE, (j.verdict, j.explanation)
+    w = j.witness
+    assert w.rule == "graph-split" and w.original == "torch.mul(field[rows], 0.5, out=work)"
+    assert w.spelled == "torch.mul(field[rows], 0.5, out=work); torch._dynamo.graph_break()"
+    assert w.bytes[1] < w.bytes[0] == j.cost["compiled"], (w.bytes, j.cost)
+    # the excess follows the workspace's width, not the field's 16 rows
+    assert w.sizes == (4, 8) and w.scaled_bytes[0] - w.scaled_bytes[1] >= 1.8 * w.excess
+    assert j.cost["temporaries"] >= 1 and j.cost["ratio"] < 4.0  # below the other rules' gate
+    assert "witness graph-split" in j.explanation and "torch._dynamo.graph_break()" in j.explanation
+    assert f"excess {w.excess} bytes" in j.explanation
+
+
+def test_a_cost_with_an_unread_graph_claims_nothing(monkeypatch):
+    from aliasfuzz.passes import cost
+
+    def broken(graph):
+        raise RuntimeError("an internal Inductor changed")
+
+    monkeypatch.setattr(cost, "graph_cost", broken)
+    j = judge(c06, "inductor", inputs=_c06_inputs)
+    assert j.verdict is Verdict.OK, j.explanation
+    assert j.cost is None and j.witness is None
+
+
+def test_gate_sends_graph_split_only_to_programs_with_a_temporary():
+    assert witness.gate({"ratio": 1.7, "temporaries": 1}, "graph-split", 4.0)
+    assert not witness.gate({"ratio": 1.7, "temporaries": 0}, "graph-split", 4.0)
+    assert not witness.gate({"ratio": 1.0, "temporaries": 2}, "graph-split", 4.0)
+    assert not witness.gate({"ratio": 1.7, "temporaries": 1}, "augmented-setitem", 4.0)
+    assert witness.gate({"ratio": 4.0, "temporaries": 0}, "augmented-setitem", 4.0)
+    assert not witness.gate(None, "graph-split", 4.0)
