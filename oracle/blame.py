@@ -101,8 +101,10 @@ from the wrappers (not done: comparing the functional graph's own outputs).
 
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
-stage is ``reinplace`` without cutting. Mapping to the audit's stage labels
-(``shared/audit/labels.tsv``) is :data:`AUDIT_STAGES`.
+stage is ``reinplace`` without cutting. A ``missed-reinplace`` of check ``witness`` (an
+equivalent spelling that moves fewer bytes, :mod:`aliasfuzz.oracle.witness`) names no
+stage and says why (:data:`COST_NOT_CUT`): its values are eager's at every stage. Mapping
+to the audit's stage labels (``shared/audit/labels.tsv``) is :data:`AUDIT_STAGES`.
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
-    "AUDIT_STAGES", "BOUNDS_ERRORS", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED",
+    "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off",
     "scalar_codegen",
@@ -290,6 +292,14 @@ def departure(
 NOT_REPRODUCED = ("no cut of the pipeline departs from eager "
                   "(the finding did not reproduce stage by stage)")
 
+#: Why a ``missed-reinplace`` of check ``witness`` names no stage: it is a claim about the
+#: bytes Inductor's generated code moves, with eager's values at every stage, so cutting
+#: by values cannot place it (not built: a cost cut, compiling each stage's graph through
+#: the rest of the pipeline with and without the witness spelling).
+COST_NOT_CUT = ("a cost finding (an equivalent spelling moves fewer bytes): every stage "
+                "keeps eager's values, and stages are cut by values, not by bytes (a cost "
+                "cut is not built), so no stage is named")
+
 
 class WorkerDied(Exception):
     """The result of a stage not run because the finding shows that it kills the process
@@ -456,6 +466,8 @@ def blame_program(
 
     if verdict in _CLAIMS and check == "candidates":
         return blame(pipeline, verdict, check, EagerResult(), [], [])
+    if verdict == "missed-reinplace" and check == "witness":
+        return Blame(None, (), [], COST_NOT_CUT)
     fn, names, make = _loaded(program, pipeline, device)
     eager = _eager(fn, names, make)
     shadow = _shadow(fn, names, make)

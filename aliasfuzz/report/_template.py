@@ -69,7 +69,7 @@ reproduces a finding of the fast path; <i>hits</i>: sightings in this campaign, 
 {% for b in r.related %}<p class="muted">Related: {{ b.issue }} {{ b.title }}</p>{% endfor %}
 <h4>stage by stage</h4>
 {% if r.trail %}<ol class="trail">{% for st, what in r.trail %}<li class="{{ 'bad' if what.startswith('departs') else 'good' if what == 'agrees' else 'muted' }}"><code>{{ st }}</code>: {{ what }}</li>{% endfor %}</ol>
-{% else %}<p class="muted">not cut stage by stage</p>{% endif %}
+{% else %}<p class="muted">not cut stage by stage{% if r.blame_reason %}: {{ r.blame_reason }}{% endif %}</p>{% endif %}
 <p>{{ r.explanation }}</p>
 {% if r.diff %}<h4>eager / compiled</h4><pre>{{ r.diff }}</pre>{% endif %}
 <h4>minimized program (repro.py, {{ r.repro_lines }} lines, {{ r.repro_way }}: corpus/{{ r.id }}/repro.py{% if r.status == "new" %}; issue draft: <a href="upstream/{{ r.id }}.md">upstream/{{ r.id }}.md</a>{% endif %})</h4>

@@ -166,6 +166,7 @@ def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
         "stage": root.get("stage") or m.get("stage"),
         "stages": m.get("stages") or [],
         "trail": [list(t) for t in m.get("trail") or []],
+        "blame_reason": m.get("blame_reason") or "",  # why no stage is named, if none is
         "full": m.get("full"),
         "known_bug": m.get("known"),
         "related": m.get("related") or [],

@@ -250,3 +250,26 @@ def test_unknown_runs_are_listed_by_reason():
         "aot_eager": {"index_put_N undecided": 1},
         "inductor": {"triton_kernel_wrapper_functional_proxy_N (s_ptr) undecided: N runs agree": 2},
     }
+
+
+def test_an_unblamed_root_cause_shows_why_no_stage_is_named(report, tmp_path):
+    from aliasfuzz.oracle.blame import COST_NOT_CUT
+    from aliasfuzz.report import render_html
+    from aliasfuzz.report.data import _entry_fields
+
+    p = Program((StorageSpec("s0", 4),), (TensorSpec("x", "s0", (4,), (1,)),),
+                (Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)),), ())
+    out = {"verdict": "missed-reinplace", "check": "witness"}
+    corpus = tmp_path / "unblamed"
+    path, _ = store.write_entry(corpus, p, {
+        "root": {"stage": "unblamed:inductor", "evidence": ["inplace"], **out}, "stages": [],
+        "trail": [], "blame_reason": COST_NOT_CUT, "signature": store.signature(p, out, "inductor"),
+        "expected": {"pipeline": "inductor", **out}, "explanation": "witness graph-split: ...",
+        "versions": store.versions(), "device": "cpu",
+    })
+    fields = _entry_fields(corpus, path.name)
+    assert fields["blame_reason"] == COST_NOT_CUT and fields["stage"] == "unblamed:inductor"
+    summary = json.loads((report.parent / "summary.json").read_text())
+    row = dict(summary["root_causes"][0], id=path.name, **{**out, **fields})
+    html = render_html(dict(summary, root_causes=[row]))
+    assert "not cut stage by stage: " + COST_NOT_CUT.replace("'", "&#39;") in html

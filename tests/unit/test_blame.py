@@ -420,3 +420,13 @@ def test_the_eleventh_audits_harness_only_crash_is_dismissed_from_its_own_meta()
               "trail": meta["trail"]}
     why = fast_path_only(meta["expected"], meta["expected"]["pipeline"], blame_)
     assert why is not None and "departs in values, not by raising" in why
+
+
+def test_a_witness_finding_names_no_stage_and_says_why_without_cutting():
+    from aliasfuzz.oracle.blame import COST_NOT_CUT, blame_program
+
+    # the program is never loaded: a cost claim is not cut by values (None would raise)
+    b = blame_program(None, "inductor", "missed-reinplace", "witness")
+    assert (b.stage, b.stages, b.reason) == (None, (), COST_NOT_CUT)
+    with pytest.raises(Exception):  # noqa: B017 - any other finding is loaded and cut
+        blame_program(None, "inductor", "missed-reinplace", "values")
