@@ -87,3 +87,19 @@ def test_gate_sends_graph_split_only_to_programs_with_a_temporary():
     assert not witness.gate({"ratio": 1.7, "temporaries": 1}, "augmented-setitem", 4.0)
     assert witness.gate({"ratio": 4.0, "temporaries": 0}, "augmented-setitem", 4.0)
     assert not witness.gate(None, "graph-split", 4.0)
+
+
+def test_b20_slice_update_before_an_index_put_has_a_graph_split_witness():
+    def b20(x, rows, vals):  # shared case b20 (PyTorch #195285)
+        x[1:-1] += 1.0
+        x[rows] = vals
+
+    def make():
+        return (torch.arange(64.0).reshape(16, 4), torch.tensor([0, 5]), torch.full((2, 4), -1.0))
+
+    j = judge(b20, "inductor", inputs=make)
+    assert j.verdict is Verdict.MISSED_REINPLACE, j.explanation
+    assert j.check == "candidates"  # the pass's own decision stays the explanation
+    w = j.witness
+    assert (w.rule, w.original) == ("graph-split", "x[1:-1] += 1.0"), w
+    assert w.bytes[1] < w.bytes[0] and "; witness graph-split: `x[1:-1] += 1.0`" in j.explanation
