@@ -69,6 +69,7 @@ _EFFECTS = {
     ("miscompile", None): "computes something other than eager",
     ("crash", None): "raises where eager does not",
     ("timeout", None): "hangs where eager does not",
+    ("missed-reinplace", "witness"): "moves more bytes than an equivalent spelling",
     ("missed-reinplace", None): "keeps a copy it could write in place",
     ("unsafe-reinplace", None): "writes in place over a value read later",
     ("invariant", None): "leaves a broken graph",

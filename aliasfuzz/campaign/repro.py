@@ -270,6 +270,10 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     if p.mode == "none":
         return (f'"""{title(meta)}\n\nNo standalone repro: pipeline {p.pipeline} exists only '
                 f'inside aliasfuzz."""\nraise SystemExit(2)\n')
+    if p.check == "witness" and p.mode == "compile" and p.backend == "inductor":
+        text = witness_repro(p, meta)
+        if text is not None:
+            return text
     check, what, want, got = compare(p, meta)
     settings, compile_args = inductor_settings(p)
     if (check == "copies" and p.mode != "fx") or p.mode == "fastpath" or (
@@ -354,3 +358,93 @@ def _compact(text: str) -> str:
     if over > 0 and found:  # the blamed-stage note and the found-by note: one line
         doc_lines[found - 1:found + 1] = [doc_lines[found - 1] + " " + doc_lines[found]]
     return "\n".join(doc_lines) + sep + "\n".join(x for x in lines if x is not None) + "\n"
+
+
+#: The witness of a ``missed-reinplace`` of check ``witness`` in its explanation
+#: (:meth:`aliasfuzz.oracle.witness.Witness.message`).
+_WITNESS = re.compile(r"witness (?P<rule>[\w-]+): `(?P<original>.+?)` spelled `(?P<spelled>.+?)` gives")
+
+
+def witness_function(function: list[str], explanation: str) -> tuple[str, list[str]] | None:
+    """``(rule, def f_witness lines)``: ``function`` (``def f`` lines) spelled as the
+    explanation's witness says (``graph-split``: a ``torch._dynamo.graph_break()`` after the
+    original statement; ``augmented-setitem``: the statement replaced by its view's in-place
+    op). None when the explanation names no witness or its statement is not in ``f``."""
+    m = _WITNESS.search(explanation)
+    if m is None:
+        return None
+    rule, original, spelled = m.group("rule"), m.group("original"), m.group("spelled")
+    out, done = [function[0].replace("def f(", "def f_witness(", 1)], False
+    for line in function[1:]:
+        indent = line[: len(line) - len(line.lstrip())]
+        if not done and line.strip() == original:
+            done = True
+            if rule == "graph-split":
+                out += [line, f"{indent}torch._dynamo.graph_break()  # the witness: two graphs"]
+            elif rule == "augmented-setitem":
+                out.append(f"{indent}{spelled}  # the witness: was {original}")
+            else:
+                return None
+            continue
+        out.append(line)
+    return (rule, out) if done else None
+
+
+def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
+    """``repro.py`` of a cost finding with a witness spelling (:mod:`aliasfuzz.oracle.witness`):
+    compiles ``f`` and ``f_witness`` with Inductor and compares the bytes Inductor's own
+    accounting says each generated code moves per call (``torch._inductor.metrics.
+    num_bytes_accessed``, the ``inductor_metrics`` count of ``compile_fx``); exits 1 when
+    ``f`` moves more, 0 when not (fixed) or when the witness no longer keeps eager's values
+    (no claim left). None when the explanation's witness cannot be spelled in ``f``."""
+    parts = _parts(p)
+    got = witness_function(parts["function"], p.explanation or str(meta.get("explanation") or ""))
+    if got is None:
+        return None
+    rule, witness = got
+    notes = [f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
+             f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed.",
+             *textwrap.wrap(f"A cost claim ({rule}): f and f_witness compute the same values; "
+                            "Inductor's code for f moves more bytes per call than for "
+                            "f_witness (Inductor's own count). No stage is named: stages are "
+                            "cut by values, which agree with eager at every stage.", 92,
+                            break_on_hyphens=False)]
+    head_ = ["from typing import Optional"] * parts["optional"] + [
+        "import logging", "", "import torch", *parts["imports"], "from torch._inductor import metrics",
+        "from torch.utils._pytree import tree_leaves", "",
+        "torch.compiler.config.force_disable_caches = True  # run the passes",
+        "# Inductor counts the bytes each compiled graph moves when its metrics log is on",
+        'logging.getLogger("torch._inductor.compile_fx.__inductor_metrics").setLevel(logging.INFO)']
+    run = """def compiled(fn):  # Inductor's count of the bytes its code moves per call; the results
+    torch._dynamo.reset()
+    metrics.reset()
+    ins = inputs()
+    out = torch.compile(fn, backend="inductor")(*ins)
+    return metrics.num_bytes_accessed, tree_leaves((out, ins))
+
+
+def same(a, b):
+    try:
+        for x, y in zip(a, b, strict=True):
+            if isinstance(x, torch.Tensor):
+                torch.testing.assert_close(y, x)
+            else:
+                assert x == y
+    except (AssertionError, ValueError):
+        return False
+    return True
+
+
+print("torch", torch.__version__)
+e = inputs()
+eager = tree_leaves((f(*e), e))
+moved, out = compiled(f)
+moved_witness, out_witness = compiled(f_witness)
+if not (same(eager, out) and same(eager, out_witness)):
+    print("f or f_witness compiled no longer gives eager's values: no cost claim")
+    raise SystemExit(0)
+print(f"Inductor's code moves {moved} bytes per call for f, {moved_witness} for f_witness")
+raise SystemExit(1 if moved > moved_witness else 0)"""
+    blocks = [head_, parts["definitions"], parts["function"], witness, parts["inputs"], [run]]
+    doc = f'"""{head(meta, p)}\n\n' + "\n".join(notes) + '"""'
+    return doc + "\n" + "\n\n\n".join("\n".join(b) for b in blocks if b) + "\n"

@@ -1,0 +1,61 @@
+"""The repro.py of a cost finding with a witness spelling (check ``witness``): it compiles
+``f`` and ``f_witness`` and exits 1 only while Inductor's own byte count for ``f`` is the
+larger (:func:`aliasfuzz.campaign.repro.witness_repro`). Data: the graph-split finding of
+the fifteenth campaign (seed 20261210), a custom op copying an input's in-place update
+back into it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from aliasfuzz.campaign.repro import render_repro, witness_function
+from aliasfuzz.fuzz.ir import Program
+
+ENTRY = Path(__file__).resolve().parents[1] / "data" / "witness" / "missed-reinplace-unblamed-inductor-a1b3b904b1"
+
+
+def _entry() -> tuple[Program, dict]:
+    return (Program.loads((ENTRY / "program.json").read_text()),
+            json.loads((ENTRY / "meta.json").read_text()))
+
+
+def _run(text: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+
+
+def test_witness_repro_exits_1_while_f_moves_more_bytes(tmp_path):
+    program, meta = _entry()
+    text = render_repro(program, meta)
+    assert text.startswith('"""[inductor] torch.compile(backend="inductor") moves more bytes '
+                           "than an equivalent spelling")
+    assert "def f_witness(x1):" in text and "torch._dynamo.graph_break()  # the witness" in text
+    assert "reinplace_inplaceable_ops" not in text  # not the kept-copy harness
+    r = _run(text, tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "bytes per call for f," in r.stdout
+
+
+def test_witness_repro_exits_0_when_the_spelling_saves_nothing(tmp_path):
+    program, meta = _entry()
+    # a graph break after the last statement changes no graph: "fixed" as far as it goes
+    meta = dict(meta, explanation="witness graph-split: `torch.ops.mylib.copy_into(v0, x1)` "
+                "spelled `...` gives eager's values")
+    meta["hits"] = [dict(h, explanation=meta["explanation"]) for h in meta["hits"]]
+    r = _run(render_repro(program, meta), tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_witness_function_spells_each_rule_or_gives_up():
+    f = ["def f(x):", "    x[0:2] += 0.5", "    return None"]
+    rule, lines = witness_function(f, "witness augmented-setitem: `x[0:2] += 0.5` spelled "
+                                      "`x[0:2].add_(0.5)` gives eager's values")
+    assert rule == "augmented-setitem"
+    assert lines == ["def f_witness(x):", "    x[0:2].add_(0.5)  # the witness: was x[0:2] += 0.5",
+                     "    return None"]
+    assert witness_function(f, "witness graph-split: `y.add_(1)` spelled `...` gives") is None
+    assert witness_function(f, "select_scatter (input): forced in place") is None
