@@ -129,26 +129,32 @@ def _augmented_setitem(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
     return done
 
 
-def _writes_input(n: torch.fx.Node, inputs: set[torch.fx.Node]) -> bool:
-    """Whether Dynamo node ``n`` writes into a placeholder or a view of one: an in-place
-    method or operator, a ``setitem``, or a call with an ``out=`` tensor."""
-    def root(a: Any) -> torch.fx.Node | None:
-        while isinstance(a, torch.fx.Node) and a not in inputs:
-            if a.op == "call_method" and a.target in _VIEW_METHODS or a.target is operator.getitem:
-                a = a.args[0]
-            else:
-                return None
-        return a if isinstance(a, torch.fx.Node) else None
+def _root(a: Any, inputs: set[torch.fx.Node]) -> torch.fx.Node | None:
+    """The placeholder ``a`` is, or is a view of (None: neither)."""
+    while isinstance(a, torch.fx.Node) and a not in inputs:
+        if (a.op == "call_method" and a.target in _VIEW_METHODS or a.target is operator.getitem
+                or a.target in _INPLACE_OPERATORS or _inplace_name(a)):
+            a = a.args[0] if a.args else None  # an in-place op returns its (viewed) input
+        else:
+            return None
+    return a if isinstance(a, torch.fx.Node) else None
 
+
+def _inplace_name(n: torch.fx.Node) -> bool:
+    name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
+    return name.endswith("_") and not name.startswith("_")
+
+
+def _written_input(n: torch.fx.Node, inputs: set[torch.fx.Node]) -> torch.fx.Node | None:
+    """The placeholder Dynamo node ``n`` writes into (itself or through a view): an
+    in-place method or operator, a ``setitem``, or a call with an ``out=`` tensor."""
     if n.op not in ("call_function", "call_method"):
-        return False
+        return None
     out = n.kwargs.get("out")
     if isinstance(out, torch.fx.Node):
-        return root(out) is not None
-    name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
-    mutating = (n.target is operator.setitem or n.target in _INPLACE_OPERATORS
-                or (name.endswith("_") and not name.startswith("_")))
-    return mutating and bool(n.args) and root(n.args[0]) is not None
+        return _root(out, inputs)
+    mutating = n.target is operator.setitem or n.target in _INPLACE_OPERATORS or _inplace_name(n)
+    return _root(n.args[0], inputs) if mutating and n.args else None
 
 
 _VIEW_METHODS = {"view", "reshape", "transpose", "t", "permute", "select", "narrow",
@@ -157,22 +163,23 @@ _VIEW_METHODS = {"view", "reshape", "transpose", "t", "permute", "select", "narr
 
 
 def _split_points(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
-    """Nodes after which a graph break may save a temporary: each writes into an input and
-    some later node (not the output) still runs. Only the last node of a source line
-    counts (``x[s] += c`` is three nodes of one statement)."""
+    """Nodes after which a graph break may save a temporary: each writes into an input that
+    a later statement reads (the read functionalization turns into a read of the written
+    value, which Inductor then keeps in a buffer of its own). Only the last node of a
+    source line counts (``x[s] += c`` is three nodes of one statement)."""
     inputs = {n for n in gm.graph.nodes if n.op == "placeholder"}
     nodes = [n for n in gm.graph.nodes if n.op != "output"]
     points = []
     for k, n in enumerate(nodes[:-1]):
-        if not _writes_input(n, inputs):
+        written = _written_input(n, inputs)
+        if written is None:
             continue
-        rest = nodes[k + 1:]
         line = _source_line(n)
-        if line and all(_source_line(r) == line for r in rest):
-            continue  # nothing after this statement
         if line and _source_line(nodes[k + 1]) == line:
             continue  # not the statement's last node
-        points.append(n)
+        later = [r for r in nodes[k + 1:] if not line or _source_line(r) != line]
+        if any(_root(a, inputs) is written for r in later for a in r.all_input_nodes):
+            points.append(n)
     return points
 
 
@@ -269,14 +276,15 @@ def scaled(inputs: Sequence[Any], size: int | None = None) -> tuple[Any, ...]:
 def find_witness(
     fn: Callable, names: Sequence[str], make: Callable[[], tuple],
     compile_run: Callable[[Callable, tuple], Any], same: Callable[[Callable, tuple, Any], bool],
-    use: Callable[[str], bool] = lambda rule: True,
+    use: Callable[[str], bool] = lambda rule: True, base: int | None = None,
 ) -> Witness | None:
     """The first rule of :data:`RULES` whose spelling of ``fn`` is a witness (module doc).
 
     ``compile_run(f, inputs)`` runs ``f`` through the full ``inductor`` pipeline and returns
     its Execution (with ``cost``); ``same(f, inputs, execution)`` says whether the run gives
     eager's results for ``f`` on ``inputs``; ``use(rule)`` says whether a rule is tried
-    (:func:`gate`)."""
+    (:func:`gate`); ``base``: the bytes ``fn``'s own ``inductor`` run on ``make()`` moved,
+    when the caller has them (one compile fewer per rule tried)."""
     from aliasfuzz.passes.cost import total
 
     rules = [(r, w) for r, w in RULES if use(r)]
@@ -294,17 +302,22 @@ def find_witness(
         def spelled(*ins, _gm=copy, _order=tuple(order)):
             return _gm(*[ins[i] for i in _order])
 
-        def measure(inputs: Callable[[], tuple]) -> tuple[int, int] | None:
-            ins = inputs()
-            orig, wit = compile_run(fn, inputs()), compile_run(spelled, ins)
-            if not (orig.ok and wit.ok and orig.cost and wit.cost and same(fn, inputs(), wit)):
+        def measure(inputs: Callable[[], tuple], known: int | None = None) -> tuple[int, int] | None:
+            wit = compile_run(spelled, inputs())
+            if not (wit.ok and wit.cost and same(fn, inputs(), wit)):
                 return None
-            a, b = total(orig.cost), total(wit.cost)
-            if a["unmeasured"] or b["unmeasured"]:  # a graph's bytes are missing: no comparison
+            b = total(wit.cost)
+            if b["unmeasured"]:  # a graph's bytes are missing: no comparison
+                return None
+            if known is not None:
+                return known, b["bytes"]
+            orig = compile_run(fn, inputs())
+            a = total(orig.cost) if orig.ok and orig.cost else None
+            if a is None or a["unmeasured"]:
                 return None
             return a["bytes"], b["bytes"]
 
-        first = measure(make)
+        first = measure(make, base)
         if first is None or first[1] >= first[0]:
             continue
         b0, w0 = first
