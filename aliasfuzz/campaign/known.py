@@ -22,6 +22,9 @@ holds one ``[[bug]]`` table per tracked root cause::
     control = { functorch_config = { view_replay_for_aliased_outputs = false } }
                                      # optional: pipeline options (PipelineOptions fields)
                                      # under which the bug is gone: the issue's workaround
+    torch = "<2.13"                  # optional: PEP 440 specifiers the running torch's
+                                     # release must meet (a bug fixed upstream, still in an
+                                     # older supported release; local tags like +cpu ignored)
 
 A finding matches a bug when every field given matches (:func:`match`). ``related``
 entries are shown with the finding but do not make it known. A bug with a ``control`` is
@@ -52,7 +55,7 @@ FILENAME = "known.toml"
 DEFAULT = Path(__file__).resolve().parents[2] / "corpus" / FILENAME
 
 _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "pipelines", "related",
-           "why", "checks", "control"}
+           "why", "checks", "control", "torch"}
 
 #: What a ``control`` may set: :class:`aliasfuzz.passes.pipelines.PipelineOptions` fields
 #: (listed here so that loading the table needs no torch; a test keeps them equal).
@@ -80,6 +83,8 @@ class KnownBug:
     checks: tuple[str, ...] = ()
     #: PipelineOptions fields (sorted pairs; a config table's value is a dict)
     control: tuple[tuple[str, Any], ...] = field(default=(), hash=False)
+    #: PEP 440 specifiers of the torch releases that have the bug ("" any)
+    torch: str = ""
 
     def control_options(self, options: dict[str, Any] | None) -> dict[str, Any]:
         """The finding's pipeline options (a JSON dict of
@@ -157,9 +162,34 @@ def _bug(where: str, t: Any) -> KnownBug:
     unknown = sorted(set(control) - _OPTION_FIELDS)
     if unknown:
         raise InvalidArgument(f"{where}: control: unknown pipeline option(s) {unknown}")
+    spec = t.get("torch", "")
+    if not isinstance(spec, str) or (spec and _specifiers(spec) is None):
+        raise InvalidArgument(f"{where}: torch must be PEP 440 version specifiers such as "
+                              f"'<2.13' or '>=2.11,<2.12', not {spec!r}")
     return KnownBug(t["issue"], t["title"], t["stage"], t.get("verdict"),
                     related=t.get("related", False), why=" ".join(t.get("why", "").split()),
-                    control=tuple(sorted(control.items())), **lists)
+                    control=tuple(sorted(control.items())), torch=spec, **lists)
+
+
+def _specifiers(spec: str) -> Any:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+
+
+def torch_release() -> str:
+    """The running torch's release (``2.11.0+cu130`` -> ``2.11.0``)."""
+    import torch
+    from packaging.version import Version
+
+    return Version(torch.__version__).base_version
+
+
+def _torch_matches(spec: str) -> bool:
+    return not spec or _specifiers(spec).contains(torch_release(), prereleases=True)
 
 
 def load_known(corpus: str | Path) -> list[KnownBug]:
@@ -198,6 +228,7 @@ def _fields_match(b: KnownBug, root: dict[str, Any], ops: set[str], pipelines: s
         and all(any(e.startswith(p) for e in evidence) for p in b.evidence)
         and not any(e.startswith(p) for p in b.absent for e in evidence)
         and (not b.pipelines or bool(set(b.pipelines) & pipelines))
+        and _torch_matches(b.torch)
     )
 
 

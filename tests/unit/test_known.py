@@ -84,6 +84,10 @@ def test_related_bugs_are_shown_but_do_not_make_a_finding_known():
          "control = { dynamic = true }", "not related = true"),
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\n"
          "control = { functorch = {} }", "unknown pipeline option(s) ['functorch']"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\ntorch = \"2.11\"",
+         "torch must be PEP 440 version specifiers"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\ntorch = 2.11",
+         "torch must be PEP 440 version specifiers"),
     ],
 )
 def test_a_malformed_table_is_a_one_line_error(tmp_path, text, needle):
@@ -285,3 +289,22 @@ def test_a_stride_sensitive_read_after_an_in_place_op_is_the_strides_bug():
     # without an in-place op it is not that bug
     none, _ = match(bugs, _root("functionalization", ["view"]), {"as_strided_copy"}, {"aot_eager"})
     assert none is None
+
+
+@pytest.mark.parametrize(("release", "known_here"), [("2.11.0", True), ("2.12.1", True), ("2.13.0", False)])
+def test_a_bug_of_older_releases_is_known_only_on_them(monkeypatch, release, known_here):
+    # PyTorch #148952: index_fill_'s decomposition mutates below functionalization on torch
+    # 2.11 (the H200's release); 2.13 fixed it, so there the same root would be a new bug
+    monkeypatch.setattr(known, "torch_release", lambda: release)
+    root = {"stage": "functionalization", "verdict": "crash", "evidence": []}
+    hit, _ = match(load_known(CORPUS), root, {"index_fill_"}, {"inductor"})
+    assert (hit is not None and hit.issue == "pytorch/pytorch#148952") is known_here, hit
+    other, _ = match(load_known(CORPUS), root, {"index_put_"}, {"inductor"})
+    assert other is None or other.issue != "pytorch/pytorch#148952"
+
+
+def test_the_release_ignores_local_build_tags(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch, "__version__", "2.11.0+cu130")
+    assert known.torch_release() == "2.11.0"
