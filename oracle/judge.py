@@ -361,8 +361,9 @@ def _cost(ex: Any, fn: Callable, make: Callable[[], tuple]) -> dict[str, Any] | 
 
 def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None:
     """Try equivalent spellings (:mod:`.witness`) of a program judged ``ok`` or
-    ``missed-reinplace`` whose cost passes a rule's gate (:func:`.witness.gate`); a witness makes it ``missed-reinplace`` (check ``witness``) or adds
-    to the explanation of the claim that already made it one."""
+    ``missed-reinplace`` whose cost passes a rule's gate (:func:`.witness.gate`); a witness
+    makes it ``missed-reinplace`` (check ``witness``) or adds to the explanation of the
+    claim that already made it one."""
     from aliasfuzz.oracle.witness import RULES, find_witness, gate
     from aliasfuzz.passes.pipelines import run_function
 
