@@ -107,6 +107,10 @@ class Truth:
     status: str
     witness: Witness | None = None
     reason: str = ""
+    #: safe only as scratch: the write lands on a graph input's storage, and an epilogue
+    #: ``copy_`` of a value not computed from the candidate's result overwrites part of it
+    #: afterwards (so the caller never sees what was written; see :func:`_derived`)
+    scratch: bool = False
 
 
 _INDEX_PUTS = (aten.index_put.default, aten._unsafe_index_put.default)
@@ -288,6 +292,8 @@ def _decide_symbolic(
     nodes = list(graph.nodes)
     overwritten: list[mem.Layout] = []
     clobbered = False
+    derived = _derived(nodes[nodes.index(n) + 1 :], result)
+    scratch: torch.fx.Node | None = None
     for m in nodes[nodes.index(n) + 1 :]:
         if clobbered and _reads_any(m, result):
             return unproven(f"an epilogue write may clobber the result read by {m.name}")
@@ -315,6 +321,8 @@ def _decide_symbolic(
             continue
         if m.args[1] not in result and ov(dl, fl):
             clobbered = True
+            if m.args[1] not in derived:
+                scratch = m
         overwritten.append(dl)
     inputs_on_s = [x for x in nodes if x.op in ("placeholder", "get_attr") and on_storage(x, S)]
     if inputs_on_s and large is not None and not overwritten:  # exact: nothing writes S
@@ -329,6 +337,8 @@ def _decide_symbolic(
         )
     if inputs_on_s and not any(cov(d, fl) for d in overwritten):
         return unproven("the input is not proven overwritten over the footprint")
+    if inputs_on_s and scratch is not None:
+        return _scratch(cand, inputs_on_s[0], scratch)
     if large is not None:
         return Truth(cand, SAFE, None, f"{large}; proven safe with the memory model")
     return Truth(cand, SAFE, None, "proven for all sizes under the guards")
@@ -403,6 +413,8 @@ def _decide(
 
     overwritten = np.zeros(0, dtype=np.int64)
     clobber: tuple[int, torch.fx.Node] | None = None
+    derived = _derived(nodes[pos[n] + 1 :], result)
+    scratch: torch.fx.Node | None = None
     for m in nodes[pos[n] + 1 :]:
         # Rule 3: n's result read after a write into F clobbered it.
         if clobber is not None and _reads_any(m, result):
@@ -444,6 +456,8 @@ def _decide(
                 overwritten = np.union1d(overwritten, _bytes(_layout(dst)))
                 continue  # the copy back that the reinplace makes redundant
             wb = _bytes(_layout(dst))
+            if _hit(wb, F) is not None and m.args[1] not in derived:
+                scratch = m
             hit = _hit(wb, F)
             if hit is not None and clobber is None:
                 clobber = (hit, m)
@@ -461,7 +475,28 @@ def _decide(
                 inputs_on_s[0],
                 f"{a.name} lives on input {inputs_on_s[0].name}, which the program does not overwrite there",
             )
+        if scratch is not None:
+            return _scratch(cand, inputs_on_s[0], scratch)
     return Truth(cand, SAFE, None, "no conflicting access")
+
+
+def _derived(after: list[torch.fx.Node], result: set[torch.fx.Node]) -> set[torch.fx.Node]:
+    """The nodes of ``after`` whose value is computed, directly or not, from ``result``."""
+    out = set(result)
+    for m in after:
+        if m not in out and any(x in out for x in m.all_input_nodes):
+            out.add(m)
+    return out
+
+
+def _scratch(cand: Candidate, inp: torch.fx.Node, copy: torch.fx.Node) -> Truth:
+    # sixteenth audit 0795905a61: writing a clone's value into a caller's storage is value
+    # safe only because the epilogue later overwrites it from another value, so the pass
+    # would be using the caller's tensor as scratch space for the copy the program asks for
+    return Truth(cand, SAFE, None, (
+        f"no conflicting access, but only as scratch: {cand.mutated.name} lives on input "
+        f"{inp.name}, which {copy.name} then overwrites from {copy.args[1].name}, a value not "
+        f"computed from {cand.fx_node.name}'s result"), scratch=True)
 
 
 def _other_slots(cand: Candidate) -> list[tuple[str, torch.fx.Node]]:

@@ -15,7 +15,13 @@ matches is noted on the judgement (``filtered``) and is not a finding:
   storage (a realized buffer copied in full, PyTorch issue #195285) is a missed reinplace;
 * ``same-storage-sibling``: the pass never reinplaces a second mutated argument of one node
   on a storage it already reinplaced into (``tensor_with_same_storage_already_reinplaced``
-  in reinplace.py), even when the two views are disjoint: a deliberate guard.
+  in reinplace.py), even when the two views are disjoint: a deliberate guard;
+* ``scratch-in-input``: the candidate's argument lives on a graph input's storage that an
+  epilogue ``copy_`` later overwrites from a value not computed from the candidate's result
+  (:attr:`~.candidates.Truth.scratch`): in place, the caller's tensor would serve as scratch
+  space for a copy the program itself asks for (``v = x0.clone()`` mutated by a custom op
+  while an aliasing input's mutation copies the whole synthetic base back; sixteenth audit,
+  0795905a61).
 
 Programs with Triton launches get one more named check, ``kernel-analysis``
 (:mod:`.kernel_analysis`): Inductor's mutation analysis of each launch against its true
@@ -103,7 +109,7 @@ class Judgement:
     execution: Any = None
     kernel_analysis: list[Any] = field(default_factory=list)  # kernel_analysis.LaunchReport
     opinions: list[Any] = field(default_factory=list)  # opinions.Opinion: second eager opinions run
-    #: full ``inductor`` runs: ``{"compiled", "needed", "ratio", "kernels", "temporaries",
+    #: full ``inductor`` runs: ``{"compiled", "inductor_bytes", "needed", "ratio", "kernels", "temporaries",
     #: "temporary_bytes"}`` (bytes per call; :mod:`.needed`, :mod:`aliasfuzz.passes.cost`)
     cost: dict[str, Any] | None = None
     witness: Any = None  # witness.Witness: an equivalent spelling that moves fewer bytes
@@ -353,7 +359,7 @@ def _cost(ex: Any, fn: Callable, make: Callable[[], tuple]) -> dict[str, Any] | 
     needed = needed_bytes(fn, make())
     n = needed.bytes if needed is not None else None
     ex.extra["needed"] = needed.to_json() if needed is not None else None
-    return {"compiled": compiled["bytes"], "needed": n,
+    return {"compiled": compiled["bytes"], "inductor_bytes": compiled["inductor_bytes"], "needed": n,
             "ratio": (compiled["bytes"] / n) if n else None,
             "kernels": compiled["kernels"], "temporaries": compiled["temporaries"],
             "temporary_bytes": compiled["temporary_bytes"]}
@@ -386,7 +392,7 @@ def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None
         eager = run_callable_named(fn, names, ins)
         return eager.error is None and all(ch.passed for ch in differential(eager, _as_result(ex), names))
 
-    w = find_witness(fn, names, make, compile_run, same, use, base=c["compiled"])
+    w = find_witness(fn, names, make, compile_run, same, use, base=(c["compiled"], c["inductor_bytes"]))
     if w is None:
         return
     j.witness = w
@@ -642,6 +648,9 @@ def _same_storage_sibling(c: Claim, claims: list[Claim]) -> bool:
 FILTERS: dict[str, Callable[[Claim, list[Claim]], bool]] = {
     "scatter-fusion-heuristic": _scatter_fusion,
     "same-storage-sibling": _same_storage_sibling,
+    # in place, the caller's storage would hold a dead value until the epilogue overwrites
+    # it from another value (Truth.scratch): the copy kept is the one the program asks for
+    "scratch-in-input": lambda c, claims: c.truth.scratch,
 }
 
 

@@ -69,7 +69,10 @@ class Witness:
     """A confirmed witness: ``rule``, the ``original`` and ``spelled`` source lines, bytes
     per call of the original and the witness at the program's sizes (``bytes``) and with
     the inputs doubled along one dimension size (``scaled_bytes``), and ``sizes`` (that
-    size before, after)."""
+    size before, after); ``inductor_bytes``: the same pair at the program's sizes by
+    Inductor's own count (``GraphLowering.count_bytes``, what ``torch._inductor.metrics.
+    num_bytes_accessed`` sums and the finding's repro compares), which must agree that the
+    original moves more."""
 
     rule: str
     original: str
@@ -77,6 +80,7 @@ class Witness:
     bytes: tuple[int, int]
     scaled_bytes: tuple[int, int]
     sizes: tuple[int, int]
+    inductor_bytes: tuple[int, int] = (0, 0)
 
     @property
     def excess(self) -> int:
@@ -91,7 +95,8 @@ class Witness:
                 f"values; Inductor's code moves {self.bytes[0]} bytes per call, the witness "
                 f"{self.bytes[1]}{bound}; excess {self.excess} bytes, {scaled_excess} "
                 f"({scaled_excess / self.excess:.2f}x) with every input dimension of size "
-                f"{self.sizes[0]} doubled to {self.sizes[1]}")
+                f"{self.sizes[0]} doubled to {self.sizes[1]}; Inductor's own count "
+                f"{self.inductor_bytes[0]} vs {self.inductor_bytes[1]}")
 
 
 def _source_line(node: torch.fx.Node) -> str:
@@ -276,15 +281,19 @@ def scaled(inputs: Sequence[Any], size: int | None = None) -> tuple[Any, ...]:
 def find_witness(
     fn: Callable, names: Sequence[str], make: Callable[[], tuple],
     compile_run: Callable[[Callable, tuple], Any], same: Callable[[Callable, tuple, Any], bool],
-    use: Callable[[str], bool] = lambda rule: True, base: int | None = None,
+    use: Callable[[str], bool] = lambda rule: True, base: tuple[int, int] | None = None,
 ) -> Witness | None:
     """The first rule of :data:`RULES` whose spelling of ``fn`` is a witness (module doc).
 
     ``compile_run(f, inputs)`` runs ``f`` through the full ``inductor`` pipeline and returns
     its Execution (with ``cost``); ``same(f, inputs, execution)`` says whether the run gives
     eager's results for ``f`` on ``inputs``; ``use(rule)`` says whether a rule is tried
-    (:func:`gate`); ``base``: the bytes ``fn``'s own ``inductor`` run on ``make()`` moved,
-    when the caller has them (one compile fewer per rule tried)."""
+    (:func:`gate`); ``base``: the bytes ``fn``'s own ``inductor`` run on ``make()`` moved
+    (loop-extent accounting, Inductor's count), when the caller has them (one compile fewer
+    per rule tried). A spelling is a witness only when both accountings say the original
+    moves more at the program's sizes (the repro shows Inductor's count; an excess only the
+    loop-extent accounting sees would be a finding whose repro says fixed), and the
+    loop-extent excess grows :data:`SCALING` times at a doubled size."""
     from aliasfuzz.passes.cost import total
 
     rules = [(r, w) for r, w in RULES if use(r)]
@@ -294,13 +303,13 @@ def find_witness(
     gm, order = got
     # the original's bytes per doubled size (None: the program's own inputs), compiled once
     # for every rule that gets there
-    originals: dict[int | None, int | None] = {} if base is None else {None: base}
+    originals: dict[int | None, tuple[int, int] | None] = {} if base is None else {None: base}
 
-    def original(size: int | None) -> int | None:
+    def original(size: int | None) -> tuple[int, int] | None:
         if size not in originals:
             run = compile_run(fn, make() if size is None else scaled(make(), size))
             a = total(run.cost) if run.ok and run.cost else None
-            originals[size] = None if a is None or a["unmeasured"] else a["bytes"]
+            originals[size] = None if a is None or a["unmeasured"] else (a["bytes"], a["inductor_bytes"])
         return originals[size]
 
     for rule, rewrite in rules:
@@ -313,7 +322,7 @@ def find_witness(
         def spelled(*ins, _gm=copy, _order=tuple(order)):
             return _gm(*[ins[i] for i in _order])
 
-        def measure(size: int | None) -> tuple[int, int] | None:
+        def measure(size: int | None) -> tuple[tuple[int, int], tuple[int, int]] | None:
             def inputs() -> tuple:
                 return make() if size is None else scaled(make(), size)
 
@@ -324,20 +333,20 @@ def find_witness(
             a = original(size)
             if b["unmeasured"] or a is None:  # a graph's bytes are missing: no comparison
                 return None
-            return a, b["bytes"]
+            return (a[0], b["bytes"]), (a[1], b["inductor_bytes"])
 
         first = measure(None)
-        if first is None or first[1] >= first[0]:
+        if first is None or first[0][1] >= first[0][0] or first[1][1] >= first[1][0]:
             continue
-        b0, w0 = first
+        (b0, w0), counted = first
         for size in _sizes(make())[:SIZES]:
             big = measure(size)
             if big is None:
                 continue
-            b1, w1 = big
+            b1, w1 = big[0]
             if (b1 - w1) >= SCALING * (b0 - w0):
                 return Witness(rule, lines[0][0], lines[0][1], (b0, w0), (b1, w1),
-                               (size, 2 * size))
+                               (size, 2 * size), counted)
     return None
 
 

@@ -62,11 +62,12 @@ class GraphCost:
 
 
 def total(graphs: list[GraphCost]) -> dict[str, int]:
-    """``{"bytes", "kernels", "temporaries", "temporary_bytes", "unmeasured"}`` summed over
-    ``graphs`` (``unmeasured``: graphs whose accounting raised; their bytes are missing, so
-    a comparison of two totals with one is meaningless)."""
+    """``{"bytes", "inductor_bytes", "kernels", "temporaries", "temporary_bytes",
+    "unmeasured"}`` summed over ``graphs`` (``unmeasured``: graphs whose accounting raised;
+    their bytes are missing, so a comparison of two totals with one is meaningless)."""
     return {
         "bytes": sum(g.bytes for g in graphs),
+        "inductor_bytes": sum(g.inductor_bytes for g in graphs),
         "kernels": sum(g.kernels for g in graphs),
         "temporaries": sum(len(g.temporaries) for g in graphs),
         "temporary_bytes": sum(b for g in graphs for _, b in g.temporaries),

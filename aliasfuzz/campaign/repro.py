@@ -270,10 +270,9 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     if p.mode == "none":
         return (f'"""{title(meta)}\n\nNo standalone repro: pipeline {p.pipeline} exists only '
                 f'inside aliasfuzz."""\nraise SystemExit(2)\n')
-    if p.check == "witness" and p.mode == "compile" and p.backend == "inductor":
-        text = witness_repro(p, meta)
-        if text is not None:
-            return text
+    text = witness_repro(p, meta) if is_witness(p) else None
+    if text is not None:
+        return text
     check, what, want, got = compare(p, meta)
     settings, compile_args = inductor_settings(p)
     if (check == "copies" and p.mode != "fx") or p.mode == "fastpath" or (
@@ -390,20 +389,30 @@ def witness_function(function: list[str], explanation: str) -> tuple[str, list[s
     return (rule, out) if done else None
 
 
+def is_witness(p: Plan) -> bool:
+    """Whether the plan's sighting is a cost finding with a witness spelling that a
+    standalone repro compares (:func:`witness_repro`; it still needs the explanation to
+    spell its witness in ``f``)."""
+    return p.check == "witness" and p.mode == "compile" and p.backend == "inductor"
+
+
 def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
     """``repro.py`` of a cost finding with a witness spelling (:mod:`aliasfuzz.oracle.witness`):
     compiles ``f`` and ``f_witness`` with Inductor and compares the bytes Inductor's own
     accounting says each generated code moves per call (``torch._inductor.metrics.
     num_bytes_accessed``, the ``inductor_metrics`` count of ``compile_fx``); exits 1 when
-    ``f`` moves more, 0 when not (fixed) or when the witness no longer keeps eager's values
-    (no claim left). None when the explanation's witness cannot be spelled in ``f``."""
+    ``f`` moves more, 0 when not (fixed), 4 when ``f`` or ``f_witness`` compiled no longer
+    gives eager's values (the claim's premise is gone: neither shown nor fixed). The oracle
+    makes a witness only where this count agrees with its own (:func:`aliasfuzz.oracle.
+    witness.find_witness`). None when the explanation's witness cannot be spelled in ``f``."""
     parts = _parts(p)
     got = witness_function(parts["function"], p.explanation or str(meta.get("explanation") or ""))
     if got is None:
         return None
     rule, witness = got
     notes = [f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
-             f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed.",
+             f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed, "
+             "4 no claim (f or f_witness compiled no longer gives eager's values).",
              *textwrap.wrap(f"A cost claim ({rule}): f and f_witness compute the same values; "
                             "Inductor's code for f moves more bytes per call than for "
                             "f_witness (Inductor's own count). No stage is named: stages are "
@@ -442,7 +451,7 @@ moved, out = compiled(f)
 moved_witness, out_witness = compiled(f_witness)
 if not (same(eager, out) and same(eager, out_witness)):
     print("f or f_witness compiled no longer gives eager's values: no cost claim")
-    raise SystemExit(0)
+    raise SystemExit(4)
 print(f"Inductor's code moves {moved} bytes per call for f, {moved_witness} for f_witness")
 raise SystemExit(1 if moved > moved_witness else 0)"""
     blocks = [head_, parts["definitions"], parts["function"], witness, parts["inputs"], [run]]

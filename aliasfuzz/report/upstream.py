@@ -41,18 +41,22 @@ _TEMPLATE = r"""# {{ title }}
 
 {{ description }}
 
+{% if witness %}
+Blame:
+{% else %}
 Where it breaks (each stage's result on fresh inputs against eager; the blamed stage is
 the first of the final run of stages that depart):
+{% endif %}
 
 {% for stage, what in trail %}
 - `{{ stage }}`: {{ what }}{% if stage in blamed %} **← blamed**{% endif %}
 
 {% else %}
-- blamed stage: {{ blamed_words }}{% if not trail %} (not cut stage by stage){% endif %}
+- blamed stage: {{ blamed_words }}{% if not trail %} (not cut stage by stage{% if blame_reason %}: {{ blame_reason }}{% endif %}){% endif %}
 
 {% endfor %}
 
-Minimal repro ({{ how }}; `python repro.py` exits 1 while the bug is there, 0 once fixed{% if cuda %}, 3 without a GPU{% endif %}):
+Minimal repro ({{ how }}; `python repro.py` exits 1 while the bug is there, 0 once fixed{% if cuda %}, 3 without a GPU{% endif %}{% if witness %}, 4 when `f` and `f_witness` compiled no longer give eager's values{% endif %}):
 {% if harness %}
 
 > This repro needs more than public API: {{ harness }}.
@@ -117,10 +121,18 @@ def _trail(trail: list[Any]) -> list[tuple[str, str]]:
 
 
 def _description(meta: dict[str, Any], how: str, stage_words: str,
-                 sighting: dict[str, Any] | None = None) -> str:
+                 sighting: dict[str, Any] | None = None, witness: bool = False) -> str:
     exp = sighting or meta.get("expected") or {}
     verdict = exp.get("verdict")
     said = exp.get("explanation") if sighting else meta.get("explanation")
+    if witness:  # a cost claim: no stage departs from eager, so none is blamed
+        return (f"{how} moves more bytes per call for `f` than for `f_witness`, an "
+                "equivalent spelling of the same program that compiles to leaner code "
+                "(both give eager's values; the repro prints Inductor's own byte count, "
+                "`torch._inductor.metrics.num_bytes_accessed`, for each). The excess grows "
+                "with the tensor sizes.\n\nNo stage is blamed: the fuzzer cuts pipelines by "
+                "values, and every stage agrees with eager here. The fuzzer's own account: "
+                f"{(said or '').strip()}")
     detail = mismatch((said or "").split(" | ")[0])  # the effect names the aliasing
     tail = f": {detail}" if detail else ""
     if verdict == "missed-reinplace":
@@ -150,9 +162,11 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
     """
     import jinja2
 
-    from aliasfuzz.campaign.repro import plan, render_repro, stage_words, title
+    from aliasfuzz.campaign.repro import is_witness, plan, render_repro, stage_words, title
 
     p = plan(program, meta)
+    repro = render_repro(program, meta)
+    witness = is_witness(p) and "def f_witness(" in repro
     root = meta.get("root") or {}
     stage = root.get("stage")
     _, words = stage_words(stage, p.pipeline)
@@ -172,14 +186,16 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         form="torch.compile Bug Report" if pt2 else "Bug Report",
         form_file=".github/ISSUE_TEMPLATE/" + ("pt2-bug-report.yml" if pt2 else "bug-report.yml"),
         description=_description(meta, how, (f"`{stage}`" + ("" if words == stage else f" ({words})"))
-                                 if stage else words, p.sighting()),
+                                 if stage else words, p.sighting(), witness),
         trail=_trail(meta.get("trail") or []),
         blamed=set(meta.get("stages") or ([stage] if stage else [])),
         blamed_words=words,
         how=how,
         cuda=p.cuda,
-        harness=p.harness,
-        repro=render_repro(program, meta),
+        harness="" if witness else p.harness,  # the witness repro is public API only
+        repro=repro,
+        witness=witness,
+        blame_reason=str(meta.get("blame_reason") or ""),
         actual=exp.get("pipeline", "compiled") if p.own else f"{exp.get('pipeline')}, on the entry's program",
         diff=(meta.get("diff") or meta.get("explanation") or "").strip(),
         tolerance=_TOLERANCE if exp.get("verdict") == "miscompile" else "",

@@ -206,3 +206,32 @@ def test_a_read_through_a_mutation_buffer_is_charged_at_its_base_size():
 
     x = torch.arange(1025.0)[:1024]
     assert _compiled_bytes(program, x.clone()) == _compiled_bytes(inplace, x.clone()) == 2 * 1024 * 4
+
+
+def test_a_clone_written_into_an_input_only_as_scratch_is_not_a_finding():
+    # sixteenth audit false positive 0795905a61 (its program reconstructed from the notes):
+    # bump_pair(x1, v3) with v3 = x0.clone() and x1 aliasing x0; post-grad, q's base is
+    # as_strided(arg0_1) and the copy_ epilogue writes base 0's result over all of arg0_1,
+    # so writing q in place is value-safe only as dead scratch in the caller's storage
+    from pathlib import Path
+
+    from aliasfuzz.fuzz.ir import Program
+
+    data = (Path(__file__).resolve().parents[1] / "data" / "not_findings"
+            / "missed-reinplace-reinplace-0795905a61-sixteenth")
+    j = judge(Program.loads((data / "program.json").read_text()), "inductor-reinplace")
+    assert j.verdict is Verdict.OK, (j.verdict, j.explanation)
+    assert j.filtered == ["scratch-in-input: auto_functionalized_v2 (_all_bases[1])"], j.filtered
+    truth = next(c.truth for c in j.claims if c.decision.arg == "_all_bases[1]")
+    assert truth.status == "safe" and truth.scratch and "getitem_1" in truth.reason, truth
+
+
+def test_a_copy_back_computed_from_the_result_is_not_scratch():
+    # x[2] += 2.0: the epilogue copies the setitem's second select_scatter, computed from
+    # the first one's result, so the first one's in-place write is what the caller sees
+    def f(x):
+        x[2] += 2.0
+
+    j = judge(f, "inductor-reinplace", inputs=lambda: (torch.arange(4096.0),))
+    assert not any(r.startswith("scratch-in-input") for r in j.filtered), j.filtered
+    assert j.verdict is Verdict.MISSED_REINPLACE and j.check == "candidates", (j.verdict, j.explanation)

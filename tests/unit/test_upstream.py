@@ -68,3 +68,21 @@ def test_drafts_are_written_for_new_root_causes_only(tmp_path):
     written = write_drafts(rows, tmp_path / "corpus", tmp_path / "report")
     assert written == [tmp_path / "report" / "upstream" / f"{rows[0]['id']}.md"]
     assert written[0].read_text().startswith("# [inductor] joint-graph pass remove_noop_ops")
+
+
+def test_a_witness_draft_describes_the_cost_claim_and_names_no_stage():
+    # a fresh user: the witness finding's draft said "departs from eager first there" and
+    # described the reinplace harness, while its repro compares two public compiles
+    import json
+    from pathlib import Path
+
+    from aliasfuzz.fuzz.ir import Program
+    from aliasfuzz.report.upstream import render_draft
+
+    entry = Path(__file__).resolve().parents[1] / "data" / "witness" / "missed-reinplace-unblamed-inductor-a1b3b904b1"
+    meta = json.loads((entry / "meta.json").read_text())
+    text = render_draft(Program.loads((entry / "program.json").read_text()), meta)
+    assert "departs from eager first" not in text and "needs more than public API" not in text
+    assert "moves more bytes per call for `f` than for `f_witness`" in text
+    assert "def f_witness(" in text and "4 when `f` and `f_witness`" in text
+    assert "(not cut stage by stage: a cost finding" in text and "Where it breaks" not in text

@@ -61,6 +61,9 @@ def test_c06_workspace_temporary_has_a_graph_split_witness():
     assert w.rule == "graph-split" and w.original == "torch.mul(field[rows], 0.5, out=work)"
     assert w.spelled == "torch.mul(field[rows], 0.5, out=work); torch._dynamo.graph_break()"
     assert w.bytes[1] < w.bytes[0] == j.cost["compiled"], (w.bytes, j.cost)
+    # Inductor's own count (what the repro compares) agrees, or there is no witness
+    assert w.inductor_bytes[1] < w.inductor_bytes[0] == j.cost["inductor_bytes"], (w.inductor_bytes, j.cost)
+    assert f"Inductor's own count {w.inductor_bytes[0]} vs {w.inductor_bytes[1]}" in j.explanation
     # the excess follows the workspace's width, not the field's 16 rows
     assert w.sizes == (4, 8) and w.scaled_bytes[0] - w.scaled_bytes[1] >= 1.8 * w.excess
     assert j.cost["temporaries"] >= 1 and j.cost["ratio"] < 4.0  # below the other rules' gate
@@ -103,3 +106,19 @@ def test_b20_slice_update_before_an_index_put_has_a_graph_split_witness():
     w = j.witness
     assert (w.rule, w.original) == ("graph-split", "x[1:-1] += 1.0"), w
     assert w.bytes[1] < w.bytes[0] and "; witness graph-split: `x[1:-1] += 1.0`" in j.explanation
+
+
+def test_no_witness_when_inductors_own_count_disagrees(monkeypatch):
+    # a fresh user's b895449c08: the loop-extent accounting saw an excess, Inductor's count
+    # (what the repro compares) saw 712 bytes for both, so its repro said "fixed"
+    from aliasfuzz.passes import cost
+
+    real = cost.graph_cost
+
+    def same_count(graph):
+        g = real(graph)
+        return cost.GraphCost(g.bytes, g.kernels, g.nodes, 712, g.temporaries)
+
+    monkeypatch.setattr(cost, "graph_cost", same_count)
+    j = judge(c06, "inductor", inputs=_c06_inputs)
+    assert j.witness is None and j.verdict is not Verdict.MISSED_REINPLACE, (j.verdict, j.explanation)

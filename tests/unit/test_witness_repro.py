@@ -50,6 +50,17 @@ def test_witness_repro_exits_0_when_the_spelling_saves_nothing(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_witness_repro_exits_4_when_the_spellings_no_longer_agree(tmp_path):
+    program, meta = _entry()
+    # a "witness" that changes the values: neither shown nor fixed, so neither 1 nor 0
+    meta = dict(meta, explanation="witness augmented-setitem: `v0 = x1.add_(1.0)` spelled "
+                "`v0 = x1.add_(2.0)` gives eager's values")
+    meta["hits"] = [dict(h, explanation=meta["explanation"]) for h in meta["hits"]]
+    r = _run(render_repro(program, meta), tmp_path)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "no longer gives eager's values" in r.stdout
+
+
 def test_witness_function_spells_each_rule_or_gives_up():
     f = ["def f(x):", "    x[0:2] += 0.5", "    return None"]
     rule, lines = witness_function(f, "witness augmented-setitem: `x[0:2] += 0.5` spelled "
