@@ -69,3 +69,26 @@ def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, mo
                            text=True, timeout=600)
     assert repro.returncode == 1, repro.stdout + repro.stderr
     assert "corrupts the heap" in (entry / "repro.py").read_text().splitlines()[0]
+
+
+def test_a_triton_launch_given_dense_strides_is_blamed_on_functionalization(tmp_path, monkeypatch):
+    # sixteenth audit: crash-unblamed-inductor-reinplace-953cd464ed was aot_eager's
+    # crash-functionalization-adcdc6611e seen through inductor-reinplace, left unblamed.
+    # The campaign's program was lost; this is the auditor's reduction: x.add_(1) on a
+    # (2, 4) input of strides (10, 2), then a Triton kernel scaling it through its stride
+    # arguments. Functionalization hands the kernel the dense result of aten.add (strides
+    # (4, 1)) with the strides still 10/2: wrong values and an out-of-bounds write (the
+    # Triton interpreter on CPU). Both pipelines must blame functionalization, by cutting.
+    program = Program.from_json(json.loads((DATA / "heap" / "triton-strides-953cd464ed.json").read_text()))
+    generate = _judge.generate
+    monkeypatch.setattr(_judge, "generate",
+                        lambda seed, i, m=8: program if i == 0 else generate(seed, i, m))
+    opts = CampaignOptions(programs=1, seed=1, pipelines=("aot_eager", "inductor-reinplace"),
+                           workers=1, corpus=str(tmp_path / "corpus"),
+                           state=str(tmp_path / "state"), report="none")
+    res = run_campaign(opts, show=False)
+    assert res.status == "done" and res.internal_errors == 0
+    got = {f["pipeline"]: (f["verdict"], f["stage"]) for f in res.findings}
+    assert got.get("aot_eager") == ("miscompile", "functionalization"), res.findings
+    verdict, stage = got.get("inductor-reinplace", (None, None))
+    assert verdict in ("crash", "miscompile") and stage == "functionalization", res.findings
