@@ -237,7 +237,10 @@ def _add_run(sub) -> None:
 
     p = sub.add_parser("run", help="run a fuzzing campaign (default: ~2 min on CPU)")
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--time", type=float, metavar="SECONDS", help="wall-clock budget")
+    budget.add_argument("--time", type=float, metavar="SECONDS",
+                        help="wall-clock budget for starting programs: programs and findings "
+                        "in flight at the deadline are still judged, shrunk and blamed (a "
+                        "shrink can take minutes), so the run ends after it")
     budget.add_argument("--programs", type=int, metavar="N", help="number of programs")
     p.add_argument("--seed", type=_seed, help="campaign seed (default 0); 'today' is YYYYMMDD")
     p.add_argument(

@@ -49,13 +49,14 @@ a program that hit one was not judged.</p>
 <p>One row per root cause (one corpus entry: blamed stage, verdict, check, evidence), new ones first,
 then known upstream bugs, then those already in the corpus. <i>stage</i>: the first stage of the
 pipeline whose result departs from eager; <i>full</i>: whether full <code>torch.compile</code>
-reproduces a finding of the fast path; <i>hits</i>: sightings in this campaign, per pipeline
+reproduces a finding of the fast path (<i>n/a</i>: the entry's own sighting is not a fast-path one,
+so there is nothing to re-run); <i>hits</i>: sightings in this campaign, per pipeline
 (all campaigns in brackets); <i>repro</i>: lines of the entry's standalone repro.py.</p>
 {% if causes %}<table id="root-causes"><tr><th class="l">status</th><th class="l">stage</th><th class="l">verdict / check</th>
 <th class="l">full</th><th class="l">upstream</th><th class="l">hits</th><th>repro</th><th class="l">entry</th></tr>
 {% for r in causes %}<tr class="{{ 'bad' if r.status == 'new' else '' }}"><td class="l">{{ r.status }}</td>
 <td class="l">{{ r.stages|join(", ") if r.stages else (r.stage or "unblamed") }}</td><td class="l">{{ r.verdict }} / {{ r.check }}</td>
-<td class="l">{{ r.full or "" }}</td>
+<td class="l">{{ r.full or "n/a" }}</td>
 <td class="l">{% if r.known_bug %}known {{ r.known_bug.issue }}{% endif %}{% for b in r.related %}{% if loop.first %}{% if r.known_bug %}; {% endif %}related {% endif %}{{ b.issue }}{% if not loop.last %}, {% endif %}{% endfor %}</td>
 <td class="l">{% for p, n in r.hits.items() %}{{ p }} &times; {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}{% if r.hits_total %} ({{ r.hits_total.values()|sum }}){% endif %}</td>
 <td>{{ r.repro_lines or "" }}</td><td class="l"><a href="#cause-{{ loop.index }}">{{ r.id }}</a></td></tr>
