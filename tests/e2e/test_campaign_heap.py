@@ -59,9 +59,10 @@ def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, mo
     assert res.status == "done" and res.internal_errors == 0
     (finding,) = res.findings
     assert (finding["verdict"], finding["check"][:7]) == ("crash", "signal:")
-    assert finding["stage"] in ("lowering", "scheduler", "codegen:cpp-vectorized"), finding
     entry = tmp_path / "corpus" / finding["id"]
     meta = json.loads((entry / "meta.json").read_text())
+    assert finding["stage"] in ("lowering", "scheduler", "codegen:cpp-vectorized"), (
+        finding, meta.get("trail"), meta.get("blame_reason"))
     assert "inductor corrupts the heap" in meta["explanation"]
     assert "glibc found the heap corrupted" in meta["explanation"]  # the worker's death
     assert meta["shrink_executions"] == 0  # the confirmation is its replay, not the shrinker
