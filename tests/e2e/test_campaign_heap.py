@@ -84,12 +84,23 @@ def test_a_triton_launch_given_dense_strides_is_blamed_on_functionalization(tmp_
     generate = _judge.generate
     monkeypatch.setattr(_judge, "generate",
                         lambda seed, i, m=8: program if i == 0 else generate(seed, i, m))
+    import torch
+
+    # on a GPU host Triton refuses CPU tensors (the CPU Triton layer is off there): run the
+    # same program on CUDA, where the out-of-bounds write is a crash or wrong values
+    device = "cuda" if torch.cuda.is_available() else "cpu"
     opts = CampaignOptions(programs=1, seed=1, pipelines=("aot_eager", "inductor-reinplace"),
-                           workers=1, corpus=str(tmp_path / "corpus"),
+                           workers=1, device=device, corpus=str(tmp_path / "corpus"),
                            state=str(tmp_path / "state"), report="none")
     res = run_campaign(opts, show=False)
     assert res.status == "done" and res.internal_errors == 0
     got = {f["pipeline"]: (f["verdict"], f["stage"]) for f in res.findings}
-    assert got.get("aot_eager") == ("miscompile", "functionalization"), res.findings
-    verdict, stage = got.get("inductor-reinplace", (None, None))
-    assert verdict in ("crash", "miscompile") and stage == "functionalization", res.findings
+    # on the H200 the fast path's finding is not one (full Inductor does not show it, the
+    # campaign dismisses it): only aot_eager's is; on CPU both are, each blamed by its own cut
+    for pipeline in ("aot_eager", "inductor-reinplace") if device == "cpu" else ("aot_eager",):
+        verdict, stage = got.get(pipeline, (None, None))
+        assert verdict in ("crash", "miscompile") and stage == "functionalization", res.findings
+    assert set(got) <= {"aot_eager", "inductor-reinplace"}, res.findings
+    assert all(stage == "functionalization" for _, stage in got.values()), res.findings
+    if device == "cpu":  # the Triton interpreter: aot_eager returns the wrong values
+        assert got["aot_eager"] == ("miscompile", "functionalization"), res.findings
