@@ -95,8 +95,8 @@ def test_a_triton_launch_given_dense_strides_is_blamed_on_functionalization(tmp_
     res = run_campaign(opts, show=False)
     assert res.status == "done" and res.internal_errors == 0
     got = {f["pipeline"]: (f["verdict"], f["stage"]) for f in res.findings}
-    # on the H200 the fast path's finding is not one (full Inductor does not show it, the
-    # campaign dismisses it): only aot_eager's is; on CPU both are, each blamed by its own cut
+    # on the H200 (torch 2.11) only aot_eager's is a finding (the fast path filed none: not
+    # looked into further); on CPU both are, each blamed by its own cut
     for pipeline in ("aot_eager", "inductor-reinplace") if device == "cpu" else ("aot_eager",):
         verdict, stage = got.get(pipeline, (None, None))
         assert verdict in ("crash", "miscompile") and stage == "functionalization", res.findings
