@@ -1,10 +1,12 @@
-"""Advanced-index writes whose indices are program values (data-dependent footprints).
+"""Advanced indexing whose indices are program values (data-dependent footprints).
 
 ``x.index_put_((i0, ...), v, accumulate)`` and ``x[i0, ...] = v`` with integer index
-tensors taken from the program (inputs or results), as in ``shared/cases/b20``. Their
+tensors taken from the program (inputs or results), as in ``shared/cases/b20``, and the
+gather ``x[i0, ...]`` (a fresh tensor, as in ``shared/cases/c06``). Their
 content is unknown to ``infer``, so these rows:
 
-* write all of ``x`` as far as footprints go (an upper bound; tag ``data_dependent``);
+* write (the gather: read) all of ``x`` as far as footprints go (an upper bound; tag
+  ``data_dependent``);
 * cannot check index bounds or repeated indices: a hand-written program must keep them in
   range and, without ``accumulate``, distinct (eager would raise or race otherwise);
 * have no ``gen``: the generator uses the constant-index rows of :mod:`.inplace`.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ops._build import lit, scalar_param
-from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta, broadcast_shapes
+from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta, broadcast_shapes, fresh
 
 __all__ = ["ADV_OPS"]
 
@@ -75,6 +77,11 @@ def _setitem_scalar_infer(metas, p, outs):
     return ()
 
 
+def _getitem_infer(metas, p, outs):
+    self, *idx = metas
+    return (fresh(outs[0], _indexed_shape(self, idx), self.dtype),)
+
+
 def _setitem_scalar_apply(t, p):
     t[0][tuple(t[1:])] = p["value"]
 
@@ -84,6 +91,14 @@ def _setitem_apply(t, p):
 
 
 ADV_OPS = [
+    OpDef(
+        name="getitem_tensor", kind=OpKind.FUNCTIONAL, arity=(2, 4), infer=_getitem_infer,
+        apply=lambda t, p: t[0][tuple(t[1:])],
+        render=lambda e, p: f"{e[0]}[{', '.join(e[1:])}]",
+        mutates=(), reads=None, tags=_TAGS,
+        doc="x[i0, ...] with index tensors from the program (args: x, i0, ...): a fresh "
+        "tensor (advanced indexing copies); footprint: reads all of x",
+    ),
     OpDef(
         name="index_put_.Tensor", kind=OpKind.INPLACE, arity=(3, 5), infer=_index_put_infer,
         apply=lambda t, p: t[0].index_put_(tuple(t[2:]), t[1], accumulate=bool(p.get("accumulate", False))),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
-from aliasfuzz.fuzz.ops._build import can_cast, fresh_strided, lit, result_dtype
+from aliasfuzz.fuzz.ops._build import can_cast, fresh_strided, lit, result_dtype, scalar_param
 from aliasfuzz.fuzz.ops._indexing import index_layout
 from aliasfuzz.fuzz.ops._layout import empty_like_strides, is_non_overlapping_and_dense
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta, broadcast_shapes
@@ -52,6 +52,46 @@ def _out_row(name: str, fn) -> OpDef:
         mutates=(2,), reads=(0, 1),
         doc=f"torch.{name}(a, b, out=c): c has exactly the broadcast shape; returns c",
         gen=lambda draw, metas: {}, accepts=_out_ok,
+    )
+
+
+def _scalar_out_infer(metas, p, outs):
+    a, out = metas
+    other = scalar_param(p, "other")
+    if out.shape != a.shape:
+        raise InvalidArgument(f"out has shape {out.shape}, the result {a.shape} (no resizing here)")
+    dt = result_dtype([a], other)
+    if not can_cast(dt, out.dtype):
+        raise InvalidArgument(f"result type {dt} can't be cast to the desired output type {out.dtype}")
+    return (out,)
+
+
+def _scalar_out_gen(draw, metas):
+    # a scalar that keeps the result in out's dtype (_scalar_out_ok): a float scalar only
+    # with a float tensor; no bool scalars (as functional._scalar_gen: TorchScript passes a
+    # bool as an int)
+    a, out = metas
+    return {"other": draw.scalar("float32" if a.dtype.startswith(("float", "bfloat")) else "int64")}
+
+
+def _scalar_out_ok(metas) -> bool:
+    # out of exactly the result's dtype: eager also casts into a wider or narrower out of
+    # the same kind, but TorchScript's out= overloads refuse that (the registry test's
+    # scripted renderings: "Expected out tensor to have dtype int, but got signed char")
+    a, out = metas
+    return (a.shape == out.shape and a.dtype != "bool" and a.dtype == out.dtype
+            and not out.has_internal_overlap())
+
+
+def _scalar_out_row(name: str, fn) -> OpDef:
+    return OpDef(
+        name=f"{name}.Scalar_out", kind=OpKind.OUT, arity=2, infer=_scalar_out_infer,
+        apply=lambda t, p, fn=fn: fn(t[0], p["other"], out=t[1]),
+        render=lambda e, p, name=name: f"torch.{name}({e[0]}, {lit(p['other'])}, out={e[1]})",
+        mutates=(1,), reads=(0,),
+        doc=f"torch.{name}(a, scalar, out=c): c has exactly a's shape; returns c "
+        "(shared/cases/c06's torch.mul(field[rows], 0.5, out=work))",
+        gen=_scalar_out_gen, accepts=_scalar_out_ok,
     )
 
 
@@ -157,6 +197,8 @@ def _diagonal_part(m, p):
 OPS = [
     _out_row("add", torch.add),
     _out_row("mul", torch.mul),
+    _scalar_out_row("add", torch.add),
+    _scalar_out_row("mul", torch.mul),
     _scatter_row(
         "slice_scatter", _slice_part, _slice_candidates,
         lambda t, p: torch.slice_scatter(t[0], t[1], p.get("dim", 0), p.get("start"), p.get("end"), p.get("step", 1)),

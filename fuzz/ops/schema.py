@@ -106,10 +106,13 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "index_put_.Tensor": ("aten::index_put_", ("self", "values", "indices")),
     "setitem_tensor": ("aten::index_put_", ("self", "values", "indices")),
     "setitem_tensor.Scalar": ("aten::index_put_", ("self", "indices")),
+    "getitem_tensor": ("aten::index.Tensor", ("self", "indices")),
     "_foreach_add_.Scalar": ("aten::_foreach_add_.Scalar", None),
     # out=
     "add.out": ("aten::add.out", None),
     "mul.out": ("aten::mul.out", None),
+    "add.Scalar_out": ("aten::add.out", ("self", "out")),
+    "mul.Scalar_out": ("aten::mul.out", ("self", "out")),
     "aminmax.out": ("aten::aminmax.out", None),
     # functional scatters
     "slice_scatter": ("aten::slice_scatter", None),

@@ -316,7 +316,37 @@ def b25():
     )
 
 
-BUILDERS = [b01, b03, b05, b07, b09, b10, b12, b13, b15, b16, b18, b19, b20, b23, b25]
+def c01():
+    return _program(
+        "c01_strided_input_mutation_then_as_strided_copy",
+        [StorageSpec("xs", 12)],
+        [_t("x", "xs", (4,), (3,))],
+        [
+            Op("mul_.Scalar", ("x",), {"other": 2}, ("x1",)),
+            Op("as_strided_copy", ("x1",), {"size": [2], "stride": [3], "offset": 0}, ("y",)),
+        ],
+        ["y"],
+    )
+
+
+def c06():
+    return _program(
+        "c06_indexed_update_ignores_caller_workspace",
+        [
+            StorageSpec("fs", 64),
+            StorageSpec("rs", 3, dtype="int64", init="values", init_args={"data": [1, 5, 9]}),
+            StorageSpec("ws", 12, init="zeros"),
+        ],
+        [_t("field", "fs", (16, 4)), _t("rows", "rs", (3,)), _t("work", "ws", (3, 4))],
+        [
+            Op("getitem_tensor", ("field", "rows"), {}, ("g",)),
+            Op("mul.Scalar_out", ("g", "work"), {"other": 0.5}, ("w1",)),
+            Op("setitem_tensor", ("field", "work", "rows")),
+        ],
+    )
+
+
+BUILDERS = [b01, b03, b05, b07, b09, b10, b12, b13, b15, b16, b18, b19, b20, b23, b25, c01, c06]
 
 
 def build_all() -> dict[str, Program]:
