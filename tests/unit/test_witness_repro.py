@@ -40,22 +40,26 @@ def test_witness_repro_exits_1_while_f_moves_more_bytes(tmp_path):
     assert "bytes per call for f," in r.stdout
 
 
-def test_witness_repro_exits_0_when_the_spelling_saves_nothing(tmp_path):
+def _explained(explanation: str) -> tuple[Program, dict]:
+    """The entry with another witness explanation, in its meta and every sighting."""
     program, meta = _entry()
+    meta = dict(meta, explanation=explanation)
+    meta["hits"] = [dict(h, explanation=explanation) for h in meta["hits"]]
+    return program, meta
+
+
+def test_witness_repro_exits_0_when_the_spelling_saves_nothing(tmp_path):
     # a graph break after the last statement changes no graph: "fixed" as far as it goes
-    meta = dict(meta, explanation="witness graph-split: `torch.ops.mylib.copy_into(v0, x1)` "
-                "spelled `...` gives eager's values")
-    meta["hits"] = [dict(h, explanation=meta["explanation"]) for h in meta["hits"]]
+    program, meta = _explained("witness graph-split: `torch.ops.mylib.copy_into(v0, x1)` "
+                               "spelled `...` gives eager's values")
     r = _run(render_repro(program, meta), tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_witness_repro_exits_4_when_the_spellings_no_longer_agree(tmp_path):
-    program, meta = _entry()
     # a "witness" that changes the values: neither shown nor fixed, so neither 1 nor 0
-    meta = dict(meta, explanation="witness augmented-setitem: `v0 = x1.add_(1.0)` spelled "
-                "`v0 = x1.add_(2.0)` gives eager's values")
-    meta["hits"] = [dict(h, explanation=meta["explanation"]) for h in meta["hits"]]
+    program, meta = _explained("witness augmented-setitem: `v0 = x1.add_(1.0)` spelled "
+                               "`v0 = x1.add_(2.0)` gives eager's values")
     r = _run(render_repro(program, meta), tmp_path)
     assert r.returncode == 4, r.stdout + r.stderr
     assert "no longer gives eager's values" in r.stdout
