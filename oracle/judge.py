@@ -392,7 +392,9 @@ def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None
         eager = run_callable_named(fn, names, ins)
         return eager.error is None and all(ch.passed for ch in differential(eager, _as_result(ex), names))
 
-    w = find_witness(fn, names, make, compile_run, same, use, base=(c["compiled"], c["inductor_bytes"]))
+    base = {"bytes": c["compiled"], "inductor_bytes": c["inductor_bytes"],
+            "temporary_bytes": c["temporary_bytes"]}
+    w = find_witness(fn, names, make, compile_run, same, use, base=base)
     if w is None:
         return
     j.witness = w

@@ -243,7 +243,9 @@ class OpDef:
         ``train=False``; TorchScript's alias analysis follows the schema, see
         :func:`aliasfuzz.oracle.judge.schema_alias_only`); ``pairs`` (a variadic row whose arguments are two lists of
         equal length: the generator draws an even number); ``base_only`` (its argument must be
-        a base, not a view: ``detach_``, :func:`aliasfuzz.fuzz.ops.metadata.is_base`). For ``maybe_alias`` / ``maybe_copy`` rows, ``infer``'s
+        a base, not a view: ``detach_``, :func:`aliasfuzz.fuzz.ops.metadata.is_base`);
+        ``twin_only`` (a row the IR twin of a shared case needs, not drawn yet: drawing it
+        changes every seed's programs, so it comes with the generator's next breadth step). For ``maybe_alias`` / ``maybe_copy`` rows, ``infer``'s
         result ``storage`` always says which case holds.
       count_out: for ``n_out=None`` ops, ``(arg metas, params) -> int``: how many names a
         statement with these arguments and parameters must bind (``split``, ``unbind``).

@@ -75,11 +75,14 @@ def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, mo
 def test_a_triton_launch_given_dense_strides_is_blamed_on_functionalization(tmp_path, monkeypatch):
     # sixteenth audit: crash-unblamed-inductor-reinplace-953cd464ed was aot_eager's
     # crash-functionalization-adcdc6611e seen through inductor-reinplace, left unblamed.
-    # The campaign's program was lost; this is the auditor's reduction: x.add_(1) on a
-    # (2, 4) input of strides (10, 2), then a Triton kernel scaling it through its stride
-    # arguments. Functionalization hands the kernel the dense result of aten.add (strides
-    # (4, 1)) with the strides still 10/2: wrong values and an out-of-bounds write (the
-    # Triton interpreter on CPU). Both pipelines must blame functionalization, by cutting.
+    # The campaign's program was lost. The auditor's reduction (x.add_(1) on a (2, 4) input
+    # of strides (10, 2), then a Triton kernel scaling it through its stride arguments)
+    # writes out of bounds once functionalization hands the kernel aten.add's dense result:
+    # its outcome varied from run to run (CI: an internal error in a corrupted worker; a
+    # rerun: a crash and no fast-path finding). This is the same bug kept in bounds: a
+    # (1, 3) input of strides (6, 2); the kernel scales columns 0 and 1 through stride 2,
+    # which on the dense (3, 1) result are columns 0 and 2. Both pipelines must blame
+    # functionalization, by cutting.
     program = Program.from_json(json.loads((DATA / "heap" / "triton-strides-953cd464ed.json").read_text()))
     generate = _judge.generate
     monkeypatch.setattr(_judge, "generate",
@@ -87,20 +90,17 @@ def test_a_triton_launch_given_dense_strides_is_blamed_on_functionalization(tmp_
     import torch
 
     # on a GPU host Triton refuses CPU tensors (the CPU Triton layer is off there): run the
-    # same program on CUDA, where the out-of-bounds write is a crash or wrong values
+    # same program on CUDA
     device = "cuda" if torch.cuda.is_available() else "cpu"
     opts = CampaignOptions(programs=1, seed=1, pipelines=("aot_eager", "inductor-reinplace"),
                            workers=1, device=device, corpus=str(tmp_path / "corpus"),
                            state=str(tmp_path / "state"), report="none")
     res = run_campaign(opts, show=False)
     assert res.status == "done" and res.internal_errors == 0
-    got = {f["pipeline"]: (f["verdict"], f["stage"]) for f in res.findings}
-    # on the H200 (torch 2.11) only aot_eager's is a finding (the fast path filed none: not
-    # looked into further); on CPU both are, each blamed by its own cut
-    for pipeline in ("aot_eager", "inductor-reinplace") if device == "cpu" else ("aot_eager",):
-        verdict, stage = got.get(pipeline, (None, None))
-        assert verdict in ("crash", "miscompile") and stage == "functionalization", res.findings
-    assert set(got) <= {"aot_eager", "inductor-reinplace"}, res.findings
-    assert all(stage == "functionalization" for _, stage in got.values()), res.findings
-    if device == "cpu":  # the Triton interpreter: aot_eager returns the wrong values
-        assert got["aot_eager"] == ("miscompile", "functionalization"), res.findings
+    (finding,) = res.findings  # one root cause: the fast path's sighting joins the entry
+    assert (finding["pipeline"], finding["verdict"], finding["stage"]) == (
+        "aot_eager", "miscompile", "functionalization"), finding
+    meta = json.loads((tmp_path / "corpus" / finding["id"] / "meta.json").read_text())
+    sightings = {h["pipeline"] for h in meta["hits"]}
+    if device == "cpu":  # on the H200 (torch 2.11) the fast path's sighting was not checked
+        assert sightings == {"aot_eager", "inductor-reinplace"}, meta["hits"]
