@@ -72,3 +72,14 @@ def test_replay_table_statuses_and_exit_codes(tmp_path, monkeypatch, capsys):
     # the corrupt entry is one line on stderr that names it and why
     [line] = cap.err.splitlines()
     assert line.startswith("aliasfuzz: error: corrupt entry zz-broken: ") and "expected" in line
+
+
+@pytest.mark.parametrize("entry", entry_params(ENTRIES, UNTRACKED_ENTRIES))
+def test_repository_corpus_repro_is_what_the_renderer_writes(entry):
+    # a fresh user ran a committed repro.py that an older renderer wrote (no
+    # force_disable_caches, an old title): after a renderer change, re-render the corpus
+    from aliasfuzz.campaign.repro import render_repro
+
+    e = store.load_entry(entry)
+    assert (entry / "repro.py").read_text() == render_repro(e.program, e.meta), (
+        f"{entry.name}/repro.py is stale: re-render it (campaign.repro.render_repro)")
