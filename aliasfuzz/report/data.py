@@ -192,7 +192,8 @@ def root_causes(
     root causes first (see :data:`STATUSES`), then by verdict severity and id.
 
     A row: ``id``, ``status``, ``verdict``, ``check``, ``hits`` (pipeline -> sightings in
-    this campaign), the entry's ``stage``, ``trail``, ``full``, ``known_bug``, ``related``,
+    this campaign), the entry's ``stage``, ``trail``, ``full`` (this campaign's fast-path
+    sightings' when it has any, else the entry's own), ``known_bug``, ``related``,
     ``hits_total`` (pipeline -> sightings over all campaigns), ``title``, ``explanation``,
     ``diff``, ``repro`` (program part of repro.py) and ``repro_lines``; ``error`` instead
     of the entry's fields when it cannot be read."""
@@ -220,6 +221,11 @@ def root_causes(
         row["known_bug"] = known
         row["known_issue"] = known.get("issue") if known else None
         row["status"] = "known" if known else ("corpus" if rid in known_before else "new")
+        # this campaign's fast-path sightings say whether full torch.compile showed them (a
+        # fresh user read the entry's own n/a against the terminal's full:reproduces)
+        fulls = sorted({str(e["full"]) for e in evs if e.get("full")})
+        if fulls:
+            row["full"] = ", ".join(fulls)
         rows.append(row)
     rows.sort(key=lambda r: (STATUSES.index(r["status"]), _rank(r["verdict"]), r["id"]))
     return rows

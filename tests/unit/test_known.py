@@ -308,3 +308,19 @@ def test_the_release_ignores_local_build_tags(monkeypatch):
 
     monkeypatch.setattr(torch, "__version__", "2.11.0+cu130")
     assert known.torch_release() == "2.11.0"
+
+
+def test_a_root_shows_this_campaigns_full_compile_verdict(tmp_path):
+    # a fresh user: the terminal said full:reproduces, the report's row the entry's own n/a
+    from aliasfuzz.report.data import root_causes
+    from tests.unit.test_corpus_store import _meta, _program
+
+    p = _program()
+    a, _ = store.write_entry(tmp_path, p, {**_meta(p), "full": None})
+    seen = {"t": "finding", "id": a.name, "pipeline": "inductor-reinplace", "verdict": "miscompile",
+            "check": "values", "full": "reproduces"}
+    other = {**seen, "pipeline": "aot_eager", "full": None}
+    (row,) = root_causes(tmp_path, [seen, other], set())
+    assert row["full"] == "reproduces"
+    (row,) = root_causes(tmp_path, [other], set())
+    assert row["full"] is None  # no fast-path sighting: the entry's own (the template's n/a)
