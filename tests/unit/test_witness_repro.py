@@ -74,3 +74,21 @@ def test_witness_function_spells_each_rule_or_gives_up():
                      "    return None"]
     assert witness_function(f, "witness graph-split: `y.add_(1)` spelled `...` gives") is None
     assert witness_function(f, "select_scatter (input): forced in place") is None
+
+
+def test_witness_function_reads_the_custom_op_namespace_as_the_repro_renders_it():
+    # eighteenth hand check, a61e62ccb5: the explanation names torch.ops.aliasfuzz.add_one_,
+    # the repro's f calls torch.ops.mylib.add_one_; the witness was not found and the repro
+    # fell back to the kept-copy harness, which could never say fixed
+    f = ["def f(x0):", "    torch.ops.mylib.add_one_(x0)", "    return x0.sum()"]
+    rule, lines = witness_function(f, "witness graph-split: `torch.ops.aliasfuzz.add_one_(x0)` "
+                                      "spelled `...` gives eager's values")
+    assert rule == "graph-split" and lines[2].strip().startswith("torch._dynamo.graph_break()")
+
+
+def test_a_witness_finding_whose_spelling_is_not_in_f_has_no_standalone_repro(tmp_path):
+    program, meta = _explained("witness graph-split: `y = nowhere(x)` spelled `...` gives eager's values")
+    text = render_repro(program, meta)
+    assert "No standalone repro" in text and "reinplace_inplaceable_ops" not in text
+    r = _run(text, tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
