@@ -262,7 +262,7 @@ def _add_run(sub) -> None:
         const="latest",
         metavar="DIR",
         help="resume the last interrupted campaign under --state (give the same --state as "
-        "the run had, else the default state/ is searched), or DIR, with its saved options; one "
+        "the run had, else the default .aliasfuzz is searched), or DIR, with its saved options; one "
         "that failed with an internal error is marked 'failed' and only resumed when named "
         "as DIR. Flags given with --resume: --time/--programs replace the budget (the whole "
         "campaign's: seconds already spent count, done programs are not rerun), --workers, "
