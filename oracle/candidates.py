@@ -456,9 +456,9 @@ def _decide(
                 overwritten = np.union1d(overwritten, _bytes(_layout(dst)))
                 continue  # the copy back that the reinplace makes redundant
             wb = _bytes(_layout(dst))
-            if _hit(wb, F) is not None and m.args[1] not in derived:
-                scratch = m
             hit = _hit(wb, F)
+            if hit is not None and m.args[1] not in derived:
+                scratch = m
             if hit is not None and clobber is None:
                 clobber = (hit, m)
             overwritten = np.union1d(overwritten, wb)

@@ -215,9 +215,11 @@ class Excess:
         8c9f0d424d: a kept ``slice_scatter`` fused into its consumer, so the forced code
         allocated the same buffers and ran the same loops, 172 against 144 bytes by the
         loop-extent accounting (164 against 148 by Inductor's)."""
+        from aliasfuzz.passes.cost import leaner_in_kind
+
         if not (self.copied > 0 and 2 * self.bytes >= self.copied):
             return False
-        return self.saved_temporaries > 0 or self.default >= 2 * self.forced
+        return leaner_in_kind((self.default, self.forced), self.temporaries) is not None
 
     def message(self) -> str:
         # "scheduler nodes", not "kernels": Inductor's CPU codegen fuses several of them

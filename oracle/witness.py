@@ -351,9 +351,8 @@ def find_witness(
             if big is None or _leaner(*big) != lean:
                 continue
             a1, w1 = big
-            key = "bytes" if lean == "bytes" else "temporary_bytes"
-            if (a1[key] - w1[key]) >= SCALING * (a0[key] - w0[key]) and (
-                    a1["bytes"] - w1["bytes"]) >= SCALING * (a0["bytes"] - w0["bytes"]):
+            # the excess in bytes moved grows, and so does what makes the witness leaner
+            if all(a1[k] - w1[k] >= SCALING * (a0[k] - w0[k]) for k in {lean, "bytes"}):
                 return Witness(rule, lines[0][0], lines[0][1], (a0["bytes"], w0["bytes"]),
                                (a1["bytes"], w1["bytes"]), (size, 2 * size),
                                (a0["inductor_bytes"], w0["inductor_bytes"]),
@@ -362,18 +361,14 @@ def find_witness(
 
 
 def _leaner(a: dict[str, int], w: dict[str, int]) -> str | None:
-    """How the witness's code (totals ``w``) is leaner than the original's (``a``):
-    ``"temporaries"`` when it allocates fewer temporary bytes, ``"bytes"`` when it moves at
-    most half the bytes, None otherwise. Both accountings must also say it moves fewer
-    bytes (loop-extent, and Inductor's own count, which the repro shows). A few bytes of
-    difference with the same allocations is a counting artifact, not leaner code: the
-    seventeenth audit's aebacc9733 compiled to the same kernels and the same copy-back, 56
-    against 48 bytes because an empty view was charged as a whole read."""
+    """How the witness's code (totals ``w``) is leaner than the original's (``a``): the key
+    of :func:`aliasfuzz.passes.cost.leaner_in_kind`, or None. Both accountings must also say
+    it moves fewer bytes (loop-extent, and Inductor's own count, which the repro shows)."""
+    from aliasfuzz.passes.cost import leaner_in_kind
+
     if w["bytes"] >= a["bytes"] or w["inductor_bytes"] >= a["inductor_bytes"]:
         return None
-    if w["temporary_bytes"] < a["temporary_bytes"]:
-        return "temporaries"
-    return "bytes" if a["bytes"] >= 2 * w["bytes"] else None
+    return leaner_in_kind((a["bytes"], w["bytes"]), (a["temporary_bytes"], w["temporary_bytes"]))
 
 
 def _copy_graph(graph: torch.fx.Graph) -> torch.fx.Graph:
