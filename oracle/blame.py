@@ -96,8 +96,15 @@ bases, the replay of outputs that alias inputs, input-mutation epilogues:
 reports two stages: ``functionalization`` agrees for a crash finding (its graph traced and
 ran) and ``aot-runtime`` raises (thirteenth audit 63f507a08e: ``torch.func.functionalize``
 alone runs the program right; ``gen_alias_from_base`` raises replaying a returned view).
-For a value finding that stage is inconclusive: the graph's values are not observed apart
-from the wrappers (not done: comparing the functional graph's own outputs).
+For a value finding that stage is inconclusive. The wrappers' *values* are split off too:
+the cut keeps the functional graph's own user outputs, and when the wrappers returned an
+output of other values (they regenerate outputs that alias inputs from their bases,
+replaying view metas, through synthetic bases), ``functionalization`` is judged on the
+graph's values and ``aot-runtime`` on what the pipeline returned
+(:func:`aliasfuzz.passes.stages._graph_view`; audits 17a/18a 38cdfbf453, dbca3549f9,
+PyTorch #198095: the graph returns ``b[3]`` right, its replay on the synthetic base of
+``a = s[0:1]``, ``b = s[0::2]`` loses ``b``'s stride). Inputs after the call are not split
+that way (the wrappers' copy-back of mutated inputs is not observed apart from the graph).
 
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
@@ -426,7 +433,10 @@ def blame(
         if inconclusive:
             trail.append((r.stage, f"inconclusive ({why})"))
             continue
-        trail.append((r.stage, "agrees" if why is None else f"departs ({why})"))
+        said = "agrees" if why is None else f"departs ({why})"
+        if "graph_outputs" in r.extra:  # the functional graph's own values (stages.py)
+            said += f" [{r.extra['graph_outputs']}]"
+        trail.append((r.stage, said))
         mask = None
         if why is not None:
             mask = _masks(eager, r.result) if r.result.error is None else [True]

@@ -20,7 +20,9 @@ stage                    what runs (the prefix of the pipeline up to and includi
                          replay of outputs that alias inputs, input-mutation epilogues), named
                          when the ``functionalization`` stage raises from them after its functional
                          graph ran (:func:`raised_by_aot_runtime`); ``functionalization`` then
-                         agrees for a crash finding
+                         agrees for a crash finding. Also when the wrappers return an output of
+                         other values than the functional graph computed for it
+                         (:func:`_graph_view`): ``functionalization`` is then the graph's values
 ``aot``                  the graph ``compile_fx`` hands its inner compiler, before the joint-graph
                          passes: AOTAutograd as Inductor calls it, plus Inductor's pre-grad passes
 ``joint:<pass>``         after each of Inductor's joint-graph passes (``remove_noop_ops``, patterns)
@@ -54,6 +56,7 @@ equal to the previous one (a pass that changed nothing) are not run again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -70,7 +73,7 @@ from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
-__all__ = ["GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "raised_by_aot_runtime"]
+__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "raised_by_aot_runtime"]
 
 #: The fixed stages of each pipeline, in order; ``<inductor>`` stands for the stages
 #: discovered from Inductor's named passes (``aot``, ``joint:*``, ``post-grad:*``,
@@ -183,11 +186,49 @@ def _decomposition_backend(pipeline: str) -> Callable:
     return backend
 
 
-def _graph_call(run: Callable) -> Callable:
+class _GraphOutputs:
+    """The functional graphs' own user outputs, next to what AOTAutograd's runtime wrappers
+    returned from them, call by call (the functionalization cut's value split, see
+    :func:`_graph_view`). ``pending`` holds the last graph call's user outputs (cloned,
+    detached) until its wrapper returns; ``pairs`` one ``(wrapper outputs, graph outputs)``
+    pair per compiled call."""
+
+    def __init__(self) -> None:
+        self.pending: list[Any] | None = None
+        self.pairs: list[tuple[tuple[Any, ...], list[Any]]] = []
+
+
+def _user_output_span() -> tuple[int, int, int] | None:
+    """Where the user outputs sit among the outputs of the functional graph being compiled:
+    ``(first, count, total)`` from the ``ViewAndMutationMeta`` AOTAutograd stashes on the
+    ``TracingContext`` just before it calls the forward compiler (inference path,
+    ``torch/_functorch/_aot_autograd/graph_compile.py``, ``aot_stage2_inference``, torch
+    2.11 and 2.13): mutated inputs' new values first
+    (``num_mutated_inp_runtime_indices``), then the user outputs (``num_outputs``), then the
+    bases of outputs that alias intermediates. None when the metadata is missing (the
+    autograd path does not stash it) or effect tokens shift the outputs."""
+    try:
+        ctx = torch._guards.TracingContext.try_get()
+        meta = getattr(ctx, "fw_metadata", None)
+        if meta is None or getattr(meta, "tokens", None):
+            return None
+        first, count = meta.num_mutated_inp_runtime_indices, meta.num_outputs
+        return first, count, first + count + meta.num_intermediate_bases
+    except Exception:  # an internal API: no split rather than a wrong one
+        return None
+
+
+def _graph_call(run: Callable, seen: _GraphOutputs | None = None,
+                span: tuple[int, int, int] | None = None) -> Callable:
     """``run`` (a boxed compiled graph) behind a frame of :func:`_graph_frame`'s code, so
-    that a traceback tells whether the functional graph itself was running."""
+    that a traceback tells whether the functional graph itself was running. With ``seen``
+    and ``span``, the graph's user outputs are kept (cloned) in ``seen.pending``."""
     def graph(args):
-        return run(args)
+        outs = run(args)
+        if seen is not None and span is not None and len(outs) == span[2]:
+            seen.pending = [o.detach().clone() if isinstance(o, torch.Tensor) else o
+                            for o in outs[span[0]:span[0] + span[1]]]
+        return outs
 
     graph._boxed_call = True
     return graph
@@ -198,19 +239,94 @@ def _graph_call(run: Callable) -> Callable:
 _GRAPH_CODE = _graph_call(lambda a: a).__code__
 
 
-def _functionalization_backend(pipeline: str) -> Callable:
+def _functionalization_backend(pipeline: str, seen: _GraphOutputs | None = None) -> Callable:
+    """AOTAutograd with a no-op compiler, as ``pipeline`` calls it. With ``seen``, each
+    compiled call records its functional graph's user outputs next to what the runtime
+    wrappers returned (:class:`_GraphOutputs`)."""
     aot_autograd = resolve("torch._dynamo.backends.common", "aot_autograd")
     boxed_nop = resolve("torch._dynamo.backends.debugging", "boxed_nop")
 
     def fw_compiler(gm, example_inputs):
-        return _graph_call(boxed_nop(gm, example_inputs))
+        span = _user_output_span() if seen is not None else None
+        return _graph_call(boxed_nop(gm, example_inputs), seen, span)
 
     kwargs: dict[str, Any] = {"fw_compiler": fw_compiler}
     if pipeline.startswith("inductor"):
         # what compile_fx asks of AOTAutograd for inference (compile_fx.py: aot_autograd(...))
         kwargs.update(decompositions=_decomposition_table(pipeline),
                       keep_inference_input_mutations=True)
-    return aot_autograd(**kwargs)
+    backend = aot_autograd(**kwargs)
+    if seen is None:
+        return backend
+
+    def recorded(gm, example_inputs):
+        compiled = backend(gm, example_inputs)
+
+        @functools.wraps(compiled)
+        def run(*args):
+            seen.pending = None
+            outs = compiled(*args)
+            if seen.pending is not None and isinstance(outs, tuple | list):
+                seen.pairs.append((tuple(outs), seen.pending))
+            return outs
+
+        return run
+
+    return recorded
+
+
+#: What the trail says of the ``functionalization`` stage when its result is the functional
+#: graph's own outputs and AOTAutograd's runtime wrappers changed them (:func:`_graph_view`).
+GRAPH_OUTPUTS = "the functional graph's own outputs, before AOTAutograd's runtime wrappers"
+
+
+def _same_values(a: Any, b: Any) -> bool:
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return a is b or (type(a) is type(b) and a == b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(torch.equal(a, b) or (a.is_floating_point() or a.is_complex())
+                and torch.allclose(a, b, rtol=0, atol=0, equal_nan=True))
+
+
+def _graph_view(res: EagerResult, seen: _GraphOutputs) -> EagerResult | None:
+    """``res`` with each output that AOTAutograd's runtime wrappers returned replaced by the
+    value the functional graph itself computed for it (same shape and dtype; the layout is
+    not compared by the differential check). None when no wrapper changed a value.
+
+    The wrappers regenerate outputs that alias inputs or intermediates from their bases
+    (``gen_alias_from_base``, replaying view metas, through synthetic bases for aliased
+    inputs); when they get it wrong the graph was right and the values depart only after it
+    (PyTorch #198095, audits 17a/18a 38cdfbf453, dbca3549f9: a returned ``b[3]`` of
+    ``b = s[0::2]`` replayed with stride 1). Inputs after the call are not split: the
+    wrappers' copy-back of mutated inputs is not observed apart from the graph."""
+    if res.error is not None or not seen.pairs:
+        return None
+    outputs, changed = list(res.outputs), False
+    for j, out in enumerate(res.outputs):
+        if not isinstance(out, torch.Tensor):
+            continue
+        for wrapped, raw in seen.pairs:
+            i = next((k for k, w in enumerate(wrapped) if w is out), None)
+            if i is None or i >= len(raw):
+                continue
+            g = raw[i]
+            if (isinstance(g, torch.Tensor) and g.shape == out.shape and g.dtype == out.dtype
+                    and g.device == out.device and not _same_values(g, out)):
+                outputs[j], changed = g, True
+            break
+    if not changed:
+        return None
+    return EagerResult(tuple(outputs), res.inputs_after, res.aliases)
+
+
+def _functionalization_stage(pipeline, fn, make, names, options) -> tuple[EagerResult, EagerResult | None]:
+    """The functionalization cut's result, and the functional graph's own view of it
+    (:func:`_graph_view`; None when the wrappers changed no output value)."""
+    seen = _GraphOutputs()
+    res = _compiled_stage(pipeline, lambda p: _functionalization_backend(p, seen), fn, make,
+                          names, options)
+    return res, _graph_view(res, seen)
 
 
 #: Where AOTAutograd's runtime wrappers live (``torch/_functorch/_aot_autograd/``:
@@ -583,12 +699,16 @@ def _cut(
             continue
         if stage in ("lowering", "scheduler"):
             res = _full_inductor(pipeline, fn, make_inputs, input_names, options, stage == "scheduler")
+        elif stage == "functionalization":
+            res, graph = _functionalization_stage(pipeline, fn, make_inputs, input_names, options)
+            if graph is not None:
+                # the graph computed eager's values (or not), the wrappers then changed them
+                runs.append(StageRun(stage, graph, seconds=time.perf_counter() - t,
+                                     extra={"graph_outputs": GRAPH_OUTPUTS}))
+                runs.append(StageRun("aot-runtime", res, seconds=0.0))
+                continue
         else:
-            backend = {
-                "dynamo": _dynamo_backend,
-                "decomposition": _decomposition_backend,
-                "functionalization": _functionalization_backend,
-            }[stage]
+            backend = {"dynamo": _dynamo_backend, "decomposition": _decomposition_backend}[stage]
             res = _compiled_stage(pipeline, backend, fn, make_inputs, input_names, options)
         if stage == "functionalization" and res.error is not None and raised_by_aot_runtime(res.error):
             # AOTAutograd traced and ran the functional graph; its runtime wrappers raised

@@ -505,3 +505,56 @@ def test_the_ninth_campaign_s_harness_only_reorder_finding_stays_dismissed():
     why = fast_path_only(out, "inductor-reinplace", {"stage": b.stage, "full": "hidden",
                                                      "trail": [list(t) for t in b.trail]})
     assert why is not None and why.startswith("fast-path-only miscompile"), why
+
+
+@pytest.mark.parametrize("entry", ["miscompile-functionalization-dbca3549f9",
+                                   "miscompile-functionalization-38cdfbf453"])
+@pytest.mark.parametrize("pipeline", ["aot_eager", "inductor-reinplace"])
+def test_a_wrong_value_from_aotautograds_output_replay_is_blamed_on_its_runtime_wrappers(
+        pipeline, entry):
+    # dbca3549f9 reduced (audit 11a; pytorch#198095's value form): a = s[0:1], b = s[0::2]
+    # share a storage, f mutates a and returns b[3]. The functional graph returns 6 (eager's
+    # value); the wrappers replay the view onto the synthetic base without b's stride and
+    # return s[3] = 3. Filed as functionalization by audits 17a and 18a, as was 38cdfbf453
+    # (reduced: torch.add(x0, x0, out=x1[1:2, None]) with x0 = s[1] as (1, 1), x1 = s[1:4]
+    # returns the out= view at offset 1 instead of 2)
+    out, b = _judged_and_blamed(entry, pipeline)
+    assert out["verdict"] == "miscompile", out["explanation"]
+    assert b.stages == ("aot-runtime",), b.trail
+    assert _trail(b, "functionalization").startswith("agrees [the functional graph's own")
+    assert _trail(b, "aot-runtime").startswith("departs (values")
+
+
+def test_a_value_the_functional_graph_itself_gets_wrong_stays_functionalizations(monkeypatch):
+    # the same program with the graph's own output corrupted: the split must then blame the
+    # graph, not the wrappers (the split compares the graph's values, it does not assume them)
+    from aliasfuzz.passes import stages
+
+    real = stages._graph_call
+
+    def corrupting(run, seen=None, span=None):
+        def wrong(args):
+            outs = run(args)
+            return [o + 100 if isinstance(o, torch.Tensor) and o.dim() == 0 else o for o in outs]
+        return real(wrong, seen, span)
+
+    monkeypatch.setattr(stages, "_graph_call", corrupting)
+    out, b = _judged_and_blamed("miscompile-functionalization-dbca3549f9", "aot_eager")
+    assert b.stage == "functionalization", b.trail
+    assert _trail(b, "functionalization").startswith("departs (values")
+
+
+def test_blame_in_runs_198095_s_control_for_its_value_form_too():
+    from aliasfuzz.campaign.known import load_known
+
+    bugs = load_known(Path(__file__).resolve().parents[2] / "corpus")
+    program = json.loads((DATA / "miscompile-functionalization-dbca3549f9.json").read_text())
+    task = {"program": program, "pipeline": "aot_eager", "device": "cpu", "options": {}}
+    outcome = {"verdict": "miscompile", "check": "values", "explanation": "out0: values differ"}
+    cut = {"blame": {"stage": "aot-runtime", "stages": ["aot-runtime"], "trail": []}}
+    w = _Worker([cut, {"verdict": "ok"}])
+    out = blame_in(w, task, outcome, bugs)
+    assert out["blame"]["controls"] == {"pytorch/pytorch#198095": "ok"}
+    # blamed on the functional graph itself, the workaround is not tried
+    w = _Worker([{"blame": {"stage": "functionalization", "stages": ["functionalization"], "trail": []}}])
+    assert "controls" not in blame_in(w, task, outcome, bugs)["blame"] and len(w.tasks) == 1
