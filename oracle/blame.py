@@ -422,6 +422,9 @@ def blame(
             continue
         else:
             why = departure(pipeline, eager, r.result, names, shadow)
+            if why is None and not crash and r.extra.get("order_dependent"):
+                # the stage's graph has no single meaning: its agreeing values are luck
+                why = f"order-dependent write: {r.extra['order_dependent']}"
             inconclusive = False
             if r.result.error is not None and eager.error is None:
                 weak = _raising_verdict(pipeline, r.stage, r.result.error, crash, error)
@@ -439,7 +442,8 @@ def blame(
         trail.append((r.stage, said))
         mask = None
         if why is not None:
-            mask = _masks(eager, r.result) if r.result.error is None else [True]
+            agrees = why.startswith("order-dependent write")
+            mask = _masks(eager, r.result) if r.result.error is None and not agrees else [True]
         kept.append((r, mask))
     if not kept or kept[-1][1] is None:
         return Blame(None, (), trail, NOT_REPRODUCED)

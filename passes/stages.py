@@ -73,7 +73,8 @@ from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
-__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "raised_by_aot_runtime"]
+__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "order_dependent_copy",
+           "raised_by_aot_runtime"]
 
 #: The fixed stages of each pipeline, in order; ``<inductor>`` stands for the stages
 #: discovered from Inductor's named passes (``aot``, ``joint:*``, ``post-grad:*``,
@@ -196,6 +197,7 @@ class _GraphOutputs:
     def __init__(self) -> None:
         self.pending: list[Any] | None = None
         self.pairs: list[tuple[tuple[Any, ...], list[Any]]] = []
+        self.order_dependent: str | None = None  # :func:`order_dependent_copy` of a call
 
 
 def _user_output_span() -> tuple[int, int, int] | None:
@@ -219,11 +221,16 @@ def _user_output_span() -> tuple[int, int, int] | None:
 
 
 def _graph_call(run: Callable, seen: _GraphOutputs | None = None,
-                span: tuple[int, int, int] | None = None) -> Callable:
+                span: tuple[int, int, int] | None = None,
+                gm: torch.fx.GraphModule | None = None) -> Callable:
     """``run`` (a boxed compiled graph) behind a frame of :func:`_graph_frame`'s code, so
     that a traceback tells whether the functional graph itself was running. With ``seen``
-    and ``span``, the graph's user outputs are kept (cloned) in ``seen.pending``."""
+    and ``span``, the graph's user outputs are kept (cloned) in ``seen.pending``; with
+    ``seen`` and ``gm`` (the graph ``run`` runs), an order-dependent ``copy_`` of the call
+    (:func:`order_dependent_copy`) in ``seen.order_dependent``."""
     def graph(args):
+        if seen is not None and gm is not None and seen.order_dependent is None:
+            seen.order_dependent = order_dependent_copy(gm, args)
         outs = run(args)
         if seen is not None and span is not None and len(outs) == span[2]:
             seen.pending = [o.detach().clone() if isinstance(o, torch.Tensor) else o
@@ -232,6 +239,99 @@ def _graph_call(run: Callable, seen: _GraphOutputs | None = None,
 
     graph._boxed_call = True
     return graph
+
+
+#: Storages past this many elements are not enumerated by :func:`_aliased_groups` (the
+#: check then says nothing; generated programs' storages are far smaller).
+_ENUMERATE_LIMIT = 1 << 22
+
+
+def _aliased_groups(t: torch.Tensor) -> torch.Tensor | None:
+    """For a strided tensor whose index tuples reach one element more than once: the flat
+    positions of ``t`` sorted by the storage element they reach, with the elements
+    (``(order, elements)`` stacked); None when every index reaches its own element (exact,
+    by enumeration: ATen's ``has_internal_overlap`` answers "too hard" for most such
+    layouts)."""
+    if t.layout != torch.strided or t.numel() < 2 or t.is_sparse:
+        return None
+    if all(s != 0 or n < 2 for n, s in zip(t.shape, t.stride(), strict=True)) and t.is_contiguous():
+        return None
+    numel = t.untyped_storage().nbytes() // max(t.element_size(), 1)
+    if numel == 0 or numel > _ENUMERATE_LIMIT:
+        return None
+    elements = torch.arange(numel, device="cpu").as_strided(
+        t.size(), t.stride(), t.storage_offset()).reshape(-1)
+    if elements.unique().numel() == elements.numel():
+        return None
+    order = torch.argsort(elements, stable=True)
+    return torch.stack([order, elements[order]])
+
+
+def _conflicting_write(dst: torch.Tensor, src: Any) -> str | None:
+    """Why ``dst.copy_(src)`` is order-dependent (None: it is not): two index tuples of
+    ``dst`` reach one storage element and ``src`` gives them different values, so which
+    value the element keeps depends on the order the kernel writes in (eager's ``copy_``
+    and Inductor's generated loop choose differently)."""
+    groups = _aliased_groups(dst)
+    if groups is None or not isinstance(src, torch.Tensor):
+        return None
+    vals = src.detach().to("cpu").expand(dst.shape).reshape(-1)[groups[0]]
+    same_el = groups[1][1:] == groups[1][:-1]
+    a, b = vals[1:][same_el], vals[:-1][same_el]
+    differ = a != b
+    if a.is_floating_point() or a.is_complex():
+        differ &= ~(torch.isnan(a) & torch.isnan(b))
+    if not bool(differ.any()):
+        return None
+    k = int(torch.nonzero(same_el)[int(torch.nonzero(differ)[0])])
+    i, j = (int(groups[0][k]), int(groups[0][k + 1]))
+    at = [list(map(int, torch.unravel_index(torch.tensor(x), dst.shape))) for x in (i, j)]
+    return (f"copy_ into a {tuple(dst.shape)} tensor of strides {tuple(dst.stride())} whose "
+            f"indices {at[0]} and {at[1]} reach one storage element, with different values "
+            f"({vals[k].item()!r} and {vals[k + 1].item()!r}): the result depends on the write order")
+
+
+def order_dependent_copy(gm: torch.fx.GraphModule, args: Sequence[Any]) -> str | None:
+    """Whether ``gm`` run on ``args`` copies into an argument whose index tuples alias one
+    another values that differ at two aliasing indices (an input-mutation epilogue copying
+    a whole functional value back into such an input: eighteenth audit adbe63311c,
+    ``x.transpose(0, 1).unbind(2)[2].add_(1)`` on a (2, 3, 3) input of strides (1, 3, 1)).
+    Eager's meaning of the program is defined (it writes a non-overlapping view); the
+    graph's is not: which value an aliased element keeps depends on the write order, so
+    the stage that produced the graph made the program order-dependent.
+
+    The ``copy_``'s source is computed as a value (functional semantics): the graph runs
+    through ``torch.fx.Interpreter`` on dense copies of ``args`` (run on the aliased input
+    itself, ATen's ``select_scatter`` and friends give their outputs the input's aliased
+    strides and hide the conflict that Inductor's dense buffers keep). Only when a
+    ``copy_`` writes an argument with aliasing indices; None otherwise, and when the
+    check's own run raises (the stage's run says what raises)."""
+    places = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    aliased = {n: a for n, a in zip(places, args, strict=False)
+               if isinstance(a, torch.Tensor) and _aliased_groups(a) is not None}
+    copies = [n for n in gm.graph.nodes if n.op == "call_function"
+              and n.target is torch.ops.aten.copy_.default and n.args[0] in aliased]
+    if not copies:
+        return None
+    found: list[str] = []
+
+    class _Check(torch.fx.Interpreter):
+        def run_node(self, n):
+            if n in copies and not found:
+                a, _ = self.fetch_args_kwargs_from_env(n)
+                why = _conflicting_write(aliased[n.args[0]], a[1])
+                if why is not None:
+                    found.append(why)
+            return super().run_node(n)
+
+    dense = [a.detach().clone(memory_format=torch.contiguous_format)
+             if isinstance(a, torch.Tensor) else a for a in args]
+    try:
+        with torch.no_grad():
+            _Check(gm).run(*dense)
+    except Exception:  # a check, not the stage's run
+        return None
+    return found[0] if found else None
 
 
 #: The code object of the frame every functional graph of the functionalization cut runs
@@ -248,7 +348,7 @@ def _functionalization_backend(pipeline: str, seen: _GraphOutputs | None = None)
 
     def fw_compiler(gm, example_inputs):
         span = _user_output_span() if seen is not None else None
-        return _graph_call(boxed_nop(gm, example_inputs), seen, span)
+        return _graph_call(boxed_nop(gm, example_inputs), seen, span, gm)
 
     kwargs: dict[str, Any] = {"fw_compiler": fw_compiler}
     if pipeline.startswith("inductor"):
@@ -320,13 +420,16 @@ def _graph_view(res: EagerResult, seen: _GraphOutputs) -> EagerResult | None:
     return EagerResult(tuple(outputs), res.inputs_after, res.aliases)
 
 
-def _functionalization_stage(pipeline, fn, make, names, options) -> tuple[EagerResult, EagerResult | None]:
-    """The functionalization cut's result, and the functional graph's own view of it
-    (:func:`_graph_view`; None when the wrappers changed no output value)."""
+def _functionalization_stage(
+    pipeline, fn, make, names, options
+) -> tuple[EagerResult, EagerResult | None, str | None]:
+    """The functionalization cut's result, the functional graph's own view of it
+    (:func:`_graph_view`; None when the wrappers changed no output value), and why a
+    functional graph's ``copy_`` was order-dependent (:func:`order_dependent_copy`)."""
     seen = _GraphOutputs()
     res = _compiled_stage(pipeline, lambda p: _functionalization_backend(p, seen), fn, make,
                           names, options)
-    return res, _graph_view(res, seen)
+    return res, _graph_view(res, seen), seen.order_dependent
 
 
 #: Where AOTAutograd's runtime wrappers live (``torch/_functorch/_aot_autograd/``:
@@ -466,6 +569,7 @@ def _inductor_stages(
     rec = _Recorder()
     graphs: list[_Snapshots] = []
     selected: list[str] = [""]
+    unordered: dict[str, str | None] = {}  # snapshot -> order_dependent_copy of its first call
 
     def begin(gm) -> _Snapshots:
         rec.current = _Snapshots()
@@ -494,6 +598,8 @@ def _inductor_stages(
 
         def dispatch(args):
             i = _index_for(snaps.names, selected[0])
+            if selected[0] not in unordered:
+                unordered[selected[0]] = order_dependent_copy(snaps.graphs[i], args)
             run = snaps.runnable.get(snaps.names[i])
             if run is None:
                 run = snaps.runnable[snaps.names[i]] = _runnable(snaps.graphs[i])
@@ -516,14 +622,20 @@ def _inductor_stages(
             if first.error is not None or not graphs:
                 return [StageRun("aot", first, seconds=time.perf_counter() - t0)]
             order = _stage_order(graphs[0].names)
-            runs = [StageRun("aot", first, _code(graphs[0], "aot"), time.perf_counter() - t0)]
+
+            def said(snapshot: str) -> dict[str, Any]:
+                why = unordered.get(snapshot)
+                return {"order_dependent": why} if why else {}
+
+            runs = [StageRun("aot", first, _code(graphs[0], "aot"), time.perf_counter() - t0,
+                             said("aot"))]
             for stage, snapshot in order[1:]:
                 if _same_as_previous(graphs, snapshot):
                     continue
                 t = time.perf_counter()
                 selected[0] = snapshot
                 runs.append(StageRun(stage, _call(compiled, make(), names), _code(graphs[0], snapshot),
-                                     time.perf_counter() - t))
+                                     time.perf_counter() - t, said(snapshot)))
             return runs
     finally:
         compile_fx_mod._recursive_joint_graph_passes = joint
@@ -700,12 +812,17 @@ def _cut(
         if stage in ("lowering", "scheduler"):
             res = _full_inductor(pipeline, fn, make_inputs, input_names, options, stage == "scheduler")
         elif stage == "functionalization":
-            res, graph = _functionalization_stage(pipeline, fn, make_inputs, input_names, options)
+            res, graph, unordered = _functionalization_stage(
+                pipeline, fn, make_inputs, input_names, options)
+            extra = {"order_dependent": unordered} if unordered else {}
             if graph is not None:
                 # the graph computed eager's values (or not), the wrappers then changed them
                 runs.append(StageRun(stage, graph, seconds=time.perf_counter() - t,
-                                     extra={"graph_outputs": GRAPH_OUTPUTS}))
+                                     extra={"graph_outputs": GRAPH_OUTPUTS, **extra}))
                 runs.append(StageRun("aot-runtime", res, seconds=0.0))
+                continue
+            if extra and res.error is None:
+                runs.append(StageRun(stage, res, seconds=time.perf_counter() - t, extra=extra))
                 continue
         else:
             backend = {"dynamo": _dynamo_backend, "decomposition": _decomposition_backend}[stage]

@@ -532,11 +532,11 @@ def test_a_value_the_functional_graph_itself_gets_wrong_stays_functionalizations
 
     real = stages._graph_call
 
-    def corrupting(run, seen=None, span=None):
+    def corrupting(run, *rest):
         def wrong(args):
             outs = run(args)
             return [o + 100 if isinstance(o, torch.Tensor) and o.dim() == 0 else o for o in outs]
-        return real(wrong, seen, span)
+        return real(wrong, *rest)
 
     monkeypatch.setattr(stages, "_graph_call", corrupting)
     out, b = _judged_and_blamed("miscompile-functionalization-dbca3549f9", "aot_eager")
@@ -558,3 +558,38 @@ def test_blame_in_runs_198095_s_control_for_its_value_form_too():
     # blamed on the functional graph itself, the workaround is not tried
     w = _Worker([{"blame": {"stage": "functionalization", "stages": ["functionalization"], "trail": []}}])
     assert "controls" not in blame_in(w, task, outcome, bugs)["blame"] and len(w.tasks) == 1
+
+
+def test_an_epilogue_copy_into_an_input_with_aliasing_indices_is_blamed_on_functionalization():
+    # eighteenth audit adbe63311c: x.transpose(0, 1).unbind(2)[2].add_(1) on x (2, 3, 3) of
+    # strides (1, 3, 1). Eager writes a non-overlapping view; AOTAutograd's epilogue copies
+    # the whole functional value back into x, whose indices [0, 0, 2] and [1, 0, 1] reach
+    # one element with the new and the old value. Eager's copy_ happens to keep the new one,
+    # Inductor's loop the old: filed on lowering before, functionalization made it.
+    out, b = _judged_and_blamed("miscompile-lowering-adbe63311c", "inductor")
+    assert out["verdict"] == "miscompile", out["explanation"]
+    assert b.stages == ("functionalization",), b.trail
+    assert _trail(b, "functionalization").startswith("departs (order-dependent write: copy_ into")
+    assert "[0, 0, 2] and [1, 0, 1]" in _trail(b, "functionalization")
+
+
+def test_order_dependent_copy_judges_the_source_as_a_value():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from aliasfuzz.passes.stages import order_dependent_copy
+
+    def epilogue(x):  # what functionalization emits for x[:, :, 2].add_(1)
+        return x.copy_(torch.select_scatter(x, x[:, :, 2] + 1, 2, 2))
+
+    def write_back(x):  # the functional value of a program that wrote nothing
+        return x.copy_(x.clone())
+
+    x = torch.arange(11.).as_strided((2, 3, 3), (1, 3, 1))
+    gm = make_fx(epilogue)(torch.zeros(2, 3, 3))
+    why = order_dependent_copy(gm, [x])
+    assert why is not None and "strides (1, 3, 1)" in why, why
+    # the same graph into a dense input, and a write-back of unchanged values: no conflict
+    assert order_dependent_copy(gm, [torch.arange(18.).view(2, 3, 3)]) is None
+    assert order_dependent_copy(make_fx(write_back)(torch.zeros(2, 3, 3)), [x]) is None
+    # the check runs on dense copies: the argument itself is not written
+    assert torch.equal(x.flatten(), torch.arange(11.).as_strided((2, 3, 3), (1, 3, 1)).flatten())
