@@ -123,6 +123,8 @@ def _judged(
         "cost": j.cost,
         # second eager opinions run for this task (findings only): oracle/opinions.py
         "opinions": [o.to_json() for o in j.opinions],
+        # the rule of an equivalent spelling that made this a cost finding (oracle/witness.py)
+        "witness_rule": j.witness.rule if j.check == "witness" and j.witness is not None else None,
     }
 
 

@@ -93,8 +93,11 @@ def roots(
     evidence: for the reinplace pass, the decisions of the pass behind the difference
     (kind and ground-truth rule); for every other stage, the features the shrunk program
     still needs (:func:`aliasfuzz.campaign.reduce.needed_features`: its op kinds and input
-    features, each of which shrinking could not remove without losing the finding). The
-    pipeline is not part of the key: one bug seen through several pipelines is one entry.
+    features, each of which shrinking could not remove without losing the finding); a cost
+    finding of check ``witness`` (no stage: ``unblamed:<pipeline>``) adds the rule of its
+    equivalent spelling, ``witness:<rule>`` (:mod:`aliasfuzz.oracle.witness`), so that a
+    known bug can name it and two spellings of the program are two roots. The pipeline is
+    not part of the key: one bug seen through several pipelines is one entry.
     """
     from aliasfuzz.oracle.differential import check_class
 
@@ -106,6 +109,8 @@ def roots(
         evidence = (
             _decision_evidence(outcome, verdict) if stage == "reinplace" else _features(program)
         )
+        if check == "witness" and outcome.get("witness_rule"):
+            evidence = sorted({*evidence, f"witness:{outcome['witness_rule']}"})
         keys.append({"stage": stage, "verdict": verdict, "check": check, "evidence": evidence})
     return keys
 

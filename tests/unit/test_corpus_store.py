@@ -69,6 +69,13 @@ def test_roots_key_blamed_stage_verdict_check_class_and_evidence():
     assert store.roots(p, missed, "inductor", {"stages": ["reinplace"]})[0]["evidence"] == [
         "scatter:missed"
     ]
+    # a cost finding: no stage, and the spelling rule joins the features
+    cost = {"verdict": "missed-reinplace", "check": "witness", "witness_rule": "augmented-setitem"}
+    (root,) = store.roots(p, cost, "inductor", None)
+    assert root == {"stage": "unblamed:inductor", "verdict": "missed-reinplace", "check": "witness",
+                    "evidence": ["functional", "inplace", "witness:augmented-setitem"]}
+    other = store.roots(p, {**cost, "witness_rule": "graph-split"}, "inductor", None)[0]
+    assert store.entry_id(other) != store.entry_id(root)
 
 
 def test_a_second_sighting_is_a_hit_of_the_same_entry(tmp_path):

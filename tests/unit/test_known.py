@@ -335,3 +335,23 @@ def test_a_root_shows_this_campaigns_full_compile_verdict(tmp_path):
     assert row["full"] == "reproduces"
     (row,) = root_causes(tmp_path, [other], set())
     assert row["full"] is None  # no fast-path sighting: the entry's own (the template's n/a)
+
+
+def test_a_cost_finding_of_a_known_spelling_is_known(tmp_path):
+    # eighteenth hand check 9d43c7c8e7: x0[2:, ...] += 0.0 has the witness
+    # x0[2:, ...].add_(0.0); its root names no stage (a cost finding) and was filed new
+    bugs = load_known(CORPUS)
+    root = {"stage": "unblamed:inductor", "verdict": "missed-reinplace", "check": "witness",
+            "evidence": ["functional", "inplace", "witness:augmented-setitem"]}
+    bug, _ = match(bugs, root, {"clone", "setitem_iadd.Scalar"}, {"inductor"})
+    assert bug is not None and bug.issue == "pytorch/pytorch#152346" and not bug.related
+    # another spelling rule, or the rule without the augmented assignment, is not this bug
+    other = {**root, "evidence": ["functional", "inplace", "witness:graph-split"]}
+    assert match(bugs, other, {"clone", "setitem_iadd.Scalar"}, {"inductor"})[0] is None
+    assert match(bugs, root, {"clone", "index_put_"}, {"inductor"})[0] is None
+    # a stage-less row is refused for any other verdict, and for an unknown pipeline
+    for bad in ('stage = "unblamed:inductor"\nverdict = "miscompile"',
+                'stage = "unblamed:nope"\nverdict = "missed-reinplace"'):
+        (tmp_path / "known.toml").write_text(f'[[bug]]\nissue = "x#1"\ntitle = "t"\n{bad}\n')
+        with pytest.raises(InvalidArgument, match="unknown stage"):
+            load_known(tmp_path)
