@@ -52,7 +52,7 @@ from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 
 __all__ = [
-    "MAX_LINES", "Plan", "effect", "head", "plan", "program_text", "render_repro", "stage_words",
+    "MAX_LINES", "Plan", "effect", "head", "plan", "program_text", "render_repro", "spells_witness", "stage_words",
     "title",
 ]
 
@@ -401,6 +401,13 @@ def is_witness(p: Plan) -> bool:
     standalone repro compares (:func:`witness_repro`; it still needs the explanation to
     spell its witness in ``f``)."""
     return p.check == "witness" and p.mode == "compile" and p.backend == "inductor"
+
+
+def spells_witness(p: Plan, meta: dict[str, Any]) -> bool:
+    """Whether the repro of ``p`` is the witness comparison (:func:`witness_repro`): a cost
+    finding whose explanation's witness is a statement of ``f``."""
+    return is_witness(p) and witness_function(
+        _parts(p)["function"], p.explanation or str(meta.get("explanation") or "")) is not None
 
 
 def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:

@@ -162,11 +162,11 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
     """
     import jinja2
 
-    from aliasfuzz.campaign.repro import is_witness, plan, render_repro, stage_words, title
+    from aliasfuzz.campaign.repro import plan, render_repro, spells_witness, stage_words, title
 
     p = plan(program, meta)
     repro = render_repro(program, meta)
-    witness = is_witness(p) and "def f_witness(" in repro
+    witness = spells_witness(p, meta)
     root = meta.get("root") or {}
     stage = root.get("stage")
     _, words = stage_words(stage, p.pipeline)
