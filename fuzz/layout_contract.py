@@ -134,8 +134,11 @@ class LayoutReads:
     as_strided views of unanchored sources (with their aliases) that may not be written
     through, nor used once their storage was written."""
 
-    def __init__(self, input_names: set[str], input_storages: set[str] = frozenset()) -> None:
+    def __init__(self, input_names: set[str], input_storages: set[str] = frozenset(),
+                 sole_inputs: dict[str, Any] | None = None) -> None:
         self._promised: set[str] = set(input_names)
+        #: storage -> the layout of the one program input on it (storages of one input)
+        self._sole: dict[str, Any] = dict(sole_inputs or {})
         #: storages whose layout the caller owns (inputs) or a contract fixes (clone results)
         self._own: set[str] = set(input_storages)
         self._written: set[str] = set()
@@ -151,7 +154,7 @@ class LayoutReads:
         contract promises, is an ``as_strided`` reaching outside its source, or writes
         through (or reads a stale) as_strided view of an unanchored source."""
         if step.op.op in ABSOLUTE_READS and step.args and step.args[0] is not None:
-            if step.args[0].storage in self._written:
+            if step.args[0].storage in self._written and not self._input_copy(step):
                 raise InvalidArgument(
                     f"{LAYOUT_READOUT}: {step.op.op} of {step.op.args[0]!r} after its storage "
                     "was written: its absolute offset and strides address a storage "
@@ -187,6 +190,28 @@ class LayoutReads:
                     f"{LAYOUT_READOUT}: {step.op.op} reads the layout of {name!r} after its "
                     "storage was written: functionalization replaces a written tensor"
                 )
+
+    def _input_copy(self, step: Any) -> bool:
+        """Whether ``step`` is an ``as_strided_copy`` of a written program input that keeps
+        eager's meaning under the contract (PyTorch #133512, shared case c01:
+        ``x.mul_(2); torch.as_strided_copy(x, (2,), (3,))`` on a stride-3 input): its source
+        is the input itself (the input's layout, the only input on its storage, so no
+        synthetic base), it reads only the input's own elements, and the same size, strides
+        and offset stay in bounds on a dense tensor of the input's numel, which is what
+        functionalization gives the written input. Compiled code then reads other elements
+        of the right tensor (the known value bug), never memory outside it (the second
+        audit's ``setStorage ... out of bounds`` crashes stay rejected)."""
+        if step.op.op != "as_strided_copy":
+            return False
+        src, inp = step.args[0], self._sole.get(step.args[0].storage)
+        if inp is None or (src.offset, src.shape, src.stride, src.dtype) != (
+                inp.offset, inp.shape, inp.stride, inp.dtype):
+            return False
+        view = _strided_view(step)
+        if view.numel == 0 or _outside(view, src) is not None or storage_elements(view) is None:
+            return False
+        reach = view.offset + sum((n - 1) * abs(st) for n, st in zip(view.shape, view.stride, strict=True))
+        return reach < src.numel
 
     def _check_strided(self, step: Any) -> None:
         """The write-through half of the rule (module docstring): ``step`` may not write

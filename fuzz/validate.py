@@ -20,6 +20,7 @@ promises.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -329,8 +330,11 @@ def infer(program: Program) -> Typed:
         raise InvalidArgument(f"expected a Program, got {type(program).__name__}")
     values = _input_values(program)
     steps = []
+    per_storage = Counter(t.storage for t in program.inputs)
     layout = LayoutReads({t.name for t in program.inputs},  # the layout-readout rule
-                         {t.storage for t in program.inputs})
+                         {t.storage for t in program.inputs},
+                         {t.storage: values[t.name] for t in program.inputs
+                          if per_storage[t.storage] == 1 and values.get(t.name) is not None})
     retired: dict[str, int] = {}  # name -> the statement that changed its metadata
     inputs = {t.name for t in program.inputs}
     for i, op in enumerate(program.body):

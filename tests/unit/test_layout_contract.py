@@ -269,3 +269,29 @@ def test_generated_programs_never_return_a_stale_as_strided_view():
         held += bool(stale)
         assert not stale & set(p.outputs)
     assert held, "no generated program holds a stale as_strided view: the test tests nothing"
+
+
+def test_an_as_strided_copy_of_a_written_input_is_valid_within_the_inputs_own_elements():
+    # shared case c01 (PyTorch #133512): x = s[::3] of 12, x.mul_(2), as_strided_copy(x, (2,), (3,))
+    # reads storage elements 0 and 3, both x's, in bounds on functionalization's dense x
+    def program(size, stride, offset=0, x_offset=0, twin=False):
+        inputs = [TensorSpec("x", "s", (4,), (3,), x_offset)]
+        if twin:  # a second input on the storage: a synthetic base keeps other offsets
+            inputs.append(TensorSpec("y", "s", (1,), (1,), 1))
+        return Program(
+            storages=[StorageSpec("s", 13)], inputs=inputs,
+            body=[Op("mul_.Scalar", ("x",), {"other": 2}, ("x1",)),
+                  Op("as_strided_copy", ("x1",),
+                     {"size": list(size), "stride": list(stride), "offset": offset}, ("c",))],
+            outputs=["c"])
+
+    program((2,), (3,)).validate()
+    program((1,), (3,), 1, 1).validate()  # x at offset 1: element 1 is x[0]
+    for bad in [
+        program((2,), (1,)),  # element 1 is not one of x's
+        program((4,), (3,)),  # x's own elements, but reach 9 past the 4 of a dense x
+        program((2,), (3,), 1, 1),  # reach 1 + 3 on a dense x of 4 elements
+        program((2,), (3,), twin=True),  # a second input on the storage (synthetic base)
+    ]:
+        with pytest.raises(InvalidArgument, match="after its storage was written"):
+            bad.validate()
