@@ -18,6 +18,8 @@ from typing import Any
 import torch
 
 from aliasfuzz.fuzz import process
+from aliasfuzz.fuzz.grads import backward
+from aliasfuzz.fuzz.grads import leaves as grad_leaves
 from aliasfuzz.fuzz.ir import Program, StorageSpec
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.ops._build import lit
@@ -160,12 +162,20 @@ def alias_map(
 
 @dataclass
 class EagerResult:
-    """Outputs, inputs after the call, and aliasing of one eager run (or its exception)."""
+    """Outputs, inputs after the call, and aliasing of one eager run (or its exception).
+
+    ``grads``: when some input is a leaf requiring grad, the gradients of
+    :func:`aliasfuzz.fuzz.grads.loss` of the outputs, aligned with the inputs (None for an
+    input that is not such a leaf; :func:`aliasfuzz.fuzz.grads.backward`); None when there
+    is no gradient to compare. ``grad_error``: the exception the backward raised (then
+    ``grads`` is None)."""
 
     outputs: tuple[Any, ...] = ()
     inputs_after: tuple[Any, ...] = ()
     aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     error: BaseException | None = None
+    grads: tuple[Any, ...] | None = None
+    grad_error: BaseException | None = None
 
 
 def _normalize(ret: Any) -> tuple[Any, ...]:
@@ -177,7 +187,9 @@ def _normalize(ret: Any) -> tuple[Any, ...]:
 def run_callable(fn: Callable, program: Program, inputs: tuple[Any, ...]) -> EagerResult:
     """Call ``fn(*inputs)`` and collect outputs, inputs after the call and the alias map.
 
-    The call is the eager reference, a run of the system under test: it runs inside
+    When an input is a leaf requiring grad, the backward of the shared loss runs too
+    (``grads`` / ``grad_error``, :mod:`aliasfuzz.fuzz.grads`). The call is the eager
+    reference, a run of the system under test: it runs inside
     :func:`aliasfuzz.fuzz.process.system_under_test`, which sets the process up first (a
     user Triton kernel launched on CPU tensors needs the CPU Triton layer).
     """
@@ -187,7 +199,14 @@ def run_callable(fn: Callable, program: Program, inputs: tuple[Any, ...]) -> Eag
             outputs = _normalize(fn(*inputs))
     except Exception as e:  # the program's own failure is data for the caller
         return EagerResult(inputs_after=inputs, error=e)
-    return EagerResult(outputs, inputs, alias_map(outputs, inputs, names))
+    res = EagerResult(outputs, inputs, alias_map(outputs, inputs, names))
+    if grad_leaves(inputs):
+        try:
+            with process.system_under_test("eager backward"):
+                res.grads = backward(outputs, inputs)
+        except Exception as e:  # eager's backward refusing is data: no gradients to compare
+            res.grad_error = e
+    return res
 
 
 def run_eager(

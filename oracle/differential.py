@@ -7,14 +7,21 @@ Checks run in this fixed order, each with its own message (Alive2's style):
 3. ``aliasing``: an output that shares storage with an input in eager must share it with the
    same inputs compiled, and a fresh output must stay fresh;
 4. ``requires_grad``: of every output and every input after the call;
-5. ``exceptions``: under this equivalence policy:
+5. ``grads``: when inputs are leaves requiring grad, the gradients of the shared loss
+   (:mod:`aliasfuzz.fuzz.grads`) with respect to each of them, compared like values (the
+   fp64 shadow's own backward confirms a float mismatch). A compiled backward that raises
+   where eager's runs is a ``crash``; when eager's backward raises there is no reference and
+   the check is skipped (never a finding), as it is when the caller names why the program's
+   eager gradient is not definite (``no_grads``) and when the compiled side ran no backward
+   (the blame cut's forward snapshots; outputs cut from autograd fail ``requires_grad``);
+6. ``exceptions``: under this equivalence policy:
 
    * both raise: equivalent (compiled stacks wrap errors, so types are only noted);
    * compiled raises, eager does not: ``crash``;
    * eager raises, compiled does not: ``invalid-program`` (eager defines the semantics;
      a program eager rejects has none to compare with).
 
-When an exception occurred, checks 1-4 are skipped. Floating values compare with dtype-
+When an exception occurred, checks 1-5 are skipped. Floating values compare with dtype-
 dependent tolerances (:data:`TOLERANCES`; float32 is the cases' rtol 1e-4 / atol 1e-5);
 integers and bools exactly (except integers that are the bits of normal floats, a
 ``view(dtype)`` of float data: those compare as the floats they are); NaNs equal NaNs.
@@ -41,7 +48,7 @@ from aliasfuzz.oracle.verdict import Verdict
 
 __all__ = ["CHECKS", "TOLERANCES", "Check", "differential", "shadow_inputs", "tolerance"]
 
-CHECKS = ("values", "inputs", "aliasing", "requires_grad", "exceptions")
+CHECKS = ("values", "inputs", "aliasing", "requires_grad", "grads", "exceptions")
 
 #: Checks that see one thing: memory contents, read back through an output or through an
 #: input after the call (a program that returns the input it mutates fails ``values``;
@@ -211,14 +218,17 @@ def differential(
     compiled: EagerResult,
     input_names: Sequence[str],
     shadow: Callable[[], EagerResult | None] | None = None,
+    no_grads: str | None = None,
 ) -> list[Check]:
-    """Run the five checks of the module docstring, in order; return every outcome.
+    """Run the six checks of the module docstring, in order; return every outcome.
 
     ``shadow`` runs the program in fp64 on the same (upcast) inputs, called lazily at the
     first floating mismatch only; it may return None when the program cannot run in fp64.
+    ``no_grads``, when given, says why gradients are not compared (the ``grads`` check
+    passes with that message).
     """
     if eager.error is not None or compiled.error is not None:
-        skipped = [Check(n, Verdict.OK, "skipped: an exception occurred") for n in CHECKS[:4]]
+        skipped = [Check(n, Verdict.OK, "skipped: an exception occurred") for n in CHECKS[:-1]]
         return [*skipped, _exceptions(eager.error, compiled.error)]
     cache: list[EagerResult | None] = []
 
@@ -259,8 +269,31 @@ def differential(
         checks.append(Check("aliasing", Verdict.OK))
     checks[0] = _through_aliasing(checks[0], checks[1], ea, ca)
     checks.append(_requires_grad(eager, compiled, out_labels, in_labels))
+    checks.append(_grads(eager, compiled, input_names, refs("grads"), no_grads))
     checks.append(Check("exceptions", Verdict.OK))
     return checks
+
+
+def _grads(eager: EagerResult, compiled: EagerResult, input_names: Sequence[str], refs: Any,
+           no_grads: str | None) -> Check:
+    """The ``grads`` check (module docstring, 5)."""
+    if eager.grad_error is not None:
+        return Check("grads", Verdict.OK, f"skipped: eager's backward raises "
+                     f"{one_line(eager.grad_error)}: no reference gradient")
+    if eager.grads is None:
+        return Check("grads", Verdict.OK, "no gradients: no input requires grad, or no "
+                     "floating output carries one")
+    if no_grads is not None:
+        return Check("grads", Verdict.OK, f"skipped: {no_grads}")
+    if compiled.grad_error is not None:
+        return Check("grads", Verdict.CRASH, f"compiled backward raises {one_line(compiled.grad_error)}; "
+                     "eager's does not", "backward", None, one_line(compiled.grad_error))
+    if compiled.grads is None:
+        # a run that computed none: a stage snapshot of the blame cut (forward only), or
+        # outputs cut from autograd, which the requires_grad check already reports
+        return Check("grads", Verdict.OK, "skipped: the compiled side computed no gradients")
+    labels = [f"grad of input {n}" for n in input_names]
+    return _values("grads", "gradients", eager.grads, compiled.grads, refs, labels)
 
 
 def _sharing(names: Sequence[str]) -> str:

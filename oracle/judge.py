@@ -130,10 +130,17 @@ class _Failed(Exception):
 
 
 def _as_result(ex: Any) -> EagerResult:
-    if ex.failure is not None:
-        f = ex.failure
+    """What the differential check compares of an execution. A failure of the backward
+    alone keeps the forward's outputs (checked as usual) and is the gradients' failure
+    (``grad_error``: the ``grads`` check makes it a crash where eager's backward runs)."""
+    f = ex.failure
+    if f is not None and f.stage != "backward":
         return EagerResult(inputs_after=ex.inputs_after, error=_Failed(f"{f.stage}: {f.error_type}: {f.message}"))
-    return EagerResult(tuple(ex.outputs), tuple(ex.inputs_after), dict(ex.aliases))
+    res = EagerResult(tuple(ex.outputs), tuple(ex.inputs_after), dict(ex.aliases),
+                      grads=getattr(ex, "grads", None))
+    if f is not None:
+        res.grad_error = _Failed(f"{f.stage}: {f.error_type}: {f.message}")
+    return res
 
 
 def _subject(subject, inputs, device, pipeline: str = "") -> tuple[Callable, Callable[[], tuple], list[str]]:
@@ -265,7 +272,8 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
             if why is not None:
                 j.verdict, j.check, j.explanation = Verdict.UNKNOWN, "schema-alias", why
         return _second_opinion(j, subject, fn, names, make, device)
-    j.checks = differential(eager, compiled, names, shadow=_shadow(fn, names, make))
+    j.checks = differential(eager, compiled, names, shadow=_shadow(fn, names, make),
+                            no_grads=_no_grads(subject, eager))
     for c in j.checks:
         if not c.passed and c.name in WAIVED.get(name, {}):
             j.filtered.append(f"{c.name} waived for {name}: {WAIVED[name][c.name]}")
@@ -301,6 +309,18 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
 
         judge_launches(j, subject, rerun, fn, names, make, confirm)
     return _second_opinion(j, subject, fn, names, make, device)
+
+
+def _no_grads(subject: Any, eager: EagerResult) -> str | None:
+    """Why gradients are not compared for ``subject`` (None: compare them when eager has
+    some): a Program holding an op whose eager gradient is not one definite value
+    (:func:`aliasfuzz.fuzz.grads.grad_exclusion`: ties, non-differentiable points, ...)."""
+    if eager.grads is None or not isinstance(subject, Program):
+        return None
+    from aliasfuzz.fuzz.grads import grad_exclusion
+
+    why = grad_exclusion(subject)
+    return None if why is None else f"no gradient comparison: {why}"
 
 
 def schema_alias_only(

@@ -7,8 +7,9 @@ from typing import Any
 
 __all__ = ["STAGES", "Decision", "Execution", "Failure"]
 
-#: Where a pipeline can fail, in order.
-STAGES = ("trace", "compile", "run")
+#: Where a pipeline can fail, in order (``backward``: the backward of the shared loss,
+#: :mod:`aliasfuzz.fuzz.grads`, which compiles and runs the backward graph).
+STAGES = ("trace", "compile", "run", "backward")
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class Execution:
     #: full ``inductor`` pipelines: the :class:`aliasfuzz.passes.cost.GraphCost` of each graph
     #: Inductor lowered for this run (bytes moved per call, kernels, temporaries), in order
     cost: list[Any] = field(default_factory=list)
+    grads: tuple[Any, ...] | None = None
 
     @property
     def ok(self) -> bool:

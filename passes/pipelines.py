@@ -192,8 +192,13 @@ def _config(run: _Run, extra: Mapping[str, Any] | None = None):
     return inductor_config_patch(run.options, extra)
 
 
-def _call(run: _Run, ex: Execution, compiled: Callable) -> None:
-    """Call ``compiled`` on the inputs; fill outputs / failure (stage from the clock)."""
+def _call(run: _Run, ex: Execution, compiled: Callable, grads: bool = True) -> None:
+    """Call ``compiled`` on the inputs; fill outputs / failure (stage from the clock).
+
+    When an input is a leaf requiring grad (and ``grads``), the backward of the shared loss
+    runs next, in the same context (AOTAutograd compiles the backward graph at its first
+    call, so the pipeline's config and the reinplace spy must still hold): ``ex.grads``, or
+    a failure at stage ``backward`` (:func:`_backward`)."""
     try:
         ex.outputs = _normalize(compiled(*run.inputs))
         run.clock.switch("done")
@@ -206,6 +211,27 @@ def _call(run: _Run, ex: Execution, compiled: Callable) -> None:
     ex.inputs_after = run.inputs
     if ex.failure is None:
         ex.aliases = alias_map(ex.outputs, run.inputs, run.input_names)
+        if grads:
+            _backward(run, ex)
+
+
+def _backward(run: _Run, ex: Execution) -> None:
+    """The backward of :func:`aliasfuzz.fuzz.grads.loss` over ``ex.outputs`` with respect
+    to the leaf inputs (the one eager runs too): ``ex.grads``; an exception is the
+    pipeline's failure at stage ``backward`` (its time is counted as ``backward``)."""
+    from aliasfuzz.fuzz.grads import backward, leaves
+
+    if not leaves(run.inputs):
+        return
+    run.clock.switch("backward")
+    try:
+        ex.grads = backward(ex.outputs, run.inputs)
+    except HookNotFound:
+        raise
+    except Exception as e:  # the backward graph's failure is data, as the forward's
+        ex.failure = Failure.of("backward", e)
+    # the backward compile switches the clock to compile/run inside it: close what is open
+    run.clock.switch("done")
 
 
 def _eager(run: _Run, ex: Execution) -> None:
@@ -430,7 +456,10 @@ def _fx_reinplace(run: _Run, ex: Execution) -> None:
     ex.decisions = fx_reinplace_decisions(capture, run.find)
     ex.graph_after = gm
     run.clock.switch("run")
-    _call(run, ex, gm)
+    # no gradients: make_fx traces the forward alone and torch.fx.passes.reinplace is a pass
+    # over functional forward graphs (no joint graph, no saved tensors): run under autograd,
+    # an op it made in place may overwrite a value autograd saved, by the pass's design
+    _call(run, ex, gm, grads=False)
 
 
 #: Pipeline name -> adapter ``(run, execution) -> None`` filling the execution.

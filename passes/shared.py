@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.fuzz import costs, process
+from aliasfuzz.fuzz.grads import leaves as grad_leaves
 from aliasfuzz.passes import hygiene
 from aliasfuzz.passes.decisions import locate
 from aliasfuzz.passes.execution import Execution
@@ -44,6 +45,7 @@ from aliasfuzz.passes.hygiene import HookNotFound
 from aliasfuzz.passes.pipelines import (
     DYNAMO_BACKENDS,
     PipelineOptions,
+    _backward,
     _call,
     _check,
     _Clock,
@@ -236,7 +238,13 @@ def _share(fn, names, runs, exs, opts) -> list[str]:
         with ctx, process.system_under_test(f"pipeline {n}"):
             if state["first_done"]:
                 run.clock.switch("run")
-            _call(run, ex, dyn)
+            _call(run, ex, dyn, grads=False)
+        if ex.failure is None and n not in failed and grad_leaves(run.inputs):
+            # AOTAutograd compiles each pipeline's backward graph at its first backward:
+            # under that pipeline's own config and spy, whose log joins its compile's
+            with backends[n].context() as log, process.system_under_test(f"pipeline {n}"):
+                logs[n].append(log)
+                _backward(run, ex)
         if state["calls"] == 0:  # Dynamo captured nothing (or refused): nothing to share
             return []
         state["first_done"] = True

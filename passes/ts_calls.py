@@ -21,6 +21,7 @@ import torch
 
 from aliasfuzz.errors import one_line
 from aliasfuzz.fuzz.eager import EagerResult, alias_map
+from aliasfuzz.fuzz.grads import backward
 
 __all__ = ["CallRecord", "compare_results", "last_graph", "run_calls"]
 
@@ -104,21 +105,16 @@ def _call(fn: Callable, inputs: tuple[Any, ...], names: Sequence[str]) -> EagerR
 
 
 def _grads(res: EagerResult, inputs: tuple[Any, ...]) -> tuple[Any, ...] | str | None:
-    """Gradients of ``sum(o.sum())`` over float outputs w.r.t. inputs requiring grad."""
-    leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad and t.is_leaf]
-    outs = [
-        o
-        for o in res.outputs
-        if isinstance(o, torch.Tensor) and o.is_floating_point() and o.requires_grad
-    ]
-    if not leaves or not outs or res.error is not None:
+    """Gradients of the shared loss (:func:`aliasfuzz.fuzz.grads.backward`, the one every
+    pipeline's comparison uses) w.r.t. the inputs requiring grad, in order; the backward's
+    error on one line; None when there is nothing to differentiate."""
+    if res.error is not None:
         return None
-    loss = sum(o.sum() for o in outs)
     try:
-        gs = torch.autograd.grad(loss, leaves, allow_unused=True)
+        gs = backward(res.outputs, inputs)
     except Exception as e:  # a failing backward is data
         return one_line(e, 200)
-    return tuple(torch.zeros_like(t) if g is None else g for t, g in zip(leaves, gs, strict=True))
+    return None if gs is None else tuple(g for g in gs if g is not None)
 
 
 def _compare_grads(ge: Any, gs: Any, rtol: float, atol: float) -> list[str]:

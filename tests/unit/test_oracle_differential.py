@@ -1,4 +1,4 @@
-"""The five named differential checks, their order, tolerances, the fp64 shadow and the
+"""The six named differential checks, their order, tolerances, the fp64 shadow and the
 exception policy (:mod:`aliasfuzz.oracle.differential`)."""
 
 from __future__ import annotations

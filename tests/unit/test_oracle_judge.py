@@ -29,7 +29,7 @@ def test_ok_program():
 
     j = judge(f, "inductor-reinplace", inputs=lambda: (torch.arange(6.0),))
     assert j.verdict is Verdict.OK, j.diff
-    assert [c.name for c in j.checks] == ["values", "inputs", "aliasing", "requires_grad", "exceptions"]
+    assert [c.name for c in j.checks] == ["values", "inputs", "aliasing", "requires_grad", "grads", "exceptions"]
     assert set(j.ground_truth.values()) == {"safe"}
 
 
