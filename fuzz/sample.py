@@ -16,6 +16,7 @@ import random
 from typing import Any
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.fuzz.grads import mark_grad_leaves
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.strategies import DrawBase, GenStats, build_program, make_config
 
@@ -61,9 +62,12 @@ def _one(cfg, seed: int, index: int, stats: GenStats | None) -> Program:
     # str seeds go through sha512 in random.seed: stable across processes and platforms.
     rng = random.Random(f"aliasfuzz:{seed}:{index}")
     p = build_program(RandomDraw(rng), cfg, stats)
-    return Program(
+    p = Program(
         p.storages, p.inputs, p.body, p.outputs, {**p.meta, "seed": seed, "index": index}
     )
+    # decided after the draw, with its own stream: the ops and inputs of (seed, index) are
+    # the same whatever the share (a new draw inside build_program would change them all)
+    return mark_grad_leaves(p, cfg.grad_share, seed, index)
 
 
 def generate(n: int, seed: int = 0, *, stats: GenStats | None = None, **opts) -> list[Program]:

@@ -155,6 +155,9 @@ class GenConfig:
     max_size: int
     index_inputs: bool
     rows: tuple[tuple[str, tuple[OpDef | tuple[OpDef, ...], ...]], ...] = field(repr=False)
+    #: share of sampled programs whose unwritten floating inputs require grad
+    #: (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`; applied by :mod:`.sample` only)
+    grad_share: float = 0.15
 
 
 def _int_opt(name: str, value: Any, lo: int, hi: int) -> int:
@@ -183,15 +186,22 @@ def make_config(
     max_ndim: int = 3,
     max_size: int = 4,
     index_inputs: bool = True,
+    grad_share: float = 0.15,
 ) -> GenConfig:
     """Check generator options and bind the registry rows they select.
 
-    Raises :class:`InvalidArgument` on a bad option, or when no registry row with a
-    ``gen`` belongs to the requested families.
+    ``grad_share`` (0..1) is the share of programs :mod:`aliasfuzz.fuzz.sample` gives
+    ``requires_grad`` leaves (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`, decided after
+    the draw so that it changes no drawn op); the Hypothesis strategy :func:`programs` does
+    not apply it. Raises :class:`InvalidArgument` on a bad option, or when no registry row
+    with a ``gen`` belongs to the requested families.
     """
     fams = _names_opt("families", families, tuple(FAMILIES))
     if device not in _DEVICES:
         raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
+    if isinstance(grad_share, bool) or not isinstance(grad_share, int | float) \
+            or not 0.0 <= grad_share <= 1.0:
+        raise InvalidArgument(f"grad_share must be a number in [0, 1], got {grad_share!r}")
     for flag, v in (("aliased_inputs", aliased_inputs), ("index_inputs", index_inputs)):
         if not isinstance(v, bool):
             raise InvalidArgument(f"{flag} must be a bool, got {v!r}")
@@ -213,6 +223,7 @@ def make_config(
         max_size=_int_opt("max_size", max_size, 1, 16),
         index_inputs=index_inputs,
         rows=rows,
+        grad_share=float(grad_share),
     )
 
 
