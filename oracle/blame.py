@@ -110,7 +110,9 @@ Findings that are claims about a decision of the reinplace pass (``unsafe-reinpl
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
 stage is ``reinplace`` without cutting. A ``missed-reinplace`` of check ``witness`` (an
 equivalent spelling that moves fewer bytes, :mod:`aliasfuzz.oracle.witness`) names no
-stage and says why (:data:`COST_NOT_CUT`): its values are eager's at every stage. Mapping
+stage and says why (:data:`COST_NOT_CUT`): its values are eager's at every stage. Neither
+does a finding of check ``grads`` (:data:`GRADS_NOT_CUT`): the cut snapshots forward graphs
+only, and the backward graph is not cut yet. Mapping
 to the audit's stage labels (``shared/audit/labels.tsv``) is :data:`AUDIT_STAGES`.
 """
 
@@ -127,7 +129,8 @@ from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
-    "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "NOT_REPRODUCED",
+    "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "GRADS_NOT_CUT",
+    "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off",
     "scalar_codegen",
@@ -307,6 +310,12 @@ COST_NOT_CUT = ("a cost finding (an equivalent spelling moves fewer bytes): ever
                 "keeps eager's values, and stages are cut by values, not by bytes (a cost "
                 "cut is not built), so no stage is named")
 
+#: Why a finding of check ``grads`` (gradients departing, or a backward crashing) names no
+#: stage: :func:`aliasfuzz.passes.stages.cut` snapshots forward graphs only; a backward
+#: graph goes through the same passes, but no cut of it is built yet.
+GRADS_NOT_CUT = ("a gradient finding: the cut observes forward stages only (no backward "
+                 "graph is cut stage by stage), so no stage is named")
+
 
 class WorkerDied(Exception):
     """The result of a stage not run because the finding shows that it kills the process
@@ -482,6 +491,8 @@ def blame_program(
         return blame(pipeline, verdict, check, EagerResult(), [], [])
     if verdict == "missed-reinplace" and check == "witness":
         return Blame(None, (), [], COST_NOT_CUT)
+    if check == "grads":
+        return Blame(None, (), [], GRADS_NOT_CUT)
     fn, names, make = _loaded(program, pipeline, device)
     eager = _eager(fn, names, make)
     shadow = _shadow(fn, names, make)

@@ -430,3 +430,13 @@ def test_a_witness_finding_names_no_stage_and_says_why_without_cutting():
     assert (b.stage, b.stages, b.reason) == (None, (), COST_NOT_CUT)
     with pytest.raises(Exception):  # noqa: B017 - any other finding is loaded and cut
         blame_program(None, "inductor", "missed-reinplace", "values")
+
+
+@pytest.mark.parametrize("verdict", ["miscompile", "crash"])
+def test_a_gradient_finding_names_no_stage_and_says_why_without_cutting(verdict):
+    from aliasfuzz.oracle.blame import GRADS_NOT_CUT, blame_program
+
+    # the cut snapshots forward graphs only: a gradient departure is not cut (None would raise)
+    b = blame_program(None, "inductor", verdict, "grads")
+    assert (b.stage, b.stages, b.reason) == (None, (), GRADS_NOT_CUT)
+    assert "forward stages only" in GRADS_NOT_CUT
