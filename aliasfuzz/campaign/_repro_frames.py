@@ -61,7 +61,7 @@ _COPY_RULES["auto_functionalized_v2"] = _COPY_RULES["auto_functionalized"]
 def compare(plan_: Any, meta: dict[str, Any]) -> tuple[str, str, str, str]:
     """``(check, what, want, got)``: what the repro compares, as the template needs it."""
     if plan_.verdict in ("crash", "timeout"):
-        return "crash", "", "", ""
+        return "crash", "", "", ""  # a backward's crash (check grads): the template's backward
     if plan_.verdict == "missed-reinplace":
         return "copies", "", "", ""
     if plan_.verdict == "invariant":
@@ -69,13 +69,16 @@ def compare(plan_: Any, meta: dict[str, Any]) -> tuple[str, str, str, str]:
     check = plan_.check
     if check == "torchscript" and plan_.own:
         check = ts_check(meta.get("explanation") or "")
-    if check not in ("values", "inputs", "aliasing", "requires_grad"):
+    if check not in ("values", "inputs", "aliasing", "requires_grad", "grads"):
         check = "both"
     return {
         "values": ("values", "outputs", "want", "got"),
         "inputs": ("inputs", "inputs after the call", "a", "b"),
         "both": ("both", "outputs and inputs after the call", "(want, a)", "(got, b)"),
         "aliasing": ("aliasing", "storages shared by outputs", "shares(want, a)", "shares(got, b)"),
+        # the backward of one loss on both sides (aliasfuzz.fuzz.grads.loss, spelled out)
+        "grads": ("grads", "gradients of sum(o.sum()) over the floating outputs",
+                  "grads(want, a)", "grads(got, b)"),
         "requires_grad": (
             "requires_grad", "requires_grad flags",
             "[t.requires_grad for t in (*(want or ()), *a) if isinstance(t, torch.Tensor)]",

@@ -6,7 +6,9 @@ post-grad passes: a harness), ``fx`` (``make_fx(functionalize(f))`` then
 ``torch.fx.passes.reinplace``) and ``jit`` (``torch.jit.script`` under the executor
 settings the finding needs). ``check`` picks what is compared: ``crash`` (the compiled
 call raises), ``copies`` (a missed reinplace: the copies the pass left, in bytes),
-``aliasing`` / ``requires_grad`` (compared with ``==``), or values through
+``aliasing`` / ``requires_grad`` (compared with ``==``), ``grads`` (the gradients of one
+loss, ``grads(...)``, defined when ``backward`` is set: a gradient finding, whose crash
+runs the backward too), or values through
 ``torch.testing.assert_close`` at its default tolerances (``want``/``got``: the eager and
 compiled expressions). Single braces (Python f-string fields) are left alone by Jinja2.
 """
@@ -73,6 +75,15 @@ def changed_by_writes(outs, ins):  # each tensor written after the call -> the o
                 continue
             seen[k] = [j for j, u in before.items() if not torch.equal(ts[j], u)]
     return {k: v for k, v in seen.items() if v}
+{% endif %}
+{% if backward %}
+
+def grads(outs, ins):  # d sum(o.sum()) over the floating outputs / d each input requiring grad
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    leaves = [t for t in ins if isinstance(t, torch.Tensor) and t.requires_grad]
+    loss = sum(o.sum() for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point() and o.requires_grad)
+    gs = torch.autograd.grad(loss, leaves, allow_unused=True)
+    return [torch.zeros_like(t) if g is None else g for t, g in zip(leaves, gs)]
 {% endif %}
 {% if check == "copies" %}
 
@@ -170,11 +181,19 @@ a, b = inputs(), inputs()
 {{ line }}
 {% endfor %}
 {% if check == "crash" %}
+{% if backward %}
+grads(f(*a), a)
+try:
+    grads({{ compiled }}(*b), b)  # the forward, then the backward of the same loss
+except Exception as e:
+    raise SystemExit(f"eager ran, the compiled forward or backward raised {type(e).__name__}: {e}")
+{% else %}
 f(*a)
 try:
     {{ compiled }}(*b)
 except Exception as e:
     raise SystemExit(f"eager ran, the compiled call raised {type(e).__name__}: {e}")
+{% endif %}
 print("eager and compiled both run: fixed")
 {% else %}
 want, got = f(*a), {{ compiled }}(*b)

@@ -66,6 +66,8 @@ _EFFECTS = {
     ("miscompile", "aliasing"): "differs from eager only in which outputs share storage "
                                 "(every value agrees)",
     ("miscompile", "requires_grad"): "sets requires_grad differently from eager",
+    ("miscompile", "grads"): "computes wrong gradients (the forward agrees with eager)",
+    ("crash", "grads"): "raises in the backward where eager's backward runs",
     ("miscompile", None): "computes something other than eager",
     ("crash", None): "raises where eager does not",
     ("timeout", None): "hangs where eager does not",

@@ -329,6 +329,8 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
         # a TorchScript frontend bug shows in the scripted graph itself (eleventh audit wave A:
         # a dropped _foreach_add_ leaves `return None`)
         frontend=(meta.get("root") or {}).get("stage") == "ts-frontend",
+        # a gradient finding (a departure or a crash of the backward): the repro runs it
+        backward=p.check == "grads" and p.mode in ("compile", "fastpath"),
     )
     if p.harness or len(text.splitlines()) <= MAX_LINES:
         return text
