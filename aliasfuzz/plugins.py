@@ -38,6 +38,9 @@ mutants in one process); module-level side effects are not undone. A plugin may 
   instead of a ``TensorAccesses`` of reads and writes; patching the 2.13 name there raises
   ``HookNotFound`` naming it (:data:`ABSENT_ON_TORCH_2_11`). ``get_mutated_tensors`` has
   one signature and meaning in both;
+* ``aot_eager``'s compilers: ``torch._dynamo.backends.debugging.boxed_nop``, which the
+  ``aot_eager`` backend looks up when called and hands both its forward graph (through the
+  harness's own forward compiler) and its backward graph (bench/mutants/m9);
 * TorchScript: the knobs in ``torch._C`` (``_jit_set_profiling_executor``,
   ``_jit_set_num_profiled_runs``, ...; note :func:`aliasfuzz.passes.torchscript.jit_knobs`
   sets them per run) and ``torch._C._last_executed_optimized_graph``, through which the
@@ -90,6 +93,7 @@ HOOKS: tuple[tuple[str, str], ...] = (
     ("torch._higher_order_ops.triton_kernel_wrap", "identify_accessed_tensors"),
     ("torch._higher_order_ops.triton_kernel_wrap", "get_mutated_tensors"),
     ("torch._C", "_last_executed_optimized_graph"),
+    ("torch._dynamo.backends.debugging", "boxed_nop"),
 )
 
 #: Hooks of :data:`HOOKS` that torch 2.11 lacks: ``(module, attribute) -> (what 2.11 has

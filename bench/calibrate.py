@@ -56,6 +56,8 @@ MUTANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "m6_triton_readonly": (("aot_eager",), ("miscompile", "unsafe-reinplace")),
     "m7_fx_later_uses": (("fx-reinplace",), ("miscompile", "unsafe-reinplace")),
     "m8_ts_profile_left": (("torchscript",), ("invariant",)),
+    # only programs with requires_grad leaves see it (fuzz.grads: a share of programs)
+    "m9_backward_reinplace": (("inductor-reinplace",), ("miscompile",)),
 }
 PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplace")
 #: the bare ``torch.compile`` backend each pipeline is compared with.

@@ -34,6 +34,7 @@ EXPECTED = {
     "m6_triton_readonly": "miscompile",
     "m7_fx_later_uses": "miscompile",
     "m8_ts_profile_left": "invariant",
+    "m9_backward_reinplace": "miscompile",
 }
 
 

@@ -1,0 +1,90 @@
+"""Gradients on every ``torch.compile`` pipeline (issue 15): a program whose forward is right
+and whose backward is wrong is a ``miscompile`` of check ``grads`` on ``aot_eager``, the
+fast path and ``inductor``, and ``ok`` on each without the fault. The fault is the mutant
+``bench/mutants/m9_backward_reinplace.py``: in backward graphs only, an op that overwrites a
+value a later op reads. A gradient finding's ``repro.py`` runs the backward and exits 1 while
+the fault is in place, 0 without it; its blame says why it names no stage."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aliasfuzz import plugins
+from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+from aliasfuzz.oracle.judge import judge
+from aliasfuzz.oracle.verdict import Verdict
+from tests.common.repro_cases import meta_v2
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTANT = ROOT / "bench" / "mutants" / "m9_backward_reinplace.py"
+PIPELINES = ("aot_eager", "inductor-reinplace", "inductor")
+
+#: tanh(clone(sin(x) * x) + w): d/dx reads the incoming gradient twice (for cos(x) * x and for
+#: sin(x)); the forward has nothing a reinplacing fault could break
+PROGRAM = Program(
+    (StorageSpec("s0", 6, init="linspace", init_args={"start": -1.0, "end": 1.0}),
+     StorageSpec("s1", 3, init="ones")),
+    (TensorSpec("x", "s0", (2, 3), (3, 1), requires_grad=True), TensorSpec("w", "s1", (3,), (1,))),
+    (Op("sin", ("x",), {}, ("a",)), Op("mul", ("a", "x"), {}, ("y",)),
+     Op("clone", ("y",), {}, ("z",)), Op("add_", ("z", "w"), {}, ("z2",)),
+     Op("tanh", ("z2",), {}, ("t",))),
+    ("t",),
+)
+
+
+@pytest.fixture
+def mutant():
+    plugins.load_plugins([MUTANT])
+    yield
+    plugins.unload_all()
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_a_backward_only_fault_is_a_grads_miscompile(pipeline, mutant):
+    j = judge(PROGRAM, pipeline)
+    forward = [(c.name, c.verdict) for c in j.checks if c.name != "grads" and not c.passed]
+    assert forward == [], j.explanation  # outputs, inputs, aliasing, requires_grad agree
+    assert (j.verdict, j.check) == (Verdict.MISCOMPILE, "grads"), j.explanation
+    assert j.explanation.startswith("grad of input x: values differ")
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_without_the_fault_the_gradients_agree(pipeline):
+    j = judge(PROGRAM, pipeline)
+    assert j.verdict is Verdict.OK, j.explanation
+    grads = next(c for c in j.checks if c.name == "grads")
+    assert grads.passed and grads.message == ""  # compared, not skipped
+    assert j.compiled.grads is not None and j.compiled.grads[0] is not None
+
+
+def _run(script: Path, plugin: Path | None) -> subprocess.CompletedProcess:
+    # the repro is standalone; the fault is put in place the way a campaign worker does
+    pre = (f"from aliasfuzz import plugins; plugins.load_plugins([{str(plugin)!r}]); "
+           if plugin else "")
+    code = f"{pre}import runpy; runpy.run_path({str(script)!r}, run_name='__main__')"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+
+
+def test_a_gradient_findings_repro_runs_the_backward_and_exits_1(tmp_path):
+    from aliasfuzz.campaign.repro import render_repro
+    from aliasfuzz.oracle.blame import GRADS_NOT_CUT, blame_program
+
+    meta = meta_v2(PROGRAM, "aot_eager", "miscompile", "grads", None,
+                   explanation="grad of input x: values differ at [0, 0]")
+    text = render_repro(PROGRAM, meta)
+    assert "torch.autograd.grad(loss, leaves, allow_unused=True)" in text
+    assert ".requires_grad_()" in text
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    shows = _run(script, MUTANT)
+    assert shows.returncode == 1, shows.stdout + shows.stderr
+    assert "gradients of sum(o.sum()) over the floating outputs differ" in shows.stderr
+    fixed = _run(script, None)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    b = blame_program(PROGRAM, "aot_eager", "miscompile", "grads")
+    assert (b.stage, b.reason) == (None, GRADS_NOT_CUT)
