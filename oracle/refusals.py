@@ -38,11 +38,16 @@ class Refusal:
     # only when an input of the call maps two indices to one element (the refusal is about
     # such an input; without one, the compiler made the overlap: a crash)
     needs_overlapping_input: bool = False
+    # only when an input of the call is a tensor requiring grad (the refusal is of the
+    # backward the compiler traces for it; without one, no backward was traced: a crash)
+    needs_grad_input: bool = False
 
     def matches(self, pipeline: str, failure: Any, inputs: Any = None) -> bool:
         if self.pipelines is not None and pipeline not in self.pipelines:
             return False
         if self.needs_overlapping_input and not _overlapping_input(inputs):
+            return False
+        if self.needs_grad_input and not _grad_input(inputs):
             return False
         if self.stages is not None and failure.stage not in self.stages:
             return False
@@ -62,6 +67,13 @@ def _overlapping_input(inputs: Any) -> bool:
         and torch._debug_has_internal_overlap(t) == 1
         for t in inputs or ()
     )
+
+
+def _grad_input(inputs: Any) -> bool:
+    """Whether some tensor of ``inputs`` requires grad."""
+    import torch
+
+    return any(isinstance(t, torch.Tensor) and t.requires_grad for t in inputs or ())
 
 
 _TS = frozenset({"torchscript"})
@@ -150,6 +162,20 @@ REFUSALS: tuple[Refusal, ...] = (
         "Please clone() the tensor before performing the operation.'), raised by the "
         "copy_ AOTAutograd emits for a mutated input",
         needs_overlapping_input=True,
+    ),
+    Refusal(
+        "joint-graph-autograd",
+        (),
+        r"returned an invalid gradient|modified by an inplace operation|"
+        r"Autograd not support dtype|does not require grad and does not have a grad_fn",
+        frozenset({"aot_eager", "inductor", "inductor-noreinplace", "inductor-reinplace"}),
+        frozenset({"trace", "compile"}),
+        "AOTAutograd traces, when it compiles, the backward of every output and mutated "
+        "input requiring grad (the joint graph), where eager runs only the backward a loss "
+        "asks for; eager's own autograd formula refusing there is not the compiler's bug",
+        "torch/_functorch/_aot_autograd/graph_capture_wrappers.py create_joint: "
+        "torch.autograd.grad(needed_outs, grad_primals, ...) while tracing",
+        needs_grad_input=True,
     ),
     Refusal(
         "inductor-cpu-user-triton",

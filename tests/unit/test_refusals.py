@@ -183,3 +183,17 @@ def test_mixed_dtype_aliased_input_mutation_is_aot_autograds_documented_limit(pi
     assert _rule("inductor-reinplace", said) == "aot-mixed-dtype-aliased-input-mutation"
     other = Failure("trace", "AssertionError", "incorrect out shape after application of ViewMeta sequence")
     assert _rule("inductor-reinplace", other) is None
+
+
+def test_an_autograd_error_while_tracing_the_joint_graph_is_a_refusal_only_with_grad_inputs():
+    import torch
+
+    from aliasfuzz.passes.execution import Failure
+
+    e = RuntimeError("Function ScatterBackward0 returned an invalid gradient at index 1")
+    f = Failure.of("trace", e)
+    leaf = torch.ones(2).requires_grad_()
+    assert classify("aot_eager", f, (leaf,)).rule == "joint-graph-autograd"
+    assert classify("aot_eager", f, (torch.ones(2),)) is None  # no backward traced: a crash
+    # the backward's own call raising is a crash of the grads check, never this refusal
+    assert classify("aot_eager", Failure.of("backward", e), (leaf,)) is None
