@@ -385,20 +385,39 @@ def _post_grad_only(run: _Run) -> Callable:
     order and under Inductor's config, and returns the graph itself as the compiled
     forward (boxed calling convention, as ``compile_fx_inner``'s result is called).
     Mirrors ``torch/_inductor/compile_fx.py::fx_codegen_and_compile`` up to its
-    ``_recursive_post_grad_passes`` call (torch 2.13 and 2.11).
+    ``_recursive_post_grad_passes`` call (torch 2.13 and 2.11), including its
+    ``V.set_fake_mode`` (needed by a backward graph compiled lazily; the forward's is set by
+    ``compile_fx`` already).
     """
     post_grad = resolve("torch._inductor.compile_fx", "_recursive_post_grad_passes")
     make_boxed_func = resolve("torch._functorch.aot_autograd", "make_boxed_func")
 
+    set_fake_mode = resolve("torch._inductor.virtualized", "V").set_fake_mode
+
     def inner(gm: torch.fx.GraphModule, example_inputs, **kwargs):
         run.clock.switch("compile")
-        post_grad(gm, is_inference=bool(kwargs.get("is_inference", False)))
+        # the passes read the fake mode from V (FakeTensorUpdater): the forward is compiled
+        # inside compile_fx's own ``V.set_fake_mode``, a backward compiled lazily at its first
+        # call is not (fx_codegen_and_compile sets it itself, after fake_tensor_prop)
+        mode = _fake_mode_of(gm, example_inputs)
+        with set_fake_mode(mode) if mode is not None else nullcontext():
+            post_grad(gm, is_inference=bool(kwargs.get("is_inference", False)))
         drop_dead_getitems(gm)
         gm.recompile()
         run.clock.switch("run")
         return make_boxed_func(gm.forward)
 
     return inner
+
+
+def _fake_mode_of(gm: torch.fx.GraphModule, example_inputs) -> Any:
+    """The FakeTensorMode of a graph's example inputs, else of its placeholders' ``val``
+    (``torch._guards.detect_fake_mode``); None when neither holds fake tensors."""
+    detect = resolve("torch._guards", "detect_fake_mode")
+    mode = detect(list(example_inputs))
+    if mode is None:
+        mode = detect([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])
+    return mode
 
 
 def _inductor_reinplace(run: _Run, ex: Execution) -> DynamoBackend:

@@ -50,7 +50,12 @@ if not torch.cuda.is_available():
 {% if mode == "fastpath" %}
 
 def post_grad_only(gm, example_inputs, **kwargs):  # Inductor up to its post-grad passes
+{% if backward %}
+    with V.set_fake_mode(detect_fake_mode(example_inputs)):  # a lazily compiled backward needs it
+        _recursive_post_grad_passes(gm, is_inference=bool(kwargs.get("is_inference")))
+{% else %}
     _recursive_post_grad_passes(gm, is_inference=bool(kwargs.get("is_inference")))
+{% endif %}
     for n in [n for n in gm.graph.nodes if n.target is operator.getitem and not n.users]:
         gm.graph.erase_node(n)  # Inductor never reads an output nobody uses
     gm.recompile()

@@ -293,6 +293,9 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
         imports = [*imports, "import operator",
                    "from torch._functorch.aot_autograd import make_boxed_func",
                    "from torch._inductor.compile_fx import _recursive_post_grad_passes, compile_fx"]
+        if p.check == "grads":  # the backward graph is compiled lazily, outside compile_fx's fake mode
+            imports += ["from torch._guards import detect_fake_mode",
+                        "from torch._inductor.virtualized import V"]
     if check == "copies" and p.mode != "fx":
         imports = [*imports, "from torch._inductor.fx_passes import post_grad"]
     if p.mode == "fx":

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from aliasfuzz import plugins
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
@@ -70,11 +71,12 @@ def _run(script: Path, plugin: Path | None) -> subprocess.CompletedProcess:
                           timeout=300, cwd=ROOT)
 
 
-def test_a_gradient_findings_repro_runs_the_backward_and_exits_1(tmp_path):
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_a_gradient_findings_repro_runs_the_backward_and_exits_1(pipeline, tmp_path):
     from aliasfuzz.campaign.repro import render_repro
     from aliasfuzz.oracle.blame import GRADS_NOT_CUT, blame_program
 
-    meta = meta_v2(PROGRAM, "aot_eager", "miscompile", "grads", None,
+    meta = meta_v2(PROGRAM, pipeline, "miscompile", "grads", None,
                    explanation="grad of input x: values differ at [0, 0]")
     text = render_repro(PROGRAM, meta)
     assert "torch.autograd.grad(loss, leaves, allow_unused=True)" in text
@@ -86,5 +88,20 @@ def test_a_gradient_findings_repro_runs_the_backward_and_exits_1(tmp_path):
     assert "gradients of sum(o.sum()) over the floating outputs differ" in shows.stderr
     fixed = _run(script, None)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
-    b = blame_program(PROGRAM, "aot_eager", "miscompile", "grads")
+    b = blame_program(PROGRAM, pipeline, "miscompile", "grads")
     assert (b.stage, b.reason) == (None, GRADS_NOT_CUT)
+
+
+def _scatters(x):
+    return x[0], torch.slice_scatter(x, x[0:1], dim=0, start=0, end=1)
+
+
+def test_the_fast_path_compiles_a_backward_whose_reinplace_pass_needs_the_fake_mode():
+    # the backward of slice_scatter holds scatters the reinplace pass looks at through
+    # FakeTensorUpdater, which reads V's fake mode: compiled lazily at the first backward,
+    # outside compile_fx's own V.set_fake_mode, the fast path raised 'NullHandler' object does
+    # not support the context manager protocol (a false crash of check grads, seed 101 #38)
+    j = judge(_scatters, "inductor-reinplace",
+              inputs=lambda: (torch.arange(6.0).reshape(3, 2).requires_grad_(),))
+    assert j.verdict is Verdict.OK, j.explanation
+    assert j.compiled.grads is not None and j.execution.extra["pass_calls"] == 2  # fw and bw
