@@ -299,7 +299,10 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
             return run_function("inductor", fn, ins, input_names=names, device=device, options=opts)
     with costs.stage("oracle.confirm"):
         _confirm_claims(j, rerun, fn, names, make, confirm, measure, control)
-    if name == "inductor" and ex.ok:
+    # no cost claims on a run that compiled a backward: Inductor's cost then counts the
+    # backward graph and a training forward (saving tensors for it), which the bytes a
+    # program needs (forward only, oracle/needed.py) do not
+    if name == "inductor" and ex.ok and getattr(ex, "grads", None) is None:
         j.cost = _cost(ex, fn, make)
         if confirm:
             with costs.stage("oracle.witness"):

@@ -105,3 +105,15 @@ def test_the_fast_path_compiles_a_backward_whose_reinplace_pass_needs_the_fake_m
               inputs=lambda: (torch.arange(6.0).reshape(3, 2).requires_grad_(),))
     assert j.verdict is Verdict.OK, j.explanation
     assert j.compiled.grads is not None and j.execution.extra["pass_calls"] == 2  # fw and bw
+
+
+def _doubled(x):
+    return x * 2
+
+
+def test_no_cost_claim_on_a_run_that_compiled_a_backward():
+    # Inductor's cost then counts a backward and a training forward; needed bytes do not
+    ok = judge(_doubled, "inductor", inputs=lambda: (torch.arange(4.0),))
+    assert ok.cost is not None
+    g = judge(_doubled, "inductor", inputs=lambda: (torch.arange(4.0).requires_grad_(),))
+    assert g.verdict is Verdict.OK and g.compiled.grads is not None and g.cost is None
