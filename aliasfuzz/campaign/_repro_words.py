@@ -93,7 +93,7 @@ def _said(meta: dict[str, Any], sighting: dict[str, Any] | None) -> str:
 def observable(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str | None:
     """What differs in the sighting shown (``sighting``, a hit, or the entry's own
     ``expected`` and ``explanation``): the failed check (``values``, ``inputs``,
-    ``aliasing``, ``requires_grad``; a TorchScript check as :func:`ts_check` reads it),
+    ``aliasing``, ``requires_grad``, ``grads``; a TorchScript check as :func:`ts_check` reads it),
     except that a ``values`` mismatch carrying the differential's aliasing note is
     ``aliasing``: the output's values differ because it shares storage in one run only."""
     exp = sighting or meta.get("expected") or {}

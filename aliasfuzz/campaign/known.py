@@ -63,7 +63,7 @@ _OPTION_FIELDS = {"dynamic", "auto_functionalized_v2", "inductor_config", "torch
                   "functorch_config", "reinplace_off_declines"}
 
 #: What a ``checks`` item may name (the observables of ``_repro_words.observable``).
-OBSERVABLES = ("values", "inputs", "aliasing", "requires_grad")
+OBSERVABLES = ("values", "inputs", "aliasing", "requires_grad", "grads")
 
 
 @dataclass(frozen=True)
