@@ -189,7 +189,10 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     exits = "1 the bug shows, 0 fixed" + (", 3 no GPU here" if plan_.cuda else "")
     named = stage if words == stage else f"{stage} ({words})"
     stages = [str(x) for x in meta.get("stages") or [] if x]
-    if not stage or stage.startswith("unblamed"):
+    if (not stage or stage.startswith("unblamed")) and meta.get("blame_reason") and \
+            not meta.get("trail"):  # not cut at all: say why (a cost or gradient finding)
+        blamed = f"No stage blamed, not cut stage by stage: {meta['blame_reason']}."
+    elif not stage or stage.startswith("unblamed"):
         blamed = "No stage blamed: cutting the pipeline stage by stage did not show it."
     elif stages and stages[0] != stage:  # a stacked bug: this root is a later stage's own
         blamed = (f"Blamed stage: {named}, which adds a departure of its own to a result that "

@@ -117,3 +117,37 @@ def test_no_cost_claim_on_a_run_that_compiled_a_backward():
     assert ok.cost is not None
     g = judge(_doubled, "inductor", inputs=lambda: (torch.arange(4.0).requires_grad_(),))
     assert g.verdict is Verdict.OK and g.compiled.grads is not None and g.cost is None
+
+
+def test_a_campaign_files_a_gradient_finding_unblamed_with_a_repro_that_shows_it(
+        tmp_path, monkeypatch):
+    import json
+
+    from aliasfuzz.campaign import _judge
+    from aliasfuzz.campaign.driver import run_campaign
+    from aliasfuzz.campaign.options import CampaignOptions
+    from aliasfuzz.oracle.blame import GRADS_NOT_CUT
+
+    generate = _judge.generate
+    monkeypatch.setattr(_judge, "generate",
+                        lambda seed, i, m=8: PROGRAM if i == 0 else generate(seed, i, m))
+    monkeypatch.setenv(plugins.ENV, str(MUTANT))  # every worker loads the fault
+    opts = CampaignOptions(programs=1, seed=1, pipelines=("aot_eager", "inductor-reinplace"),
+                           workers=1, corpus=str(tmp_path / "corpus"),
+                           state=str(tmp_path / "state"), report="none")
+    res = run_campaign(opts, show=False)
+    assert res.status == "done" and res.internal_errors == 0
+    # unblamed, the two sightings are two root causes (dedupe keys on the blamed stage;
+    # the backward graph is not cut yet: GRADS_NOT_CUT)
+    assert sorted(f["pipeline"] for f in res.findings) == ["aot_eager", "inductor-reinplace"]
+    for finding in res.findings:
+        assert (finding["verdict"], finding["check"]) == ("miscompile", "grads"), finding
+        entry = tmp_path / "corpus" / finding["id"]
+        meta = json.loads((entry / "meta.json").read_text())
+        assert meta["root"]["stage"] == f"unblamed:{finding['pipeline']}"
+        assert meta["blame_reason"] == GRADS_NOT_CUT
+        shrunk = Program.from_json(json.loads((entry / "program.json").read_text()))
+        assert any(t.requires_grad for t in shrunk.inputs)  # the shrinker kept the leaf
+        assert "the cut observes forward stages only" in (entry / "repro.py").read_text()
+        assert _run(entry / "repro.py", MUTANT).returncode == 1
+        assert _run(entry / "repro.py", None).returncode == 0
