@@ -454,8 +454,15 @@ DYNAMO_BACKENDS: dict[str, Callable[[_Run, Execution], DynamoBackend]] = {
 def _fx_reinplace(run: _Run, ex: Execution) -> None:
     reinplace = resolve("torch.fx.passes.reinplace", "reinplace")
     hygiene.reset_program()
+    from aliasfuzz.fuzz.grads import leaves
+
+    # a forward-only trace: with inputs requiring grad, make_fx under grad mode kept a
+    # custom op's result as a constant of another fake mode, which the pass then refused
+    # ("Mixing fake modes NYI", a sweep of grad programs); the graph runs under autograd
+    # all the same, so outputs require grad as eager's do
+    no_grad = torch.no_grad() if leaves(run.inputs) else nullcontext()
     try:
-        with _config(run):
+        with _config(run), no_grad:
             gm = trace_functional(run.fn, run.inputs)
     except Exception as e:  # e.g. mutable custom ops: torch's refusal is data
         run.clock.switch("done")

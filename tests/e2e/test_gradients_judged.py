@@ -151,3 +151,16 @@ def test_a_campaign_files_a_gradient_finding_unblamed_with_a_repro_that_shows_it
         assert "the cut observes forward stages only" in (entry / "repro.py").read_text()
         assert _run(entry / "repro.py", MUTANT).returncode == 1
         assert _run(entry / "repro.py", None).returncode == 0
+
+
+def test_fx_reinplace_traces_a_grad_program_forward_only():
+    # seed 100 #60 marked: make_fx under grad mode kept storage_layout's result as a constant
+    # of another fake mode and torch.fx.passes.reinplace raised "Mixing fake modes NYI"
+    from aliasfuzz.fuzz.sample import generate_one
+
+    p = generate_one(100, 60, grad_share=1.0)
+    assert any(t.requires_grad for t in p.inputs)
+    assert "fz.storage_layout" in {op.op for op in p.body}
+    j = judge(p, "fx-reinplace")
+    assert j.verdict is Verdict.OK, j.explanation
+    assert all(o.requires_grad for o in j.compiled.outputs)  # run under autograd, as eager
