@@ -1,5 +1,9 @@
 """Throughput with and without the breadth families (issue 15), same seed, one process.
 
+``--arms grads`` compares instead the default generator with one that marks no input
+``requires_grad`` (``grad_share=0``): the same ops and programs, only the gradient
+observable differs (a backward per marked program and pipeline).
+
 Judges programs ``0..N-1`` of ``--seed`` under the default pipelines (as
 ``bench/stages.py`` does: :func:`bench.stages.judge_all`, one capture per pipeline as the
 default campaign), once with the
@@ -12,7 +16,7 @@ generator's programs/s alone, and the ratio with/without.
 Generation differs between the arms from the first draw that picks a family slot, so the
 programs are not the same ones: the ratio measures the op mix, with its noise.
 
-    python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1]   (from the repository root)
+    python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1] [--arms families|grads]
 
 Prints numbers; asserts nothing.
 """
@@ -45,6 +49,20 @@ def without_breadth():
         REGISTRY.update(hidden)
 
 
+@contextlib.contextmanager
+def without_grads():
+    """Generate with ``grad_share=0`` (no input marked ``requires_grad``)."""
+    from aliasfuzz.fuzz.sample import generate_one
+
+    real = _judge.generate
+    _judge.generate = lambda seed, index, m=8: generate_one(seed, index, max_statements=m,
+                                                             grad_share=0.0)
+    try:
+        yield
+    finally:
+        _judge.generate = real
+
+
 def arm(n: int, seed: int) -> tuple[float, float]:
     """(programs/s judged, programs/s generated) over programs 0..n-1 of ``seed``."""
     judge_all(_judge.generate(seed, n), DEFAULT_PIPELINES, "cpu", False)  # warm-up
@@ -62,12 +80,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--arms", choices=("families", "grads"), default="families")
+    ap.add_argument("--warmup", type=int, default=8,
+                    help="programs judged before the first round (first compiles, imports)")
     args = ap.parse_args(argv)
+    hide = without_breadth if args.arms == "families" else without_grads
+    for i in range(args.warmup):  # the first round's first arm paid this alone otherwise
+        judge_all(_judge.generate(args.seed + 1, i), DEFAULT_PIPELINES, "cpu", False)
     got: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
     for r in range(args.rounds):
         order = ("with", "without") if r % 2 == 0 else ("without", "with")
         for name in order:
-            ctx = without_breadth() if name == "without" else contextlib.nullcontext()
+            ctx = hide() if name == "without" else contextlib.nullcontext()
             with ctx:
                 judged, generated = arm(args.n, args.seed)
             got[name].append((judged, generated))
