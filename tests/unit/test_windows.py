@@ -78,9 +78,17 @@ def test_as_strided_copy_outside_its_source_or_after_a_write_is_layout_readout()
     half = (TensorSpec("x", "s", (6,), (1,), 0),)
     outside = [Op("as_strided_copy", ("x",), {"size": [2], "stride": [1], "offset": 5}, ("c",))]
     assert rejection_rule(_program(outside, half)) == "layout-readout"
+    # after a write, through a view of the input: the absolute offset addresses a storage
+    # functionalization replaces
     after = [Op("add_.Scalar", ("x",), {"other": 1.0}, ("x2",)),
-             Op("as_strided_copy", ("x",), {"size": [2], "stride": [1], "offset": 0}, ("c",))]
+             Op("narrow", ("x",), {"dim": 0, "start": 1, "length": 4}, ("n",)),
+             Op("as_strided_copy", ("n",), {"size": [2], "stride": [1], "offset": 1}, ("c",))]
     assert rejection_rule(_program(after, half)) == "layout-readout"
+    # of the input itself, within its elements and in bounds on a dense copy of it: valid
+    # (shared case c01, PyTorch #133512; here x is dense, so compiled code agrees)
+    itself = [Op("add_.Scalar", ("x",), {"other": 1.0}, ("x2",)),
+              Op("as_strided_copy", ("x",), {"size": [2], "stride": [1], "offset": 0}, ("c",))]
+    assert infer(_program(itself, half, outputs=("c",))).values["c"].shape == (2,)
     inside = _program([Op("as_strided_copy", ("x",), {"size": [2, 2], "stride": [1, 2], "offset": 1},
                           ("c",))], half, outputs=("c",))
     assert infer(inside).values["c"].stride == (2, 1)  # fresh and contiguous
