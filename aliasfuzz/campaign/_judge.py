@@ -38,11 +38,14 @@ def pipeline_names() -> set[str]:
     return names
 
 
-def generate(seed: int, index: int, max_statements: int = 8) -> Program:
-    """Program ``index`` of ``seed``: a pure function of its arguments and the versions."""
+def generate(seed: int, index: int, max_statements: int = 8, grad_share: float | None = None) -> Program:
+    """Program ``index`` of ``seed``: a pure function of its arguments and the versions.
+    ``grad_share``: the share of programs whose unwritten floating inputs require grad
+    (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`; None: the generator's default)."""
     from aliasfuzz.fuzz.sample import generate_one
 
-    return generate_one(seed, index, max_statements=max_statements)
+    extra = {} if grad_share is None else {"grad_share": grad_share}
+    return generate_one(seed, index, max_statements=max_statements, **extra)
 
 
 def evaluate(

@@ -72,6 +72,7 @@ def _run_flags(args) -> dict:
             "max_statements",
             "kernel_cache",
             "mutate",
+            "grad_share",
         )
     }
     flags["shrink"] = False if args.no_shrink else None
@@ -283,6 +284,9 @@ def _add_run(sub) -> None:
     p.add_argument("--mutate", type=float, metavar="SHARE",
                    help="share of programs made by mutating corpus entries and seeds instead of "
                    "generating them fresh, 0 to 1 (0: off; aliasfuzz.fuzz.mutate)")
+    p.add_argument("--grad-share", type=float, metavar="SHARE",
+                   help="share of generated programs whose unwritten float inputs require grad, "
+                   "their gradients compared on every torch.compile pipeline, 0 to 1 (0.15; 0: off)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_plugin_flag(p)
     p.set_defaults(func=_cmd_run)

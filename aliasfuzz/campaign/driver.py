@@ -397,7 +397,7 @@ class _Campaign:
         self.journal = Journal(self.dir / "journal.jsonl")
         self.history = History(Path(opts.state) / "history.sqlite")
         self.programs = sources.Programs(opts.seed, opts.max_statements, opts.mutate,
-                                         sources.load(self.dir))
+                                         sources.load(self.dir), opts.grad_share)
         self.bugs = load_known(opts.corpus)
         self.show = show
 

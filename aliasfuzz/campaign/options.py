@@ -92,6 +92,7 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "shrink_budget": ((int,), "an integer"),
     "max_statements": ((int,), "an integer"),
     "mutate": ((int, float), "a share between 0 and 1"),
+    "grad_share": ((int, float), "a share between 0 and 1"),
     "pipeline_options": ((dict,), "a table {pipeline = {option = value}}"),
 }
 
@@ -143,6 +144,10 @@ class CampaignOptions:
     default) generates every program fresh. The programs to mutate are those present
     when the campaign starts (saved in its folder, so that a resumed campaign draws the
     same programs); program ``i`` is a function of the seed, ``i`` and that list.
+    ``grad_share``: the share of generated programs whose unwritten floating inputs require
+    grad, so that every ``torch.compile`` pipeline's gradients are compared with eager's
+    (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`; decided after the draw, so the ops of
+    program ``i`` do not depend on it); 0 turns gradients off.
     """
 
     programs: int | None = None
@@ -164,6 +169,7 @@ class CampaignOptions:
     shrink_budget: int = 40
     max_statements: int = 8
     mutate: float = 0.0
+    grad_share: float = 0.15
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     plugins: tuple[str, ...] = ()
 
@@ -213,6 +219,8 @@ class CampaignOptions:
             raise InvalidArgument("--max-statements must be >= 1")
         if not (math.isfinite(self.mutate) and 0 <= self.mutate <= 1):
             raise InvalidArgument("--mutate must be a share between 0 and 1")
+        if not (math.isfinite(self.grad_share) and 0 <= self.grad_share <= 1):
+            raise InvalidArgument("--grad-share must be a share between 0 and 1")
         check_device(self.device)
         if Path(self.corpus).exists() and not Path(self.corpus).is_dir():
             raise InvalidArgument(f"--corpus {self.corpus}: exists and is not a directory")

@@ -86,9 +86,11 @@ class Programs:
     mutation``, the operator (``mutation``) and the source's id (``mutated_from``)."""
 
     def __init__(self, seed: int, max_statements: int, mutate: float = 0.0,
-                 sources: list[tuple[str, Program]] | None = None):
+                 sources: list[tuple[str, Program]] | None = None,
+                 grad_share: float | None = None):
         self.seed, self.max_statements = seed, max_statements
         self.mutate, self.sources = mutate, list(sources or [])
+        self.grad_share = grad_share
 
     def __getitem__(self, i: int) -> Program:
         from aliasfuzz.campaign import _judge
@@ -99,7 +101,7 @@ class Programs:
                 m = self._mutant(i, rng)
                 if m is not None:
                     return m
-        return _judge.generate(self.seed, i, self.max_statements)
+        return _judge.generate(self.seed, i, self.max_statements, self.grad_share)
 
     def _mutant(self, i: int, rng: random.Random) -> Program | None:
         from aliasfuzz.fuzz.mutate import mutate

@@ -59,6 +59,8 @@ def _run(tmp_path, *extra) -> list[str]:
         (["--shrink-budget", "-1"], "--shrink-budget"),
         (["--timeout", "nan"], "--timeout"),
         (["--device", "tpu"], "device"),
+        (["--grad-share", "1.5"], "--grad-share must be a share between 0 and 1"),
+        (["--grad-share", "nan"], "--grad-share must be a share between 0 and 1"),
     ],
 )
 def test_run_bad_numbers_and_device(tmp_path, flags, needle):

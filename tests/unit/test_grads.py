@@ -123,3 +123,24 @@ def test_some_programs_get_leaves_at_the_default_share():
     marked = [p for p in progs if p.meta.get("grad")]
     assert marked and all(any(t.requires_grad for t in p.inputs) for p in marked)
     assert all(grad_exclusion(p) is None for p in marked)
+
+
+def test_a_campaigns_grad_share_reaches_its_programs():
+    # aliasfuzz run --grad-share: 0 marks nothing, 1 marks every program with an unwritten
+    # float input; the ops of program i are the same whatever the share
+    from aliasfuzz.campaign import sources
+    from aliasfuzz.campaign.options import CampaignOptions
+    from aliasfuzz.errors import InvalidArgument
+
+    off, on = sources.Programs(3, 8, grad_share=0.0), sources.Programs(3, 8, grad_share=1.0)
+    marked = 0
+    for i in range(40):
+        a, b = off[i], on[i]
+        assert not any(t.requires_grad for t in a.inputs)
+        assert a.body == b.body and [t.name for t in a.inputs] == [t.name for t in b.inputs]
+        marked += any(t.requires_grad for t in b.inputs)
+    assert marked >= 5, marked  # 9 of 40: only programs with an unwritten float input
+    assert CampaignOptions(programs=1).grad_share == 0.15
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(InvalidArgument, match="--grad-share must be a share between 0 and 1"):
+            CampaignOptions(programs=1, grad_share=bad).validate()
