@@ -46,7 +46,7 @@ def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, mo
     program = Program.from_json(json.loads((DATA / "heap" / "s20261206-1428.json").read_text()))
     generate = _judge.generate
     monkeypatch.setattr(_judge, "generate",
-                        lambda seed, i, m=8: program if i == 0 else generate(seed, i, m))
+                        lambda seed, i, m=8, g=None: program if i == 0 else generate(seed, i, m, g))
     plugin = tmp_path / "late_death.py"
     plugin.write_text(_PLUGIN)
     monkeypatch.setenv("ALIASFUZZ_PLUGINS", str(plugin))
@@ -86,7 +86,7 @@ def test_a_triton_launch_given_dense_strides_is_blamed_on_functionalization(tmp_
     program = Program.from_json(json.loads((DATA / "heap" / "triton-strides-953cd464ed.json").read_text()))
     generate = _judge.generate
     monkeypatch.setattr(_judge, "generate",
-                        lambda seed, i, m=8: program if i == 0 else generate(seed, i, m))
+                        lambda seed, i, m=8, g=None: program if i == 0 else generate(seed, i, m, g))
     import torch
 
     # on a GPU host Triton refuses CPU tensors (the CPU Triton layer is off there): run the

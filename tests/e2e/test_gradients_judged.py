@@ -130,7 +130,7 @@ def test_a_campaign_files_a_gradient_finding_unblamed_with_a_repro_that_shows_it
 
     generate = _judge.generate
     monkeypatch.setattr(_judge, "generate",
-                        lambda seed, i, m=8: PROGRAM if i == 0 else generate(seed, i, m))
+                        lambda seed, i, m=8, g=None: PROGRAM if i == 0 else generate(seed, i, m, g))
     monkeypatch.setenv(plugins.ENV, str(MUTANT))  # every worker loads the fault
     opts = CampaignOptions(programs=1, seed=1, pipelines=("aot_eager", "inductor-reinplace"),
                            workers=1, corpus=str(tmp_path / "corpus"),
