@@ -29,7 +29,15 @@ Which stage results are **conclusive** (a stage that raises where eager runs):
   audit 1b9297cb46, 7e27ad2854: the reinplace pass turns ``index_put(x, idx, x)`` into
   ``index_put_`` whose values alias the written buffer; run eagerly ATen refuses it,
   compiled it gives wrong values), or its storage-bounds check (:data:`BOUNDS_ERRORS`: the
-  graph makes a view reaching outside its storage; twelfth audit 0374cd4bda);
+  graph makes a view reaching outside its storage; twelfth audit 0374cd4bda). One kind of
+  refusal does not stop a value finding's cut: a ``copy_`` (or a synthetic base's
+  ``as_strided_scatter``) into a destination with internal overlap, the write-back of an
+  input whose layout reaches one element twice. The stage graphs write it as a sequential
+  loop would (:func:`aliasfuzz.passes.stages.sequential_copy`); the stage departs when the
+  values it writes to one element differ (an order-dependent write,
+  :func:`aliasfuzz.passes.stages.order_dependent_copy`) or its values
+  do, and the later stages are judged on (nineteenth audit 5a04852caa: the reinplace pass's
+  damage came after such a write-back, and the cut had stopped at it);
 * for a crash a stage raising the finding's own error departs; one raising *another*
   error departs only when the stage is a **faithful prefix** of the pipeline
   (:data:`FAITHFUL`: Dynamo's capture, AOTAutograd's functionalization and epilogues as
@@ -431,9 +439,11 @@ def blame(
             continue
         else:
             why = departure(pipeline, eager, r.result, names, shadow)
-            if why is None and not crash and r.extra.get("order_dependent"):
-                # the stage's graph has no single meaning: its agreeing values are luck
-                why = f"order-dependent write: {r.extra['order_dependent']}"
+            if not crash and r.extra.get("order_dependent"):
+                # the stage's graph has no single meaning: its agreeing values are luck,
+                # and departing ones may be the write order's (nineteenth audit 5a04852caa)
+                od = f"order-dependent write: {r.extra['order_dependent']}"
+                why = od if why is None else f"{why}; {od}"
             inconclusive = False
             if r.result.error is not None and eager.error is None:
                 weak = _raising_verdict(pipeline, r.stage, r.result.error, crash, error)
@@ -503,9 +513,14 @@ def blame_program(
         isolate or signal) else None
     away = set(stages) if isolate else set(_COMPILED)  # the stages run in a child
 
+    # a value finding's cut runs past a write-back into an overlapping input (stages.cut)
+    sequential = verdict not in ("crash", "timeout")
+    if iso is not None:
+        iso.sequential = sequential
+
     def here(only: Sequence[str] | None) -> list[Any]:
         return cut(pipeline, fn, make, names, options=opts, program=program, device=device,
-                   only=only)
+                   only=only, sequential_copies=sequential)
 
     def cut_(only: Sequence[str] | None = None) -> list[Any]:
         if iso is None:
@@ -607,16 +622,17 @@ class ChildDied(RuntimeError):
 
 
 def _isolated_stage(program: dict, pipeline: str, device: str, options: Any,
-                    only: list[str] | None) -> list[Any]:
+                    only: list[str] | None, sequential: bool = False) -> list[Any]:
     """A child interpreter's step (:func:`aliasfuzz.fuzz.isolated.run_isolated`): the
-    stages ``only`` of ``pipeline``'s cut of ``program`` (its JSON)."""
+    stages ``only`` of ``pipeline``'s cut of ``program`` (its JSON), with ``sequential``
+    as :func:`~aliasfuzz.passes.stages.cut`'s ``sequential_copies``."""
     from aliasfuzz.fuzz.ir import Program
     from aliasfuzz.passes.stages import cut
 
     p = Program.from_json(program)
     fn, names, make = _loaded(p, pipeline, device)
     return cut(pipeline, fn, make, names, options=options, program=p, device=device,
-               only=only)
+               only=only, sequential_copies=sequential)
 
 
 def _isolated_control(program: dict, pipeline: str, device: str, options: Any) -> str:
@@ -663,6 +679,7 @@ class _Isolation:
         self.args = (program.to_json(), pipeline, device, options)
         self.signal, self.pipeline = signal, pipeline
         self.eager, self.names, self.shadow = eager, names, shadow
+        self.sequential = False  # cut's sequential_copies (blame_program sets it)
 
     def _agrees(self, runs: list[Any]) -> bool:
         return all(departure(self.pipeline, self.eager, r.result, self.names, self.shadow)
@@ -694,7 +711,7 @@ class _Isolation:
         if outside and (isinstance(got, Died) or self.signal):
             # no answer, or an agreement short of _TRIES clean runs (a signal death's)
             raise KilledFromOutside(
-                f"{target}{list(args[4:]) if len(args) > 4 else ''}: {len(outside)} of "
+                f"{target}{[args[4]] if len(args) > 4 else ''}: {len(outside)} of "
                 f"{_TRIES} child processes were killed by a signal nobody explained "
                 f"({outside[-1].how}) and the others did not settle the answer: no blame "
                 "(the finding is filed unblamed)")
@@ -705,8 +722,8 @@ class _Isolation:
         the whole cut of a pipeline in :data:`_WHOLE_CUT`)."""
         from aliasfuzz.fuzz.isolated import Died
 
-        got = self._answer("_isolated_stage", (*self.args, None if name is None else [name]),
-                           self._agrees)
+        got = self._answer("_isolated_stage", (*self.args, None if name is None else [name],
+                                                self.sequential), self._agrees)
         return self._dead(name, got) if isinstance(got, Died) else got
 
     def _dead(self, name: str | None, died: Any) -> list[Any]:

@@ -56,6 +56,7 @@ equal to the previous one (a pass that changed nothing) are not run again.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
 import time
@@ -64,6 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.utils._python_dispatch
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz import process
@@ -73,7 +75,7 @@ from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
-__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "order_dependent_copy",
+__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "order_dependent_copy", "sequential_copy",
            "raised_by_aot_runtime"]
 
 #: The fixed stages of each pipeline, in order; ``<inductor>`` stands for the stages
@@ -291,6 +293,79 @@ def _conflicting_write(dst: torch.Tensor, src: Any) -> str | None:
             f"({vals[k].item()!r} and {vals[k + 1].item()!r}): the result depends on the write order")
 
 
+def sequential_copy(dst: torch.Tensor, src: Any) -> torch.Tensor:
+    """``dst.copy_(src)`` for a ``dst`` whose index tuples reach one storage element more
+    than once (ATen's ``copy_`` refuses it: ``assert_no_internal_overlap``,
+    ``aten/src/ATen/MemoryOverlap.cpp``), done as a sequential loop over ``dst``'s indices
+    in row-major order would do it: each storage element keeps the value of the last index
+    that reaches it. Returns ``dst``. Shapes broadcast as ``copy_``'s do; ``src`` is cast to
+    ``dst``'s dtype and device."""
+    groups = _aliased_groups(dst)
+    if groups is None:
+        return dst.copy_(src)
+    order, elements = groups
+    last = torch.ones_like(elements, dtype=torch.bool)
+    last[:-1] = elements[1:] != elements[:-1]  # stable sort: a group's last index is last
+    source = torch.as_tensor(src).to(dtype=dst.dtype, device=dst.device).expand(dst.shape)
+    numel = dst.untyped_storage().nbytes() // dst.element_size()
+    flat = torch.empty(0, dtype=dst.dtype, device=dst.device).set_(
+        dst.untyped_storage(), 0, (numel,), (1,))
+    with torch.no_grad():
+        flat[elements[last].to(dst.device)] = source.reshape(-1)[order[last].to(dst.device)]
+    return dst
+
+
+#: Whether the graphs a cut runs write overlapping destinations sequentially (set by
+#: :func:`cut`'s ``sequential_copies``).
+_SEQUENTIAL = contextvars.ContextVar("aliasfuzz_sequential_copies", default=False)
+
+
+def _copy_or_sequential(dst: Any, src: Any, non_blocking: bool = False) -> Any:
+    """``aten.copy_``, or :func:`sequential_copy` into a destination with internal overlap
+    (ATen's ``has_internal_overlap`` says yes, so ``copy_`` would raise)."""
+    if isinstance(dst, torch.Tensor) and torch._debug_has_internal_overlap(dst) == 1:
+        return sequential_copy(dst, src)
+    return torch.ops.aten.copy_.default(dst, src, non_blocking)
+
+
+def _scatter_or_sequential(base: Any, src: Any, size, stride, storage_offset=None) -> Any:
+    """``aten.as_strided_scatter`` (a clone of ``base`` with ``src`` copied into a view of
+    it), with the copy done by :func:`_copy_or_sequential`: a write-back through a synthetic
+    base at an input's own overlapping layout."""
+    out = base.clone()
+    _copy_or_sequential(_as_strided_view(out, size, stride, storage_offset), src)
+    return out
+
+
+def _as_strided_view(base: torch.Tensor, size, stride, storage_offset=None) -> torch.Tensor:
+    """``base.as_strided(size, stride, storage_offset)`` as ``as_strided_scatter`` takes
+    its arguments (no offset: ``base``'s own)."""
+    offset = base.storage_offset() if storage_offset is None else storage_offset
+    return base.as_strided(size, stride, offset)
+
+
+#: ATen ops a graph of a value finding's cut runs through their sequential forms.
+_SEQUENTIAL_FORMS: dict[Any, Callable] = {
+    torch.ops.aten.copy_.default: _copy_or_sequential,
+    torch.ops.aten.as_strided_scatter.default: _scatter_or_sequential,
+}
+
+
+def _sequential_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """``gm`` itself, or when the cut asks for it (:func:`cut`'s ``sequential_copies``) a
+    copy whose ``copy_`` and ``as_strided_scatter`` calls write overlapping destinations
+    sequentially (:data:`_SEQUENTIAL_FORMS`)."""
+    if not _SEQUENTIAL.get() or not any(
+            n.op == "call_function" and n.target in _SEQUENTIAL_FORMS for n in gm.graph.nodes):
+        return gm
+    gm = copy_graph_module(gm)
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target in _SEQUENTIAL_FORMS:
+            n.target = _SEQUENTIAL_FORMS[n.target]
+    gm.recompile()
+    return gm
+
+
 def order_dependent_copy(gm: torch.fx.GraphModule, args: Sequence[Any]) -> str | None:
     """Whether ``gm`` run on ``args`` copies into an argument whose index tuples alias one
     another values that differ at two aliasing indices (an input-mutation epilogue copying
@@ -311,7 +386,11 @@ def order_dependent_copy(gm: torch.fx.GraphModule, args: Sequence[Any]) -> str |
                if isinstance(a, torch.Tensor) and _aliased_groups(a) is not None}
     copies = [n for n in gm.graph.nodes if n.op == "call_function"
               and n.target is torch.ops.aten.copy_.default and n.args[0] in aliased]
-    if not copies:
+    # a write-back through a synthetic base: the new value of an aliased input scattered
+    # into the base at the input's own (overlapping) layout (nineteenth audit 5a04852caa)
+    scatters = [n for n in gm.graph.nodes if n.op == "call_function"
+                and n.target is torch.ops.aten.as_strided_scatter.default]
+    if not copies and not scatters:
         return None
     found: list[str] = []
 
@@ -322,6 +401,16 @@ def order_dependent_copy(gm: torch.fx.GraphModule, args: Sequence[Any]) -> str |
                 why = _conflicting_write(aliased[n.args[0]], a[1])
                 if why is not None:
                     found.append(why)
+            if n in scatters and not found:
+                a, kw = self.fetch_args_kwargs_from_env(n)
+                if isinstance(a[0], torch.Tensor):
+                    why = _conflicting_write(_as_strided_view(a[0], *a[2:], **kw), a[1])
+                    if why is not None:
+                        found.append(f"as_strided_scatter: {why}")
+            if n.op == "call_function" and n.target in _SEQUENTIAL_FORMS:
+                # written sequentially: the check must reach a conflict past a refusal
+                a, kw = self.fetch_args_kwargs_from_env(n)
+                return _SEQUENTIAL_FORMS[n.target](*a, **kw)
             return super().run_node(n)
 
     dense = [a.detach().clone(memory_format=torch.contiguous_format)
@@ -329,8 +418,8 @@ def order_dependent_copy(gm: torch.fx.GraphModule, args: Sequence[Any]) -> str |
     try:
         with torch.no_grad():
             _Check(gm).run(*dense)
-    except Exception:  # a check, not the stage's run
-        return None
+    except Exception:  # a check, not the stage's run: what it found stands
+        pass
     return found[0] if found else None
 
 
@@ -348,7 +437,7 @@ def _functionalization_backend(pipeline: str, seen: _GraphOutputs | None = None)
 
     def fw_compiler(gm, example_inputs):
         span = _user_output_span() if seen is not None else None
-        return _graph_call(boxed_nop(gm, example_inputs), seen, span, gm)
+        return _graph_call(boxed_nop(_sequential_graph(gm), example_inputs), seen, span, gm)
 
     kwargs: dict[str, Any] = {"fw_compiler": fw_compiler}
     if pipeline.startswith("inductor"):
@@ -554,7 +643,7 @@ def _runnable(gm: torch.fx.GraphModule) -> Callable:
             for name in passes:
                 getattr(pg, name)(gm.graph)
     gm.recompile()
-    return make_boxed_func(gm.forward)
+    return make_boxed_func(_sequential_graph(gm).forward)
 
 
 def _inductor_stages(
@@ -771,8 +860,17 @@ def cut(
     program: Any = None,
     device: str = "cpu",
     only: Sequence[str] | None = None,
+    sequential_copies: bool = False,
 ) -> list[StageRun]:
     """Run ``fn`` through every prefix of ``pipeline`` (see the module docstring).
+
+    ``sequential_copies``: the graphs of the ``functionalization`` stage and of Inductor's
+    snapshots write a ``copy_`` into a destination with internal overlap as a sequential
+    loop would (:func:`sequential_copy`) instead of raising ATen's overlap refusal, so that
+    the stages after a write-back into an overlapping input still run (a value finding's
+    cut: the write-back's own departure is its order-dependence, ``extra["order_dependent"]``,
+    :func:`order_dependent_copy`; nineteenth audit 5a04852caa). A crash finding's cut keeps
+    the refusal (it may be the crash).
 
     ``make_inputs()`` returns fresh inputs (called once per stage); ``input_names`` name
     them in alias maps. ``program`` (the IR program) is needed for ``torchscript``.
@@ -788,8 +886,12 @@ def cut(
     options = options or PipelineOptions()
     hygiene.setup_process()
     # a worker dying here died in PyTorch (the snapshot glue around it is a few lines)
-    with process.system_under_test(f"stages of {pipeline}"):
-        return _cut(pipeline, fn, make_inputs, input_names, options, program, device, only)
+    token = _SEQUENTIAL.set(sequential_copies)
+    try:
+        with process.system_under_test(f"stages of {pipeline}"):
+            return _cut(pipeline, fn, make_inputs, input_names, options, program, device, only)
+    finally:
+        _SEQUENTIAL.reset(token)
 
 
 def _cut(

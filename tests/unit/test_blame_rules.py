@@ -18,7 +18,7 @@ from aliasfuzz.campaign import _judge
 from aliasfuzz.campaign.pool import blame_in
 from aliasfuzz.fuzz.eager import EagerResult, alias_map
 from aliasfuzz.fuzz.ir import Program
-from aliasfuzz.oracle.blame import WorkerDied, blame, blame_program
+from aliasfuzz.oracle.blame import WorkerDied, _loaded, blame, blame_program
 from aliasfuzz.passes import stages as stages_mod
 from aliasfuzz.passes.stages import StageRun
 from tests.common.torch_versions import on_torch_2_11
@@ -176,7 +176,7 @@ def test_a_signal_death_with_an_agreeing_prefix_runs_the_compiled_stages_in_chil
     asked: list[tuple] = []
 
     def fake(target, args, **_k):
-        asked.append((target.rsplit(":", 1)[1], args[-1]))
+        asked.append((target.rsplit(":", 1)[1], args[4] if len(args) > 4 else args[-1]))
         return isolated.Died("signal SIGSEGV")
 
     monkeypatch.setattr(isolated, "run_isolated", fake)
@@ -593,3 +593,45 @@ def test_order_dependent_copy_judges_the_source_as_a_value():
     assert order_dependent_copy(make_fx(write_back)(torch.zeros(2, 3, 3)), [x]) is None
     # the check runs on dense copies: the argument itself is not written
     assert torch.equal(x.flatten(), torch.arange(11.).as_strided((2, 3, 3), (1, 3, 1)).flatten())
+
+
+def test_a_write_back_through_a_synthetic_base_into_a_stride_0_input_does_not_stop_the_cut():
+    # nineteenth audit 5a04852caa: x2 (strides (0, 2, 5)) and x1 share a storage; eager
+    # writes the non-overlapping x2[2]. AOTAutograd scatters x2's new value into the
+    # synthetic base at x2's own layout, whose indices [1, 0, 0] and [2, 0, 0] reach one
+    # element with different values: ATen refuses that graph run eagerly, so the cut stopped
+    # there and blamed only functionalization. The reported value (x1[0] doubled) comes from
+    # the reinplace pass making the slice_scatter's fresh result alias x1 (with
+    # remove_noop_ops). Written sequentially, the cut reaches it.
+    out, b = _judged_and_blamed("miscompile-functionalization-5a04852caa", "inductor-reinplace")
+    assert out["verdict"] == "miscompile", out["explanation"]
+    assert b.stages == ("functionalization", "reinplace"), b.trail
+    said = _trail(b, "functionalization")
+    assert "order-dependent write: as_strided_scatter: copy_ into a (4, 2, 4) tensor" in said, said
+    assert "values differ at [0]" in _trail(b, "reinplace"), b.trail
+
+
+def test_a_crash_finding_s_cut_keeps_aten_s_overlap_refusal():
+    # the refusal may be the crash itself: aot_eager raises it on the same program
+    from aliasfuzz.passes.stages import cut
+
+    p = _program("miscompile-functionalization-5a04852caa")
+    fn, names, make = _loaded(p, "aot_eager", "cpu")
+    (refused,) = cut("aot_eager", fn, make, names, program=p, only=["functionalization"])
+    assert "single memory location" in str(refused.result.error), refused
+    (ran,) = cut("aot_eager", fn, make, names, program=p, only=["functionalization"],
+                 sequential_copies=True)
+    assert ran.result.error is None and "as_strided_scatter" in ran.extra["order_dependent"]
+
+
+def test_sequential_copy_keeps_the_last_index_that_reaches_each_element():
+    from aliasfuzz.passes.stages import sequential_copy
+
+    base = torch.zeros(4)
+    dst = base.as_strided((3, 2), (0, 1), 1)  # rows 0, 1, 2 are elements 1 and 2
+    sequential_copy(dst, torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+    assert base.tolist() == [0.0, 5.0, 6.0, 0.0]
+    # a destination without overlap is copy_ itself, broadcasting and casting as it does
+    plain = torch.zeros(2, 3, dtype=torch.float64)
+    sequential_copy(plain, torch.tensor([1, 2, 3]))
+    assert plain.tolist() == [[1.0, 2.0, 3.0]] * 2
