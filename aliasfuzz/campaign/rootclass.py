@@ -48,7 +48,14 @@ blamed stage and the verdict are equal, and then
    incidental statements the shrinker could not remove, and it holds the smaller one's
    whole cause). At ``lowering`` and ``scheduler`` every mutating custom op is one op:
    Inductor runs each as a fallback kernel, and which one it is is incidental to how it
-   is ordered (twelfth audit d585dcebc4 / 6d3196a755).
+   is ordered (twelfth audit d585dcebc4 / 6d3196a755). When both entries keep a mutating
+   custom op there, every pointwise ATen op (``torch.Tag.pointwise``: ``add_``, ``mul.out``,
+   ``clone``) is one op too, and the in-place, ``out=`` and functional spellings one
+   feature: the bug is a read scheduled after the fallback that writes what it reads, the
+   reader is one ``Pointwise`` node whatever its arithmetic, and functionalization turned
+   every spelling into a functional op before Inductor saw it (nineteenth audit:
+   9b5ae05429, ``clone``/``add_`` read before ``fz.copy_into``, and 1b9297cb46,
+   ``mul(out=)`` before ``fz.halve_``, filed twice).
 
 Known-bug keys (``check`` ``known``) are merged by their issue already and are left alone.
 An error is uninformative, and rules 2-3 apply instead, when its message has fewer than
@@ -123,7 +130,7 @@ def _stage_error(meta: dict[str, Any]) -> str | None:
 _NAMESPACES = ("fz", "tk")
 
 
-def _ops(meta: dict[str, Any]) -> set[str]:
+def _ops(meta: dict[str, Any], one_pointwise: bool = False) -> set[str]:
     # ATen overload packets: ``_foreach_add_.List`` and ``_foreach_add_.Scalar`` are one op
     # (fifth audit: c70b39c863 / b083bfd656, TorchScript drops either form), while
     # ``add_`` and ``add.out`` stay other ops; a namespace (``fz.scaled``) is not an overload
@@ -143,6 +150,9 @@ def _ops(meta: dict[str, Any]) -> set[str]:
             # audit: d585dcebc4 with fz.copy_into and 6d3196a755 with fz.add_one_, both a
             # pointwise read of a buffer scheduled after the fallback that writes it)
             name = _MUTATING_CUSTOM
+        elif one_pointwise and _pointwise(name):
+            # ``same_bug``: around a mutating fallback, any pointwise reader is one op
+            head = name = _POINTWISE
         ops.add(name if head in _NAMESPACES else head)
     return ops
 
@@ -210,7 +220,38 @@ def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
         return ra["check"] == "aliasing" and _only_rules(ra, 5) and _only_rules(rb, 5)
     fa, fb = set(ra["evidence"]), set(rb["evidence"])
     oa, ob = _ops(a), _ops(b)
+    if _MUTATING_CUSTOM in oa and _MUTATING_CUSTOM in ob:  # only at _COMPILED stages
+        fa, fb = _one_spelling(fa), _one_spelling(fb)
+        oa, ob = _ops(a, one_pointwise=True), _ops(b, one_pointwise=True)
     return (fa <= fb and oa <= ob) or (fb <= fa and ob <= oa)
+
+
+#: The op kinds that spell one computation three ways (``x.add_(y)``, ``add(x, y, out=x)``,
+#: ``x = x + y``): one functional op (and a ``copy_``) once functionalized.
+_SPELLINGS = frozenset({"inplace", "out", "functional"})
+_ONE_SPELLING = "inplace|out|functional"
+_POINTWISE = "<pointwise ATen op>"
+
+
+def _one_spelling(features: set[str]) -> set[str]:
+    return {_ONE_SPELLING if f in _SPELLINGS else f for f in features}
+
+
+def _pointwise(op: str) -> bool:
+    """Whether ATen tags registry op ``op`` pointwise (``torch.Tag.pointwise``): the
+    overload it names (``add_.Scalar``, ``mul.out``), else the packet's ``default`` or
+    ``Tensor`` overload (``clone``, ``mul``); False for a name ATen does not have."""
+    import torch
+
+    head, _, overload = op.partition(".")
+    if head in _NAMESPACES:
+        return False
+    packet = getattr(torch.ops.aten, head, None)
+    if packet is None:
+        return False
+    names = packet.overloads()
+    chosen = [overload] if overload in names else [o for o in ("default", "Tensor") if o in names]
+    return any(torch.Tag.pointwise in getattr(packet, o).tags for o in chosen)
 
 
 def find_same(entries: list[tuple[Any, dict[str, Any]]], meta: dict[str, Any]) -> Any | None:

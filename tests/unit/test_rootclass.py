@@ -249,3 +249,23 @@ def test_mutating_custom_ops_are_one_op_at_inductor_s_compiled_stages_only():
     assert not same_bug(small, functional)
     at = {**small, "root": {**small["root"], "stage": "functionalization"}}
     assert not same_bug(at, {**big, "root": {**big["root"], "stage": "functionalization"}})
+
+
+def test_around_a_mutating_fallback_pointwise_ops_and_their_spellings_are_one():
+    # nineteenth audit: 9b5ae05429 (clone and add_ read x before fz.copy_into writes it) and
+    # 1b9297cb46 (mul(out=) reads x before fz.halve_ writes it), both a pending pointwise
+    # read that lowering emits after the fallback; evidence and ops as in their meta.json
+    a = _meta("lowering", "miscompile", "values", ["custom", "functional", "inplace"],
+              ops=["add_.Scalar", "clone", "fz.copy_into"])
+    b = _meta("lowering", "miscompile", "values", ["custom", "out"], ops=["fz.halve_", "mul.out"])
+    assert same_bug(a, b) and same_bug(b, a)
+    # a non-pointwise reader (index_put) stays another op, another feature stays a feature
+    c = _meta("lowering", "miscompile", "values", ["custom", "out"], ops=["fz.halve_", "index_put_"])
+    assert not same_bug(a, c)
+    d = _meta("lowering", "miscompile", "values", ["custom", "out", "strided-inputs"],
+              ops=["fz.halve_", "mul.out"])
+    assert same_bug(b, d) and not same_bug(a, {**d, "ops": ["fz.halve_", "index_put_"]})
+    # without a mutating custom op in both, the spellings stay apart
+    e = _meta("lowering", "miscompile", "values", ["out"], ops=["mul.out"])
+    f = _meta("lowering", "miscompile", "values", ["functional", "inplace"], ops=["add_.Scalar", "clone"])
+    assert not same_bug(e, f)
