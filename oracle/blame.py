@@ -119,8 +119,12 @@ Findings that are claims about a decision of the reinplace pass (``unsafe-reinpl
 stage is ``reinplace`` without cutting. A ``missed-reinplace`` of check ``witness`` (an
 equivalent spelling that moves fewer bytes, :mod:`aliasfuzz.oracle.witness`) names no
 stage and says why (:data:`COST_NOT_CUT`): its values are eager's at every stage. Neither
-does a finding of check ``grads`` (:data:`GRADS_NOT_CUT`): the cut snapshots forward graphs
-only, and the backward graph is not cut yet. Mapping
+does a finding of check ``grads`` of TorchScript or ``fx-reinplace`` (:data:`GRADS_NOT_CUT`:
+their cuts see forward graphs only). On AOTAutograd's pipelines a gradient finding is cut
+with its backward graph (:func:`aliasfuzz.passes.stages.cut`'s ``grads``): every stage runs
+the backward of the shared loss too, and a stage that selects an Inductor pass's snapshot
+runs both the forward and the backward graph as that pass left them; the gradients are
+compared like values (the ``grads`` check). Mapping
 to the audit's stage labels (``shared/audit/labels.tsv``) is :data:`AUDIT_STAGES`.
 """
 
@@ -318,11 +322,13 @@ COST_NOT_CUT = ("a cost finding (an equivalent spelling moves fewer bytes): ever
                 "keeps eager's values, and stages are cut by values, not by bytes (a cost "
                 "cut is not built), so no stage is named")
 
-#: Why a finding of check ``grads`` (gradients departing, or a backward crashing) names no
-#: stage: :func:`aliasfuzz.passes.stages.cut` snapshots forward graphs only; a backward
-#: graph goes through the same passes, but no cut of it is built yet.
-GRADS_NOT_CUT = ("a gradient finding: the cut observes forward stages only (no backward "
-                 "graph is cut stage by stage), so no stage is named")
+#: Why a finding of check ``grads`` (gradients departing, or a backward crashing) of a
+#: pipeline outside :data:`_GRADS_CUT` names no stage: its cut (TorchScript's executors,
+#: ``torch.fx.passes.reinplace`` on a forward trace) observes forward stages only.
+GRADS_NOT_CUT = ("a gradient finding of a pipeline whose cut observes forward stages only "
+                 "(no backward graph is cut stage by stage), so no stage is named")
+#: Pipelines whose cut runs backward graphs (:func:`aliasfuzz.passes.stages.cut`'s ``grads``).
+_GRADS_CUT = ("aot_eager", "inductor", "inductor-noreinplace", "inductor-reinplace")
 
 
 class WorkerDied(Exception):
@@ -501,7 +507,8 @@ def blame_program(
         return blame(pipeline, verdict, check, EagerResult(), [], [])
     if verdict == "missed-reinplace" and check == "witness":
         return Blame(None, (), [], COST_NOT_CUT)
-    if check == "grads":
+    grads = check == "grads"
+    if grads and pipeline not in _GRADS_CUT:
         return Blame(None, (), [], GRADS_NOT_CUT)
     fn, names, make = _loaded(program, pipeline, device)
     eager = _eager(fn, names, make)
@@ -516,11 +523,11 @@ def blame_program(
     # a value finding's cut runs past a write-back into an overlapping input (stages.cut)
     sequential = verdict not in ("crash", "timeout")
     if iso is not None:
-        iso.sequential = sequential
+        iso.sequential, iso.grads = sequential, grads
 
     def here(only: Sequence[str] | None) -> list[Any]:
         return cut(pipeline, fn, make, names, options=opts, program=program, device=device,
-                   only=only, sequential_copies=sequential)
+                   only=only, sequential_copies=sequential, grads=grads)
 
     def cut_(only: Sequence[str] | None = None) -> list[Any]:
         if iso is None:
@@ -622,17 +629,19 @@ class ChildDied(RuntimeError):
 
 
 def _isolated_stage(program: dict, pipeline: str, device: str, options: Any,
-                    only: list[str] | None, sequential: bool = False) -> list[Any]:
+                    only: list[str] | None, sequential: bool = False,
+                    grads: bool = False) -> list[Any]:
     """A child interpreter's step (:func:`aliasfuzz.fuzz.isolated.run_isolated`): the
     stages ``only`` of ``pipeline``'s cut of ``program`` (its JSON), with ``sequential``
-    as :func:`~aliasfuzz.passes.stages.cut`'s ``sequential_copies``."""
+    and ``grads`` as :func:`~aliasfuzz.passes.stages.cut`'s ``sequential_copies`` and
+    ``grads``."""
     from aliasfuzz.fuzz.ir import Program
     from aliasfuzz.passes.stages import cut
 
     p = Program.from_json(program)
     fn, names, make = _loaded(p, pipeline, device)
     return cut(pipeline, fn, make, names, options=options, program=p, device=device,
-               only=only, sequential_copies=sequential)
+               only=only, sequential_copies=sequential, grads=grads)
 
 
 def _isolated_control(program: dict, pipeline: str, device: str, options: Any) -> str:
@@ -679,7 +688,7 @@ class _Isolation:
         self.args = (program.to_json(), pipeline, device, options)
         self.signal, self.pipeline = signal, pipeline
         self.eager, self.names, self.shadow = eager, names, shadow
-        self.sequential = False  # cut's sequential_copies (blame_program sets it)
+        self.sequential = self.grads = False  # cut's options (blame_program sets them)
 
     def _agrees(self, runs: list[Any]) -> bool:
         return all(departure(self.pipeline, self.eager, r.result, self.names, self.shadow)
@@ -723,7 +732,7 @@ class _Isolation:
         from aliasfuzz.fuzz.isolated import Died
 
         got = self._answer("_isolated_stage", (*self.args, None if name is None else [name],
-                                                self.sequential), self._agrees)
+                                                self.sequential, self.grads), self._agrees)
         return self._dead(name, got) if isinstance(got, Died) else got
 
     def _dead(self, name: str | None, died: Any) -> list[Any]:

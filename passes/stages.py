@@ -130,13 +130,27 @@ def _normalize(ret: Any) -> tuple[Any, ...]:
 
 
 def _call(fn: Callable, inputs: tuple[Any, ...], names: Sequence[str]) -> EagerResult:
+    """``fn(*inputs)`` as a stage's result; when the cut observes gradients (:func:`cut`'s
+    ``grads``) and an input is a leaf requiring grad, the backward of the shared loss runs
+    next, in the same context (AOTAutograd compiles the backward graph at its first call):
+    ``grads`` or ``grad_error``."""
+    from aliasfuzz.fuzz.grads import backward, leaves
+
     try:
         outputs = _normalize(fn(*inputs))
     except HookNotFound:
         raise
     except Exception as e:  # the system under test failing at this stage is data
         return EagerResult(inputs_after=inputs, error=e)
-    return EagerResult(outputs, inputs, alias_map(outputs, inputs, names))
+    res = EagerResult(outputs, inputs, alias_map(outputs, inputs, names))
+    if _GRADS.get() and leaves(inputs):
+        try:
+            res.grads = backward(outputs, inputs)
+        except HookNotFound:
+            raise
+        except Exception as e:  # the stage's backward failing is data, as its forward's
+            res.grad_error = e
+    return res
 
 
 def _decomposition_table(pipeline: str, *, functional_only: bool = False) -> dict:
@@ -318,6 +332,8 @@ def sequential_copy(dst: torch.Tensor, src: Any) -> torch.Tensor:
 #: Whether the graphs a cut runs write overlapping destinations sequentially (set by
 #: :func:`cut`'s ``sequential_copies``).
 _SEQUENTIAL = contextvars.ContextVar("aliasfuzz_sequential_copies", default=False)
+#: Whether the stages' runs compute gradients and cut backward graphs (:func:`cut`'s ``grads``).
+_GRADS = contextvars.ContextVar("aliasfuzz_cut_grads", default=False)
 
 
 def _copy_or_sequential(dst: Any, src: Any, non_blocking: bool = False) -> Any:
@@ -671,10 +687,20 @@ def _inductor_stages(
         return joint(gm, *args, **kwargs)
 
     def inner(gm, _example_inputs, **kwargs):
-        if kwargs.get("is_backward"):  # blame compares forward results only
+        if kwargs.get("is_backward"):
+            if not _GRADS.get():  # a forward finding: the backward runs as compiled
+                post_grad(gm, is_inference=False)
+                gm.recompile()
+                return make_boxed_func(gm.forward)
+            # a gradient finding: the backward graph runs the snapshot the stage selects,
+            # the same pass as the forward's (both get post_grad's passes in training)
+            rec.current = _Snapshots()
+            rec.current.add("aot", gm)
+            graphs.append(rec.current)
+            snaps = rec.current
             post_grad(gm, is_inference=False)
-            gm.recompile()
-            return make_boxed_func(gm.forward)
+            rec.current = None
+            return _snapshot_runner(snaps, selected)
         inference = bool(kwargs.get("is_inference", False))
         if rec.current is None or not inference:
             # training: the joint passes saw the joint graph; the forward starts here
@@ -685,17 +711,7 @@ def _inductor_stages(
         post_grad(gm, is_inference=inference)
         rec.current = None
 
-        def dispatch(args):
-            i = _index_for(snaps.names, selected[0])
-            if selected[0] not in unordered:
-                unordered[selected[0]] = order_dependent_copy(snaps.graphs[i], args)
-            run = snaps.runnable.get(snaps.names[i])
-            if run is None:
-                run = snaps.runnable[snaps.names[i]] = _runnable(snaps.graphs[i])
-            return run(args)
-
-        dispatch._boxed_call = True  # AOTAutograd passes the argument list itself
-        return dispatch
+        return _snapshot_runner(snaps, selected, unordered)
 
     def backend(gm, example_inputs):
         return compile_fx(gm, example_inputs, inner_compile=inner)
@@ -728,6 +744,24 @@ def _inductor_stages(
             return runs
     finally:
         compile_fx_mod._recursive_joint_graph_passes = joint
+
+
+def _snapshot_runner(snaps: _Snapshots, selected: list[str],
+                     unordered: dict[str, str | None] | None = None) -> Callable:
+    """A boxed callable that runs the snapshot of ``snaps`` named ``selected[0]`` (the
+    stage being cut), made runnable once (:func:`_runnable`). With ``unordered``, the first
+    call of each snapshot records its :func:`order_dependent_copy` there."""
+    def dispatch(args):
+        i = _index_for(snaps.names, selected[0])
+        if unordered is not None and selected[0] not in unordered:
+            unordered[selected[0]] = order_dependent_copy(snaps.graphs[i], args)
+        run = snaps.runnable.get(snaps.names[i])
+        if run is None:
+            run = snaps.runnable[snaps.names[i]] = _runnable(snaps.graphs[i])
+        return run(args)
+
+    dispatch._boxed_call = True  # AOTAutograd passes the argument list itself
+    return dispatch
 
 
 def _stage_order(names: list[str]) -> list[tuple[str, str]]:
@@ -861,6 +895,7 @@ def cut(
     device: str = "cpu",
     only: Sequence[str] | None = None,
     sequential_copies: bool = False,
+    grads: bool = False,
 ) -> list[StageRun]:
     """Run ``fn`` through every prefix of ``pipeline`` (see the module docstring).
 
@@ -871,6 +906,14 @@ def cut(
     cut: the write-back's own departure is its order-dependence, ``extra["order_dependent"]``,
     :func:`order_dependent_copy`; nineteenth audit 5a04852caa). A crash finding's cut keeps
     the refusal (it may be the crash).
+
+    ``grads`` (a gradient finding's cut): every stage's run also runs the backward of the
+    shared loss (:mod:`aliasfuzz.fuzz.grads`; ``StageRun.result.grads`` /
+    ``grad_error``), and Inductor's snapshots cut the backward graph too: the stage that
+    selects a pass's snapshot runs the forward *and* the backward graph as that pass left
+    them (post_grad's passes run on both in training). ``dynamo`` and ``decomposition``
+    differentiate their graphs with eager autograd, ``functionalization`` runs AOTAutograd's
+    backward graph through the no-op compiler.
 
     ``make_inputs()`` returns fresh inputs (called once per stage); ``input_names`` name
     them in alias maps. ``program`` (the IR program) is needed for ``torchscript``.
@@ -886,12 +929,13 @@ def cut(
     options = options or PipelineOptions()
     hygiene.setup_process()
     # a worker dying here died in PyTorch (the snapshot glue around it is a few lines)
-    token = _SEQUENTIAL.set(sequential_copies)
+    token, gtoken = _SEQUENTIAL.set(sequential_copies), _GRADS.set(grads)
     try:
         with process.system_under_test(f"stages of {pipeline}"):
             return _cut(pipeline, fn, make_inputs, input_names, options, program, device, only)
     finally:
         _SEQUENTIAL.reset(token)
+        _GRADS.reset(gtoken)
 
 
 def _cut(

@@ -74,7 +74,6 @@ def _run(script: Path, plugin: Path | None) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("pipeline", PIPELINES)
 def test_a_gradient_findings_repro_runs_the_backward_and_exits_1(pipeline, tmp_path):
     from aliasfuzz.campaign.repro import render_repro
-    from aliasfuzz.oracle.blame import GRADS_NOT_CUT, blame_program
 
     meta = meta_v2(PROGRAM, pipeline, "miscompile", "grads", None,
                    explanation="grad of input x: values differ at [0, 0]")
@@ -88,8 +87,27 @@ def test_a_gradient_findings_repro_runs_the_backward_and_exits_1(pipeline, tmp_p
     assert "gradients of sum(o.sum()) over the floating outputs differ" in shows.stderr
     fixed = _run(script, None)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_a_gradient_finding_is_blamed_by_cutting_the_backward_graph(pipeline, mutant):
+    from aliasfuzz.oracle.blame import blame_program
+
+    # m9 breaks the backward graph after Inductor's reinplace pass, and aot_eager's backward
+    # in its no-op compiler (which the functionalization stage runs): every stage's forward
+    # agrees with eager, the stage that made the backward wrong departs in its gradients
     b = blame_program(PROGRAM, pipeline, "miscompile", "grads")
-    assert (b.stage, b.reason) == (None, GRADS_NOT_CUT)
+    plugins.unload_all()
+    want = "functionalization" if pipeline == "aot_eager" else "reinplace"
+    assert b.stages == (want,), b.trail
+    trail = dict(b.trail)
+    assert trail[want].startswith("departs (grads: grad of input x: values differ"), b.trail
+    assert trail["dynamo"] == "agrees"
+    if pipeline != "aot_eager":
+        assert trail["aot"] == "agrees"  # the backward graph before Inductor's passes
+    # without the fault every stage agrees: nothing to blame
+    clean = blame_program(PROGRAM, pipeline, "miscompile", "grads")
+    assert clean.stage is None and all(w == "agrees" for s, w in clean.trail), clean.trail
 
 
 def _scatters(x):
@@ -119,14 +137,13 @@ def test_no_cost_claim_on_a_run_that_compiled_a_backward():
     assert g.verdict is Verdict.OK and g.compiled.grads is not None and g.cost is None
 
 
-def test_a_campaign_files_a_gradient_finding_unblamed_with_a_repro_that_shows_it(
+def test_a_campaign_files_a_gradient_finding_blamed_with_a_repro_that_shows_it(
         tmp_path, monkeypatch):
     import json
 
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.driver import run_campaign
     from aliasfuzz.campaign.options import CampaignOptions
-    from aliasfuzz.oracle.blame import GRADS_NOT_CUT
 
     generate = _judge.generate
     monkeypatch.setattr(_judge, "generate",
@@ -137,18 +154,18 @@ def test_a_campaign_files_a_gradient_finding_unblamed_with_a_repro_that_shows_it
                            state=str(tmp_path / "state"), report="none")
     res = run_campaign(opts, show=False)
     assert res.status == "done" and res.internal_errors == 0
-    # unblamed, the two sightings are two root causes (dedupe keys on the blamed stage;
-    # the backward graph is not cut yet: GRADS_NOT_CUT)
+    # the fault sits in a different stage of each pipeline (the backward graph is cut):
+    # aot_eager's no-op compiler, the fast path's reinplace pass; two root causes
     assert sorted(f["pipeline"] for f in res.findings) == ["aot_eager", "inductor-reinplace"]
+    stage = {"aot_eager": "functionalization", "inductor-reinplace": "reinplace"}
     for finding in res.findings:
         assert (finding["verdict"], finding["check"]) == ("miscompile", "grads"), finding
         entry = tmp_path / "corpus" / finding["id"]
         meta = json.loads((entry / "meta.json").read_text())
-        assert meta["root"]["stage"] == f"unblamed:{finding['pipeline']}"
-        assert meta["blame_reason"] == GRADS_NOT_CUT
+        assert meta["root"]["stage"] == stage[finding["pipeline"]], meta["trail"]
+        assert "grads: grad of input" in dict(meta["trail"])[stage[finding["pipeline"]]]
         shrunk = Program.from_json(json.loads((entry / "program.json").read_text()))
         assert any(t.requires_grad for t in shrunk.inputs)  # the shrinker kept the leaf
-        assert "the cut observes forward stages only" in (entry / "repro.py").read_text()
         assert _run(entry / "repro.py", MUTANT).returncode == 1
         assert _run(entry / "repro.py", None).returncode == 0
 

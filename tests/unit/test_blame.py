@@ -433,10 +433,13 @@ def test_a_witness_finding_names_no_stage_and_says_why_without_cutting():
 
 
 @pytest.mark.parametrize("verdict", ["miscompile", "crash"])
-def test_a_gradient_finding_names_no_stage_and_says_why_without_cutting(verdict):
+@pytest.mark.parametrize("pipeline", ["torchscript", "fx-reinplace"])
+def test_a_gradient_finding_of_a_forward_only_cut_names_no_stage_and_says_why(verdict, pipeline):
     from aliasfuzz.oracle.blame import GRADS_NOT_CUT, blame_program
 
-    # the cut snapshots forward graphs only: a gradient departure is not cut (None would raise)
-    b = blame_program(None, "inductor", verdict, "grads")
+    # their cuts see forward graphs only: a gradient departure is not cut (None would raise)
+    b = blame_program(None, pipeline, verdict, "grads")
     assert (b.stage, b.stages, b.reason) == (None, (), GRADS_NOT_CUT)
     assert "forward stages only" in GRADS_NOT_CUT
+    with pytest.raises(Exception):  # noqa: B017 - AOTAutograd's pipelines are loaded and cut
+        blame_program(None, "inductor", verdict, "grads")
