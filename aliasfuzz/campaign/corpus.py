@@ -91,7 +91,8 @@ def roots(
     (:mod:`aliasfuzz.oracle.blame`; ``unblamed:<pipeline>`` when no cut reproduced the
     finding), the verdict, the failed check (``inputs`` counts as ``values``), and the
     evidence: for the reinplace pass, the decisions of the pass behind the difference
-    (kind and ground-truth rule); for every other stage, the features the shrunk program
+    (kind and ground-truth rule; not for a gradient finding, whose backward graph's
+    decisions the ground truth does not judge); for every other stage, the features the shrunk program
     still needs (:func:`aliasfuzz.campaign.reduce.needed_features`: its op kinds and input
     features, each of which shrinking could not remove without losing the finding); a cost
     finding of check ``witness`` (no stage: ``unblamed:<pipeline>``) adds the rule of its
@@ -106,8 +107,11 @@ def roots(
     stages = list((blame or {}).get("stages") or []) or [f"unblamed:{pipeline}"]
     keys = []
     for stage in stages:
+        # the ground truth judges the forward program's candidates: a gradient finding's
+        # reinplace decisions (in the backward graph) have none, so it keys on features
         evidence = (
-            _decision_evidence(outcome, verdict) if stage == "reinplace" else _features(program)
+            _decision_evidence(outcome, verdict) if stage == "reinplace" and check != "grads"
+            else _features(program)
         )
         if check == "witness" and outcome.get("witness_rule"):
             evidence = sorted({*evidence, f"witness:{outcome['witness_rule']}"})
