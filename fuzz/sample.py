@@ -16,6 +16,7 @@ import random
 from typing import Any
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.fuzz._genadvindex import add_advindex
 from aliasfuzz.fuzz.grads import mark_grad_leaves
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.strategies import DrawBase, GenStats, build_program, make_config
@@ -62,6 +63,10 @@ def _one(cfg, seed: int, index: int, stats: GenStats | None) -> Program:
     # str seeds go through sha512 in random.seed: stable across processes and platforms.
     rng = random.Random(f"aliasfuzz:{seed}:{index}")
     p = build_program(RandomDraw(rng), cfg, stats)
+    # advanced indexing with index tensors from the program has its own stream, so that
+    # adding it changed no other program of a seed (tests pin programs by (seed, index))
+    adv = random.Random(f"aliasfuzz-advindex:{seed}:{index}")
+    p = add_advindex(p, RandomDraw(adv), cfg, stats)
     p = Program(
         p.storages, p.inputs, p.body, p.outputs, {**p.meta, "seed": seed, "index": index}
     )
