@@ -3,7 +3,11 @@
 :func:`generate` runs the generator core of :mod:`aliasfuzz.fuzz.strategies` on a
 ``random.Random`` stream per program, seeded from ``(seed, index)``. Program ``i`` of a
 seed therefore depends on nothing else: not on ``n``, on the programs before it, on
-``PYTHONHASHSEED``, or on what the process imported. (Hypothesis's own engine is not used
+``PYTHONHASHSEED``, or on what the process imported. Two decisions taken after the draw
+have streams of their own, seeded from ``(seed, index)`` too: the advanced-indexing
+statement (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`) and the ``requires_grad``
+leaves (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`), so that neither changes the ops
+drawn for the programs it leaves alone. (Hypothesis's own engine is not used
 here on purpose: it mixes constants collected from the imported local modules into its
 draws, so its output depends on the process's import history.) The distributions are
 those of the Hypothesis strategy, without shrinking; to shrink a sampled program, replay
