@@ -27,7 +27,14 @@ from collections.abc import Sequence
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ops._build import lit, scalar_param
-from aliasfuzz.fuzz.ops.core import NoEagerMeaning, OpDef, OpKind, ValueMeta, broadcast_shapes, fresh
+from aliasfuzz.fuzz.ops.core import (
+    NoEagerMeaning,
+    OpDef,
+    OpKind,
+    ValueMeta,
+    broadcast_shapes,
+    fresh,
+)
 
 __all__ = ["ADV_OPS", "INDEX_START", "check_known_indices"]
 
