@@ -72,8 +72,6 @@ OP_FAMILIES: dict[str, str] = {
 REASONS: dict[str, str] = {
     "control flow": "not in the default families (control flow breaks the Dynamo graph; "
     "drawn with --families control)",
-    "in-place (advanced indexing)": "rows take index tensors from the program; no generator "
-    "(hand-written cases b20 and kin)",
     "Triton probes": "probe kernels for the kernel-analysis tests; no generator",
     "factories": "factories read nothing: drawn only as the functional family's rare choice",
 }

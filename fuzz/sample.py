@@ -3,7 +3,11 @@
 :func:`generate` runs the generator core of :mod:`aliasfuzz.fuzz.strategies` on a
 ``random.Random`` stream per program, seeded from ``(seed, index)``. Program ``i`` of a
 seed therefore depends on nothing else: not on ``n``, on the programs before it, on
-``PYTHONHASHSEED``, or on what the process imported. (Hypothesis's own engine is not used
+``PYTHONHASHSEED``, or on what the process imported. Two decisions taken after the draw
+have streams of their own, seeded from ``(seed, index)`` too: the advanced-indexing
+statement (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`) and the ``requires_grad``
+leaves (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`), so that neither changes the ops
+drawn for the programs it leaves alone. (Hypothesis's own engine is not used
 here on purpose: it mixes constants collected from the imported local modules into its
 draws, so its output depends on the process's import history.) The distributions are
 those of the Hypothesis strategy, without shrinking; to shrink a sampled program, replay
@@ -16,6 +20,7 @@ import random
 from typing import Any
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.fuzz._genadvindex import add_advindex
 from aliasfuzz.fuzz.grads import mark_grad_leaves
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.strategies import DrawBase, GenStats, build_program, make_config
@@ -62,6 +67,10 @@ def _one(cfg, seed: int, index: int, stats: GenStats | None) -> Program:
     # str seeds go through sha512 in random.seed: stable across processes and platforms.
     rng = random.Random(f"aliasfuzz:{seed}:{index}")
     p = build_program(RandomDraw(rng), cfg, stats)
+    # advanced indexing with index tensors from the program has its own stream, so that
+    # adding it changed no other program of a seed (tests pin programs by (seed, index))
+    adv = random.Random(f"aliasfuzz-advindex:{seed}:{index}")
+    p = add_advindex(p, RandomDraw(adv), cfg, stats)
     p = Program(
         p.storages, p.inputs, p.body, p.outputs, {**p.meta, "seed": seed, "index": index}
     )

@@ -34,6 +34,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.fuzz._genadvindex import add_advindex
 from aliasfuzz.fuzz._geninputs import draw_inputs
 from aliasfuzz.fuzz.ir import DTYPES, Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
@@ -41,6 +42,7 @@ from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, is_base
 from aliasfuzz.fuzz.validate import infer
 
 __all__ = [
+    "ADVINDEX_SHARE",
     "DEFAULT_FAMILIES",
     "FAMILIES",
     "DrawBase",
@@ -75,6 +77,10 @@ _P_MORE = 0.9
 _MAX_OUTPUTS = 3
 _ARG_TRIES = 6
 _PLACEHOLDERS = tuple(f"_r{i}" for i in range(64))
+#: Default share of programs with an advanced-indexing statement (index tensors that are
+#: program values): about 4 % of default programs hold one (``bench/coverage.py``'s target
+#: is 2 %; a try that fits no value leaves the program as drawn).
+ADVINDEX_SHARE = 0.05
 
 
 # -- Draw back ends ----------------------------------------------------------------------
@@ -158,6 +164,9 @@ class GenConfig:
     #: share of sampled programs whose unwritten floating inputs require grad
     #: (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`; applied by :mod:`.sample` only)
     grad_share: float = 0.15
+    #: share of programs given one advanced-indexing statement with program index tensors
+    #: (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`, drawn after the rest of the program)
+    advindex_share: float = ADVINDEX_SHARE
 
 
 def _int_opt(name: str, value: Any, lo: int, hi: int) -> int:
@@ -187,21 +196,25 @@ def make_config(
     max_size: int = 4,
     index_inputs: bool = True,
     grad_share: float = 0.15,
+    advindex_share: float = ADVINDEX_SHARE,
 ) -> GenConfig:
     """Check generator options and bind the registry rows they select.
 
     ``grad_share`` (0..1) is the share of programs :mod:`aliasfuzz.fuzz.sample` gives
     ``requires_grad`` leaves (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`, decided after
     the draw so that it changes no drawn op); the Hypothesis strategy :func:`programs` does
-    not apply it. Raises :class:`InvalidArgument` on a bad option, or when no registry row
-    with a ``gen`` belongs to the requested families.
+    not apply it. ``advindex_share`` (0..1) is the share of programs given an
+    advanced-indexing statement whose index tensors are program inputs
+    (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`; needs ``index_inputs`` and the
+    ``inplace`` or ``functional`` family). Raises :class:`InvalidArgument` on a bad option,
+    or when no registry row with a ``gen`` belongs to the requested families.
     """
     fams = _names_opt("families", families, tuple(FAMILIES))
     if device not in _DEVICES:
         raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
-    if isinstance(grad_share, bool) or not isinstance(grad_share, int | float) \
-            or not 0.0 <= grad_share <= 1.0:
-        raise InvalidArgument(f"grad_share must be a number in [0, 1], got {grad_share!r}")
+    for name, share in (("grad_share", grad_share), ("advindex_share", advindex_share)):
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0:
+            raise InvalidArgument(f"{name} must be a number in [0, 1], got {share!r}")
     for flag, v in (("aliased_inputs", aliased_inputs), ("index_inputs", index_inputs)):
         if not isinstance(v, bool):
             raise InvalidArgument(f"{flag} must be a bool, got {v!r}")
@@ -224,6 +237,7 @@ def make_config(
         index_inputs=index_inputs,
         rows=rows,
         grad_share=float(grad_share),
+        advindex_share=float(advindex_share),
     )
 
 
@@ -387,6 +401,7 @@ def programs(
     max_ndim: int = 3,
     max_size: int = 4,
     index_inputs: bool = True,
+    advindex_share: float = ADVINDEX_SHARE,
 ) -> st.SearchStrategy[Program]:
     """A Hypothesis strategy of valid programs (they type-check; eager should run them).
 
@@ -398,7 +413,10 @@ def programs(
       aliased_inputs: allow several inputs on one storage (overlapping or not).
       max_inputs: data inputs per program (1..16); an extra mask/index input may follow.
       max_ndim, max_size: input rank and per-dimension size bounds.
-      index_inputs: sometimes (1 in 4) add a bool mask or an int64 input with values 0/1.
+      index_inputs: sometimes (1 in 4) add a bool mask or an int64 input with values 0/1,
+        and (``advindex_share`` of programs) an advanced-indexing statement with index
+        tensor inputs of known contents (:mod:`aliasfuzz.fuzz._genadvindex`).
+      advindex_share: that share (0..1); the boolean deciding it shrinks toward False.
     """
     cfg = make_config(
         max_statements=max_statements,
@@ -410,10 +428,12 @@ def programs(
         max_ndim=max_ndim,
         max_size=max_size,
         index_inputs=index_inputs,
+        advindex_share=advindex_share,
     )
     return _programs(cfg)
 
 
 @st.composite
 def _programs(draw, cfg: GenConfig) -> Program:
-    return build_program(HypothesisDraw(draw), cfg)
+    d = HypothesisDraw(draw)
+    return add_advindex(build_program(d, cfg), d, cfg)

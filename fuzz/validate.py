@@ -16,10 +16,16 @@ conservatively. The rules, their PyTorch sources and their exemptions are docume
 rather than what eager means: ``layout-readout`` (:mod:`aliasfuzz.fuzz.layout_contract`), an
 op that reads layout as data (``observes_layout``) on a tensor whose layout no contract
 promises.
+
+Index tensors that are program values (``x[rows] = v``: :mod:`aliasfuzz.fuzz.ops._advindex`)
+are checked for bounds and repeats where their contents are known: integer inputs whose
+storage ``init`` fixes their elements (``values``, ``arange``, ``zeros``, ``ones``), until a
+statement writes that storage (:func:`_known_inputs`); computed index tensors are not.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +35,8 @@ from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program
 from aliasfuzz.fuzz.layout_contract import LAYOUT_READOUT, LayoutReads
 from aliasfuzz.fuzz.ops import lookup
-from aliasfuzz.fuzz.ops.core import NoEagerMeaning, OpDef, OpKind, ValueMeta
+from aliasfuzz.fuzz.ops._advindex import INDEX_START, check_known_indices
+from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, NoEagerMeaning, OpDef, OpKind, ValueMeta
 from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, is_base, retires
 from aliasfuzz.fuzz.ops.metadata import TAG as METADATA_TAG
 from aliasfuzz.fuzz.ops.overlap import overlap, same_layout, self_overlap
@@ -183,7 +190,8 @@ def _partial_read_write(a: Access) -> str | None:
 #: (a user Triton launch whose program instances race on an element, from the launch's
 #: exact shadow: fuzz/ops/_kernelgen.py) and ``duplicate-index-writes`` (index_put_ without
 #: accumulate or scatter_ from a tensor hitting one element twice: fuzz/ops/inplace.py;
-#: index_copy and put without accumulate: fuzz/ops/indexfam.py) and ``bool-bytes`` (a
+#: index_copy and put without accumulate: fuzz/ops/indexfam.py; index_put_ and setitem with
+#: index tensors whose contents are known: fuzz/ops/_advindex.py) and ``bool-bytes`` (a
 #: dtype view between bool memory and another dtype: fuzz/ops/views.py).
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -324,6 +332,71 @@ def _check_scatter_result(d: OpDef, op: Op, outs: tuple[ValueMeta | None, ...]) 
                              f"{op.op}: {why} (eager kept its base's layout) and is written")
 
 
+# -- index tensors whose contents are known ----------------------------------------------
+#: Storage inits whose integer contents follow from the spec alone (no torch run): what
+#: :func:`aliasfuzz.fuzz.eager.storage_expr` builds for them.
+_KNOWN_INITS = ("values", "arange", "zeros", "ones")
+_INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
+
+
+def _storage_ints(s) -> list[int] | None:
+    if s.dtype not in _INT_DTYPES or s.init not in _KNOWN_INITS:
+        return None
+    a = s.init_args
+    if s.init == "values":
+        data = a["data"]
+        return [int(v) for v in data] if all(isinstance(v, int) for v in data) else None
+    if s.init == "arange":
+        start, step = a.get("start", 0), a.get("step", 1)
+        if not (isinstance(start, int) and isinstance(step, int)):
+            return None
+        return [start + i * step for i in range(s.numel)]
+    return [int(s.init == "ones")] * s.numel
+
+
+def _known_inputs(program: Program, values: dict[str, ValueMeta | None]) -> dict[str, tuple[int, ...]]:
+    """Integer inputs whose elements (row-major) follow from their storage spec, by name
+    (the index tensors :func:`check_known_indices` checks). Values that wrap in the dtype
+    (an ``arange`` past int8) count as unknown rather than guessed."""
+    storages = {s.name: _storage_ints(s) for s in program.storages}
+    bits = {"int64": 64, "int32": 32, "int16": 16, "int8": 8}
+    out = {}
+    for t in program.inputs:
+        data, m = storages.get(t.storage), values.get(t.name)
+        if data is None or m is None or m.numel > ENUM_LIMIT:
+            continue
+        lo, hi = (0, 255) if m.dtype == "uint8" else (-(1 << (bits[m.dtype] - 1)), (1 << (bits[m.dtype] - 1)) - 1)
+        if all(lo <= v <= hi for v in data):
+            out[t.name] = tuple(
+                data[t.offset + sum(i * s for i, s in zip(at, t.stride, strict=True))]
+                for at in itertools.product(*(range(n) for n in t.shape))
+            )
+    return out
+
+
+def _forget_written(step: Step, known: dict[str, tuple[int, ...]], values) -> None:
+    """Drop from ``known`` every input on a storage ``step`` writes (its contents change)."""
+    written = {step.args[i].storage for i in written_operands(step.opdef, len(step.args))
+               if i < len(step.args) and step.args[i] is not None}
+    if METADATA_TAG in step.opdef.tags and step.args and step.args[0] is not None:
+        written.add(step.args[0].storage)  # a new layout: the name's elements are others
+    for n in [n for n in known if values[n].storage in written]:
+        del known[n]
+
+
+def _check_index_contents(step: Step, known: dict[str, tuple[int, ...]]) -> None:
+    start = INDEX_START.get(step.op.op)
+    if start is None:
+        return
+    contents = [known.get(a) for a in step.op.args[start:]]
+    try:
+        check_known_indices(step.op.op, step.args, step.op.params, contents)
+    except NoEagerMeaning as e:
+        raise e.at(f"statement {step.index} ({step.op.op})") from None
+    except InvalidArgument as e:
+        raise InvalidArgument(f"statement {step.index} ({step.op.op}): {e}") from None
+
+
 def infer(program: Program) -> Typed:
     """Type-check ``program`` and return every value's layout; raise InvalidArgument if bad."""
     if not isinstance(program, Program):
@@ -337,8 +410,11 @@ def infer(program: Program) -> Typed:
                           if per_storage[t.storage] == 1 and values.get(t.name) is not None})
     retired: dict[str, int] = {}  # name -> the statement that changed its metadata
     inputs = {t.name for t in program.inputs}
+    known = _known_inputs(program, values)  # index tensors' contents, while unwritten
     for i, op in enumerate(program.body):
         step = _step(i, op, values, retired, inputs)
+        _check_index_contents(step, known)
+        _forget_written(step, known, values)
         try:
             layout.check(step)
         except InvalidArgument as e:  # the message already starts with the rule's name

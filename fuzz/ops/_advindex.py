@@ -7,9 +7,13 @@ content is unknown to ``infer``, so these rows:
 
 * write (the gather: read) all of ``x`` as far as footprints go (an upper bound; tag
   ``data_dependent``);
-* cannot check index bounds or repeated indices: a hand-written program must keep them in
-  range and, without ``accumulate``, distinct (eager would raise or race otherwise);
-* have no ``gen``: the generator uses the constant-index rows of :mod:`.inplace`.
+* check index bounds and repeated indices where validation knows the index tensors'
+  contents (:func:`check_known_indices`: an integer input on a storage whose ``init`` fixes
+  its values, not written before the statement), else not: a hand-written program with
+  computed indices must keep them in range and, without ``accumulate``, distinct (eager would
+  raise or race otherwise);
+* have no row ``gen``: the generator adds them as a whole statement with fresh index inputs
+  of known contents (:mod:`aliasfuzz.fuzz._genadvindex`).
 
 Shape and dtype rules mirror ``index_put_`` (``aten/src/ATen/native/TensorAdvancedIndexing.cpp``):
 index tensors broadcast together, the indexed shape is their shape followed by ``x``'s
@@ -18,11 +22,21 @@ remaining dims, values broadcast to it and have ``x``'s dtype.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
+
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ops._build import lit, scalar_param
-from aliasfuzz.fuzz.ops.core import OpDef, OpKind, ValueMeta, broadcast_shapes, fresh
+from aliasfuzz.fuzz.ops.core import (
+    NoEagerMeaning,
+    OpDef,
+    OpKind,
+    ValueMeta,
+    broadcast_shapes,
+    fresh,
+)
 
-__all__ = ["ADV_OPS"]
+__all__ = ["ADV_OPS", "INDEX_START", "check_known_indices"]
 
 _INDEX_DTYPES = ("int64", "int32")
 _TAGS = frozenset({"data_dependent"})
@@ -80,6 +94,57 @@ def _setitem_scalar_infer(metas, p, outs):
 def _getitem_infer(metas, p, outs):
     self, *idx = metas
     return (fresh(outs[0], _indexed_shape(self, idx), self.dtype),)
+
+
+#: Row name -> position of its first index-tensor argument (the rest are index tensors).
+INDEX_START: dict[str, int] = {
+    "getitem_tensor": 1,
+    "index_put_.Tensor": 2,
+    "setitem_tensor": 2,
+    "setitem_tensor.Scalar": 1,
+}
+
+#: Rows that write one value per index position: a repeated position without ``accumulate``
+#: is written twice with values that may differ, in an order eager does not fix.
+_DISTINCT = ("index_put_.Tensor", "setitem_tensor")
+
+
+def check_known_indices(
+    name: str, metas, params, contents: Sequence[Sequence[int] | None]
+) -> None:
+    """Check the index tensors of statement ``name`` (a row of :data:`INDEX_START`) against
+    ``x`` (``metas[0]``) when every one's contents are known: ``contents[j]`` is index
+    argument ``j``'s elements in row-major order, or None when unknown (then nothing is
+    checked). Raises :class:`InvalidArgument` for an index out of ``[-n, n)`` (eager raises
+    IndexError), and :class:`NoEagerMeaning` (``duplicate-index-writes``) when a writing row
+    without ``accumulate`` hits one position twice: ``index_put_`` leaves the order of the
+    two writes undefined (``aten/src/ATen/native/TensorAdvancedIndexing.cpp``, "If
+    accumulate is False, the behavior is undefined if indices contain duplicate elements").
+    ``setitem_tensor.Scalar`` writes one value everywhere, so repeats are defined there."""
+    if not contents or any(c is None for c in contents):
+        return
+    self, idx = metas[0], metas[INDEX_START[name]:]
+    shape = broadcast_shapes(*(m.shape for m in idx))
+    positions = []
+    for flat in itertools.product(*(range(n) for n in shape)):
+        pos = []
+        for d, (m, c) in enumerate(zip(idx, contents, strict=True)):
+            at = [0 if m.shape[k] == 1 else i for k, i in enumerate(flat[len(flat) - m.ndim:])]
+            i, n = c[_row_major(m.shape, at)], self.shape[d]
+            if not -n <= i < n:
+                raise InvalidArgument(f"index {i} is out of bounds for dimension {d} with size {n}")
+            pos.append(i % n)
+        positions.append(tuple(pos))
+    if name in _DISTINCT and not params.get("accumulate", False) and len(set(positions)) != len(positions):
+        raise NoEagerMeaning("duplicate-index-writes", "one element is written twice by one op "
+                             "(order undefined)", f"{name} with repeated indices and accumulate=False")
+
+
+def _row_major(shape: Sequence[int], at: Sequence[int]) -> int:
+    k = 0
+    for n, i in zip(shape, at, strict=True):
+        k = k * n + i
+    return k
 
 
 def _setitem_scalar_apply(t, p):
