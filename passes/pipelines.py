@@ -180,6 +180,7 @@ class _Run:
     options: PipelineOptions
     find: Callable
     clock: _Clock = field(default_factory=_Clock)
+    program: Any = None  # the IR program ``fn`` renders, when there is one
 
 
 def _normalize(ret: Any) -> tuple[Any, ...]:
@@ -524,12 +525,16 @@ def run_function(
     device: str = "cpu",
     options: PipelineOptions | None = None,
     statement_at: Callable[[int], int | None] | None = None,
+    program: Any = None,
 ) -> Execution:
     """Run ``fn(*inputs)`` through pipeline ``name`` and return the :class:`Execution`.
 
     ``fn`` must be defined in a real source file (its nodes' lines are read from it).
     ``input_names`` name the inputs in the alias map (default ``in0``, ``in1``, ...);
-    ``statement_at`` maps a source line to a statement index. Inputs are used as given
+    ``statement_at`` maps a source line to a statement index; ``program``, the IR
+    :class:`~aliasfuzz.fuzz.ir.Program` ``fn`` renders when there is one (given by
+    :func:`run_pipeline`), tells ``torchscript`` which optional inputs it may toggle
+    between calls. Inputs are used as given
     (mutated in place by programs that mutate them). Raises :class:`InvalidArgument` for
     an unknown pipeline or device; torch's failures land in ``Execution.failure``.
     """
@@ -542,7 +547,8 @@ def run_function(
         else tuple(f"in{i}" for i in range(len(inputs)))
     )
     filename = getattr(getattr(fn, "__code__", None), "co_filename", None)
-    run = _Run(name, fn, inputs, names, device, opts, locate(filename, statement_at))
+    run = _Run(name, fn, inputs, names, device, opts, locate(filename, statement_at),
+               program=program)
     ex = Execution(pipeline=name, device=device)
     with process.system_under_test(f"pipeline {name}"):
         PIPELINES[name](run, ex)
@@ -584,4 +590,5 @@ def run_pipeline(
         device=device,
         options=options,
         statement_at=statement_at,
+        program=program,
     )
