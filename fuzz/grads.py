@@ -180,7 +180,9 @@ def mark_grad_leaves(program: Any, share: float, seed: int, index: int) -> Any:
     is (share 0 gives the programs byte for byte as before). A program that
     :func:`grad_exclusion` excludes with those leaves, or whose floating inputs all live on written storages
     (eager refuses an in-place write to a leaf requiring grad, or to a view of one), is
-    returned unchanged. ``meta["grad"]`` records the marking. Raises ValueError for a share
+    returned unchanged; a storage counts as written when the program's
+    :func:`~aliasfuzz.fuzz.optional.toggled` form writes it too (TorchScript's pipeline
+    calls both forms). ``meta["grad"]`` records the marking. Raises ValueError for a share
     outside [0, 1].
     """
     if not 0.0 <= share <= 1.0:
@@ -191,6 +193,12 @@ def mark_grad_leaves(program: Any, share: float, seed: int, index: int) -> Any:
     if rng.random() >= share:
         return program
     written = _written_storages(program)
+    from aliasfuzz.fuzz.optional import toggled
+
+    other = toggled(program)  # TorchScript also calls the other form: it must write no leaf
+    if written is not None and other is not None:
+        more = _written_storages(other)
+        written = None if more is None else written | more
     if written is None:
         return program
     floating = {s.name for s in program.storages if s.dtype in _FLOATING}

@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
 from aliasfuzz.fuzz._geninputs import draw_inputs
+from aliasfuzz.fuzz._genoptional import add_optional
 from aliasfuzz.fuzz.ir import DTYPES, Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
 from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, is_base
@@ -49,6 +50,7 @@ __all__ = [
     "GenConfig",
     "GenStats",
     "HypothesisDraw",
+    "OPTIONAL_SHARE",
     "build_program",
     "make_config",
     "programs",
@@ -81,6 +83,9 @@ _PLACEHOLDERS = tuple(f"_r{i}" for i in range(64))
 #: program values): about 4 % of default programs hold one (``bench/coverage.py``'s target
 #: is 2 %; a try that fits no value leaves the program as drawn).
 ADVINDEX_SHARE = 0.05
+#: Default share of programs given an optional input and the ``None``-accepting statement
+#: reading it (:mod:`aliasfuzz.fuzz._genoptional`; ``bench/coverage.py``'s target is 2 %).
+OPTIONAL_SHARE = 0.05
 
 
 # -- Draw back ends ----------------------------------------------------------------------
@@ -167,6 +172,9 @@ class GenConfig:
     #: share of programs given one advanced-indexing statement with program index tensors
     #: (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`, drawn after the rest of the program)
     advindex_share: float = ADVINDEX_SHARE
+    #: share of programs given an ``Optional[Tensor]`` input read by a ``None``-accepting
+    #: statement (:func:`aliasfuzz.fuzz._genoptional.add_optional`, drawn after advindex)
+    optional_share: float = OPTIONAL_SHARE
 
 
 def _int_opt(name: str, value: Any, lo: int, hi: int) -> int:
@@ -197,6 +205,7 @@ def make_config(
     index_inputs: bool = True,
     grad_share: float = 0.15,
     advindex_share: float = ADVINDEX_SHARE,
+    optional_share: float = OPTIONAL_SHARE,
 ) -> GenConfig:
     """Check generator options and bind the registry rows they select.
 
@@ -206,13 +215,18 @@ def make_config(
     not apply it. ``advindex_share`` (0..1) is the share of programs given an
     advanced-indexing statement whose index tensors are program inputs
     (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`; needs ``index_inputs`` and the
-    ``inplace`` or ``functional`` family). Raises :class:`InvalidArgument` on a bad option,
+    ``inplace`` or ``functional`` family). ``optional_share`` (0..1) is the share of
+    programs given an ``Optional[Tensor]`` input that only a ``None``-accepting statement
+    reads (:func:`aliasfuzz.fuzz._genoptional.add_optional`; needs the ``functional``
+    family), the None-vs-tensor seam TorchScript's pipeline toggles between calls. Raises :class:`InvalidArgument` on a bad option,
     or when no registry row with a ``gen`` belongs to the requested families.
     """
     fams = _names_opt("families", families, tuple(FAMILIES))
     if device not in _DEVICES:
         raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
-    for name, share in (("grad_share", grad_share), ("advindex_share", advindex_share)):
+    shares = (("grad_share", grad_share), ("advindex_share", advindex_share),
+              ("optional_share", optional_share))
+    for name, share in shares:
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0:
             raise InvalidArgument(f"{name} must be a number in [0, 1], got {share!r}")
     for flag, v in (("aliased_inputs", aliased_inputs), ("index_inputs", index_inputs)):
@@ -238,6 +252,7 @@ def make_config(
         rows=rows,
         grad_share=float(grad_share),
         advindex_share=float(advindex_share),
+        optional_share=float(optional_share),
     )
 
 
@@ -402,6 +417,7 @@ def programs(
     max_size: int = 4,
     index_inputs: bool = True,
     advindex_share: float = ADVINDEX_SHARE,
+    optional_share: float = OPTIONAL_SHARE,
 ) -> st.SearchStrategy[Program]:
     """A Hypothesis strategy of valid programs (they type-check; eager should run them).
 
@@ -417,6 +433,8 @@ def programs(
         and (``advindex_share`` of programs) an advanced-indexing statement with index
         tensor inputs of known contents (:mod:`aliasfuzz.fuzz._genadvindex`).
       advindex_share: that share (0..1); the boolean deciding it shrinks toward False.
+      optional_share: the share (0..1) of programs given an ``Optional[Tensor]`` input read
+        by a ``None``-accepting statement (:mod:`aliasfuzz.fuzz._genoptional`).
     """
     cfg = make_config(
         max_statements=max_statements,
@@ -429,6 +447,7 @@ def programs(
         max_size=max_size,
         index_inputs=index_inputs,
         advindex_share=advindex_share,
+        optional_share=optional_share,
     )
     return _programs(cfg)
 
@@ -436,4 +455,4 @@ def programs(
 @st.composite
 def _programs(draw, cfg: GenConfig) -> Program:
     d = HypothesisDraw(draw)
-    return add_advindex(build_program(d, cfg), d, cfg)
+    return add_optional(add_advindex(build_program(d, cfg), d, cfg), d, cfg)
