@@ -3,7 +3,9 @@
 Generates N programs (default 2,000) of the default generator with a fixed seed through the
 deterministic sampler (:func:`aliasfuzz.fuzz.sample.generate`), checks each with validation
 (:func:`aliasfuzz.fuzz.validate.infer`) and runs it eagerly on fresh inputs
-(:func:`aliasfuzz.fuzz.eager.run_eager`). A program is *valid* when both pass. For each
+(:func:`aliasfuzz.fuzz.eager.run_eager`). A program is *valid* when both pass (for a
+program with a toggleable optional input, in both its forms:
+:func:`aliasfuzz.fuzz.optional.toggled`). For each
 family (the registry module a row lives in: :data:`FAMILY_NAMES`) and each op it prints:
 
 * ``programs``: the share of all programs that contain it (at least one statement);
@@ -57,6 +59,7 @@ FAMILY_NAMES: dict[str, str] = {
     "fallbacks": "in-place without Inductor lowering",
     "foreach": "foreach list-list",
     "outs2": "out= beyond add/mul",
+    "optional": "TorchScript profiling seams (Optional inputs)",
 }
 
 #: Rows whose registry module is not their family: ``max(dim, out=(v, i))`` and
@@ -198,6 +201,7 @@ def render(fam_rows, op_rows, head: str, console: Console) -> None:
 def main(argv: list[str] | None = None) -> int:
     from aliasfuzz.errors import InvalidArgument
     from aliasfuzz.fuzz.eager import run_eager
+    from aliasfuzz.fuzz.optional import toggled
     from aliasfuzz.fuzz.sample import generate
     from aliasfuzz.fuzz.strategies import GenStats
     from aliasfuzz.fuzz.validate import infer
@@ -213,14 +217,16 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     progs = generate(args.n, args.seed, stats=stats)
     t_gen = time.perf_counter() - t0
-    valid = []
-    for p in progs:
+    def one_valid(p) -> bool:
         try:
             infer(p)
         except InvalidArgument:
-            valid.append(False)
-            continue
-        valid.append(run_eager(p).error is None)
+            return False
+        return run_eager(p).error is None
+
+    # a program with toggleable optional inputs is valid when both its forms are (the
+    # torchscript pipeline calls both: aliasfuzz.fuzz.optional.toggled)
+    valid = [one_valid(p) and (toggled(p) is None or one_valid(toggled(p))) for p in progs]
     fam_rows, op_rows = tabulate(progs, valid, stats.accepted, stats.rejected)
     head = (f"coverage of the default generator: {len(progs)} programs, seed {args.seed}, "
             f"{sum(valid)} valid; generated in {t_gen:.2f} s ({len(progs) / t_gen:.0f} programs/s)")
