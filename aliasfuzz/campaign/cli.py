@@ -96,6 +96,7 @@ def _cmd_run(args) -> int:
         opts = merge_options(flags, args.config)
         # a bad value is a one-line error before torch is imported (seconds on a busy host)
         opts.validate()
+        _check_named_corpus(opts.corpus)
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.corpus import list_entries, load_entry
     from aliasfuzz.campaign.driver import (
@@ -128,8 +129,7 @@ def _cmd_run(args) -> int:
     load_known(opts.corpus)  # a malformed known.toml fails before a campaign folder exists
     # a corrupt entry would fail the campaign when its first finding is recorded beside it
     # (the fourteenth session's fresh user: the finding was kept only for --resume)
-    for entry in list_entries(opts.corpus):
-        load_entry(entry)
+    _check_entries(opts.corpus, list_entries, load_entry)
     opts.plugins = tuple(activate_plugins(opts.plugins))
     if resume is not None and not args.quiet:  # it shows nothing else until its first result
         print(f"aliasfuzz: resuming campaign {resume.name} ({resume})", file=sys.stderr,
@@ -137,7 +137,7 @@ def _cmd_run(args) -> int:
     with _interruptible():
         res = run_campaign(opts, resume=resume, show=not args.quiet)
     for f in sorted(res.findings, key=_finding_order):
-        stage = ",".join(f.get("stages") or []) or "unblamed"
+        stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
         status = "new" if f["new"] else "in corpus"
         if f.get("known"):
             status += f", known {f['known']}"
@@ -193,6 +193,34 @@ def _cmd_run(args) -> int:
     if res.status == "interrupted":
         return 130
     return 1 if res.failing else 0
+
+
+def _check_named_corpus(corpus: str) -> None:
+    """A ``--corpus`` (flag or config) other than the default must exist: a mistyped one
+    would start a campaign against an empty corpus, every finding in it filed as new
+    (fresh user 20). The default ``corpus`` is created when absent."""
+    from aliasfuzz.campaign.options import CampaignOptions
+
+    if Path(corpus) != Path(CampaignOptions().corpus) and not Path(corpus).exists():
+        raise InvalidArgument(f"--corpus {corpus}: no such directory (create it to start an "
+                              "empty corpus there)")
+
+
+def _check_entries(corpus: str, list_entries, load_entry) -> None:
+    """Raise one :class:`InvalidArgument` naming every entry of ``corpus`` that does not
+    load, the first one's reason, and the command that gives each reason: a user fixed
+    one entry per run when only the first was named (fresh user 20)."""
+    bad = []
+    for entry in list_entries(corpus):
+        try:
+            load_entry(entry)
+        except InvalidArgument as e:
+            bad.append((entry.name, str(e)))
+    if bad:
+        names = ", ".join(name for name, _ in bad)
+        raise InvalidArgument(
+            f"--corpus {corpus}: {len(bad)} corrupt entr{'y' if len(bad) == 1 else 'ies'} "
+            f"({names}); first: {bad[0][1]}; `aliasfuzz replay {corpus}` says why for each")
 
 
 def _entry_known(corpus: str, entry: str) -> bool:
@@ -253,7 +281,8 @@ def _add_run(sub) -> None:
     p.add_argument("--timeout", type=float, help="seconds per program and pipeline (120)")
     p.add_argument("--recycle", type=int, help="tasks before a worker is replaced (200)")
     p.add_argument("--fail-on", help="verdicts whose new findings exit 1 (miscompile)")
-    p.add_argument("--corpus", help="corpus directory (corpus)")
+    p.add_argument("--corpus", help="corpus directory (corpus, created when absent); named, "
+                   "it must exist (mkdir a new one first)")
     p.add_argument("--report", help="report directory (reports), or 'none'")
     p.add_argument("--state", help="history and campaign journals (.aliasfuzz)")
     p.add_argument("--config", help="TOML file with the same options ([run] table)")
@@ -300,6 +329,13 @@ def _cmd_replay(args) -> int:
     for path in args.paths or ["corpus"]:  # before torch is imported: seconds on a busy host
         if not Path(path).is_dir():
             raise InvalidArgument(f"{path}: no such corpus entry or corpus folder")
+    from aliasfuzz.campaign.known import load_known
+
+    for path in map(Path, args.paths or ["corpus"]):
+        # the known.toml beside the entries, checked as run checks it: replay is how an edit
+        # to it is tried without a campaign (fresh user 20)
+        entry = (path / "meta.json").exists() or (path / "program.json").exists()
+        load_known(path.parent if entry else path)
     from aliasfuzz.campaign.replay import replay
 
     activate_plugins(args.plugin or ())
@@ -443,6 +479,9 @@ def _cmd_report(args) -> int:
     out = Path(args.out) if args.out else Path("reports") / cid
     check_writable_dir(out, "--out")
     corpus = args.corpus if args.corpus is not None else "corpus"
+    from aliasfuzz.campaign.known import load_known
+
+    load_known(corpus)  # a malformed known.toml is the same one-line error as in run
     print(f"report: {write_report(cid, state=args.state, corpus=corpus, out=out)}")
     return 0
 

@@ -20,6 +20,7 @@ def main(argv: list[str]) -> int:
 
 
 def _cmd(tmp, name, *extra):
+    (tmp / name / "corpus").mkdir(parents=True, exist_ok=True)  # a named --corpus must exist
     return [
         sys.executable,
         "-m",
@@ -187,6 +188,7 @@ def test_a_second_driver_on_a_running_campaign_is_refused(tmp_path, monkeypatch)
     from aliasfuzz.campaign.driver import _lock
 
     state = tmp_path / "state"
+    (tmp_path / "corpus").mkdir()
     args = ["run", "--programs", "1", "--pipelines", "debug-miscompile", "--state", str(state),
             "--corpus", str(tmp_path / "corpus"), "--report", "none", "-q", "--workers", "1"]
     assert main(args) in (0, 1)
