@@ -400,6 +400,10 @@ def load_checked_case(path: str):
 
 def _cmd_check(args) -> int:
     _case_path(args.file)  # before torch is imported: seconds on a busy host
+    if args.repro is not None:
+        from aliasfuzz.campaign.options import check_writable_dir
+
+        check_writable_dir(args.repro, "--repro")
     from aliasfuzz.campaign import _judge
 
     pipelines = args.pipelines.split(",") if args.pipelines else None
@@ -409,7 +413,7 @@ def _cmd_check(args) -> int:
                        f"{args.timeout:g} s (a hang at import or in a pipeline)")
     try:
         activate_plugins(args.plugin or ())
-        load_checked_case(args.file)
+        case = load_checked_case(args.file)
         rows = _judge.judge_case(args.file, pipelines)
     finally:
         cancel()  # check also runs inside other processes (tests): never fire later
@@ -423,8 +427,37 @@ def _cmd_check(args) -> int:
         else:
             mark = f" (CONTRADICTS expect: {exp})"
             bad += 1
-        print(f"{r['pipeline']}: {got}{mark} {r.get('explanation', '')}".rstrip())
+        # the check's name, as run's finding lines and the README's tables say it
+        check = f" check={r['check']}" if got != "ok" and r.get("check") else ""
+        print(f"{r['pipeline']}: {got}{mark}{check} {r.get('explanation', '')}".rstrip())
+    if args.repro is not None:
+        _write_case_repros(args.file, case, rows, Path(args.repro))
     return 1 if bad else 0
+
+
+#: Verdicts of ``check`` that are no finding: nothing to reproduce.
+_NO_REPRO = ("ok", "skipped", "unknown", "unsupported", "invalid-program")
+
+
+def _write_case_repros(path: str, case, rows: list[dict], out: Path) -> None:
+    """``<out>/<case>-<pipeline>/repro.py`` for each row whose verdict is a finding, with
+    the corpus's renderer (:mod:`aliasfuzz.campaign._repro_case`); one line each, saying
+    where, or why there is none."""
+    from aliasfuzz.campaign._repro_case import render_case_repro
+
+    for r in rows:
+        if r["verdict"] in _NO_REPRO:
+            continue
+        text = render_case_repro(path, case, r)
+        if text is None:
+            print(f"repro: none for {r['pipeline']} ({r['verdict']}, check {r.get('check')}): "
+                  "the corpus's renderer cannot show it from a case file; the case file "
+                  f"itself reproduces it: aliasfuzz check {path} --pipelines {r['pipeline']}")
+            continue
+        folder = out / f"{Path(path).stem}-{r['pipeline']}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "repro.py").write_text(text)
+        print(f"repro: {folder / 'repro.py'}")
 
 
 def _watchdog(seconds: float, message: str):
@@ -460,6 +493,9 @@ def _add_check(sub) -> None:
     p.add_argument("--pipelines", help="comma list (default: those in its expect block)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds for the whole check (600); a hang is a one-line error, exit 2")
+    p.add_argument("--repro", metavar="DIR",
+                   help="write DIR/<case>-<pipeline>/repro.py for each finding, a standalone "
+                   "script as a corpus entry's (exit 1 while the bug shows, 0 fixed)")
     _add_plugin_flag(p)
     p.set_defaults(func=_cmd_check)
 
