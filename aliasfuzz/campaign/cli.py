@@ -141,6 +141,8 @@ def _cmd_run(args) -> int:
         status = "new" if f["new"] else "in corpus"
         if f.get("known"):
             status += f", known {f['known']}"
+        if f.get("budget_spent"):  # written as found once --time's tail was over
+            status += f", time budget spent: {f['budget_spent']}"
         full = f" full:{f['full']}" if f.get("full") else ""
         print(
             f"finding {f['id']} {f['verdict']} {f['pipeline']} check={f['check']} "
@@ -267,9 +269,11 @@ def _add_run(sub) -> None:
     p = sub.add_parser("run", help="run a fuzzing campaign (default: ~2 min on CPU)")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--time", type=float, metavar="SECONDS",
-                        help="wall-clock budget for starting programs: programs and findings "
-                        "in flight at the deadline are still judged, shrunk and blamed (a "
-                        "shrink can take minutes), so the run ends after it")
+                        help="wall-clock budget of the whole campaign (a resumed one counts "
+                        "the time before its interruption): no program starts after it; "
+                        "programs in flight are still judged, and findings shrunk and "
+                        "blamed for a tenth of the budget more (at least 30 s), then "
+                        "written as they are, marked 'time budget spent'")
     budget.add_argument("--programs", type=int, metavar="N", help="number of programs")
     p.add_argument("--seed", type=_seed, help="campaign seed (default 0); 'today' is YYYYMMDD")
     p.add_argument(
