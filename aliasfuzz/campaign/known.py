@@ -192,10 +192,11 @@ def _bug(where: str, t: Any) -> KnownBug:
         raise InvalidArgument(f"{where}: why must be a non-empty string")
     lists = {k: _strings(where, k, t[k]) for k in ("ops", "evidence", "absent", "pipelines", "checks")
              if k in t}
-    bad = _unknown_witness_rules(lists.get("evidence", ()))
-    if bad:  # such a row never matches: the findings it means would fail runs as new
-        raise InvalidArgument(f"{where}: unknown witness rule(s) {bad} in evidence (known "
-                              f"rules: {', '.join(f'witness:{r}' for r in witness_rules())})")
+    for key in ("evidence", "absent"):
+        bad = _unknown_witness_rules(lists.get(key, ()))
+        if bad:  # such a row never matches (or never excludes) what it means to
+            raise InvalidArgument(f"{where}: unknown witness rule(s) {bad} in {key} (known "
+                                  f"rules: {', '.join(f'witness:{r}' for r in witness_rules())})")
     bad = sorted(set(lists.get("checks", ())) - set(OBSERVABLES))
     if bad:
         raise InvalidArgument(f"{where}: unknown check(s) {bad} (one of {', '.join(OBSERVABLES)})")
