@@ -4,6 +4,7 @@ shapes, the options they run with on each pipeline, and what their corpus entry 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,8 @@ from aliasfuzz.campaign.options import (
 )
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
 
 def test_the_choice_is_a_function_of_seed_and_index_alone():
@@ -130,3 +133,41 @@ def test_a_repro_of_a_dynamic_hit_compiles_it_dynamic():
     meta["hits"][1]["pipeline_options"] = {"dynamic": True}  # the public sighting was dynamic
     p = plan(program, meta)
     assert (p.pipeline, p.options) == ("aot_eager", {"dynamic": True})
+
+
+def _scatter_out() -> Program:
+    """v0 = x1 - 1; torch.scatter_add(v0, 0, index, v0, out=x1): program 26 of seed 0,
+    compiled dynamic and shrunk (its crash is pytorch/pytorch#122773's)."""
+    return Program(
+        (StorageSpec("s1", 8, dtype="int64", init="randint",
+                     init_args={"high": 2, "low": 0, "seed": 197}),),
+        (TensorSpec("x1", "s1", (4, 2), (2, 1)),),
+        (Op("sub.Scalar", ("x1",), {"other": 1}, ("v0",)),
+         Op("scatter_add.out", ("v0", "x1", "v0"),
+            {"dim": 0, "index": ((2,), (0,), (0,))}, ("v2",))),
+        (),
+    )
+
+
+def test_an_out_op_that_only_dynamic_shapes_crash_is_a_known_bug():
+    # a crash that static shapes do not show is still a finding (the compiled call raises
+    # where eager runs), and known: its control, the same program static, removes it
+    from aliasfuzz.campaign import _judge
+    from aliasfuzz.campaign.corpus import roots
+    from aliasfuzz.campaign.known import control_candidates, load_known, match
+
+    program = _scatter_out()
+    out = _judge.evaluate(program, "aot_eager", "cpu", {"dynamic": True})
+    assert (out["verdict"], out["check"]) == ("crash", "exceptions"), out["explanation"]
+    assert "making fake tensor call" in out["explanation"]
+    assert _judge.evaluate(program, "aot_eager", "cpu", None)["verdict"] == "ok"
+    blame = _judge.blame(program, "aot_eager", "cpu", {"dynamic": True}, out)
+    assert blame["stage"] == "dynamo", blame["trail"]
+    keys, ops = roots(program, out, "aot_eager", blame), {op.op for op in program.body}
+    bugs = [b for b in load_known(CORPUS) if b.issue == "pytorch/pytorch#122773"]
+    (bug,) = control_candidates(bugs, keys, ops, "aot_eager")
+    control = bug.control_options({"dynamic": True})
+    assert control == {"dynamic": False}
+    got = _judge.evaluate(program, "aot_eager", "cpu", control)["verdict"]
+    assert match(bugs, keys[0], ops, {"aot_eager"}, {bug.issue: got})[0] == bug
+    assert match(bugs, keys[0], ops, {"aot_eager"}, {bug.issue: "crash"})[0] is None
