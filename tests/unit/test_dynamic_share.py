@@ -171,3 +171,23 @@ def test_an_out_op_that_only_dynamic_shapes_crash_is_a_known_bug():
     got = _judge.evaluate(program, "aot_eager", "cpu", control)["verdict"]
     assert match(bugs, keys[0], ops, {"aot_eager"}, {bug.issue: got})[0] == bug
     assert match(bugs, keys[0], ops, {"aot_eager"}, {bug.issue: "crash"})[0] is None
+
+
+def test_a_size_one_dim_is_specialized_and_the_program_judged_as_any_other():
+    # Dynamo specializes sizes 0 and 1 under dynamic=True (a size-1 dim broadcasts): such a
+    # dim stays an int in the graph, the others are SymInts; the judge calls the compiled
+    # function once per run, so a later guard failure or recompile never reaches a verdict
+    import torch
+
+    from aliasfuzz.oracle.judge import judge
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    program = Program((StorageSpec("s0", 4),), (TensorSpec("x", "s0", (1, 4), (4, 1)),),
+                      (Op("sin", ("x",), {}, ("y",)), Op("add_.Scalar", ("y",), {"other": 1.0}, ("z",))),
+                      ("y",))
+    j = judge(program, "inductor-reinplace", PipelineOptions(dynamic=True))
+    assert j.verdict.value == "ok", j.explanation
+    (shape,) = [n.meta["val"].shape for n in j.execution.graph_before.graph.nodes
+                if n.op == "placeholder" and isinstance(n.meta.get("val"), torch.Tensor)]
+    assert shape[0] == 1 and not isinstance(shape[0], torch.SymInt)
+    assert isinstance(shape[1], torch.SymInt)
