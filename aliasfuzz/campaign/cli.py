@@ -71,6 +71,7 @@ def _run_flags(args) -> dict:
             "kernel_cache",
             "mutate",
             "grad_share",
+            "dynamic_share",
         )
     }
     flags["shrink"] = False if args.no_shrink else None
@@ -318,6 +319,9 @@ def _add_run(sub) -> None:
     p.add_argument("--grad-share", type=float, metavar="SHARE",
                    help="share of generated programs whose unwritten float inputs require grad, "
                    "their gradients compared on every torch.compile pipeline, 0 to 1 (0.15; 0: off)")
+    p.add_argument("--dynamic-share", type=float, metavar="SHARE",
+                   help="share of programs compiled with dynamic shapes (torch.compile(dynamic=True)) "
+                   "on every torch.compile pipeline, 0 to 1 (0.1; 0: off)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_plugin_flag(p)
     p.set_defaults(func=_cmd_run)

@@ -30,7 +30,7 @@ from aliasfuzz.campaign.follow import follow_key
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import Journal
 from aliasfuzz.campaign.known import load_known
-from aliasfuzz.campaign.options import CampaignOptions
+from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
 from aliasfuzz.campaign.shrink import same_failure
@@ -420,7 +420,8 @@ class _Campaign:
         self.journal = Journal(self.dir / "journal.jsonl")
         self.history = History(Path(opts.state) / "history.sqlite")
         self.programs = sources.Programs(opts.seed, opts.max_statements, opts.mutate,
-                                         sources.load(self.dir), opts.grad_share)
+                                         sources.load(self.dir), opts.grad_share,
+                                         opts.dynamic_share)
         self.bugs = load_known(opts.corpus)
         self.show = show
 
@@ -586,6 +587,8 @@ class _Campaign:
                 "op_kinds": sorted({lookup(op.op).kind.value for op in program.body}),
                 "statements": len(program.body),
             }
+            if program.meta.get("dynamic"):  # compiled with dynamic shapes (sources.mark_dynamic)
+                event["dynamic"] = True
             if is_finding(out["verdict"]):
                 event["program"] = program.to_json()
             event["costs"] = self._costs(stages, i)
@@ -716,7 +719,7 @@ class _Campaign:
                 "seed": self.opts.seed,
                 "program_index": i,
                 "device": self.opts.device,
-                "pipeline_options": self.opts.pipeline_options.get(pipeline, {}),
+                "pipeline_options": task_options(self.opts.pipeline_options, pipeline, original),
                 "shrink_executions": spent,
             },
         )

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign.follow import accepts
-from aliasfuzz.campaign.options import CampaignOptions
+from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
 from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS, Worker
 from aliasfuzz.fuzz.ir import Program
@@ -157,7 +157,7 @@ class Pool:
             "program": program.to_json(),
             "pipeline": pipeline,
             "device": self.opts.device,
-            "options": self.opts.pipeline_options.get(pipeline, {}),
+            "options": task_options(self.opts.pipeline_options, pipeline, program),
         }
 
     def _loop(self, worker: Worker) -> None:
@@ -297,7 +297,8 @@ class Pool:
             "program": program.to_json(),
             "pipelines": pipelines,
             "device": self.opts.device,
-            "options": {p: self.opts.pipeline_options.get(p, {}) for p in pipelines},
+            "options": {p: task_options(self.opts.pipeline_options, p, program)
+                        for p in pipelines},
         }
         out = worker.run(task, timeout=self.opts.timeout * len(pipelines))
         wall = time.perf_counter() - t0

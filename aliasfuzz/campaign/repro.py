@@ -172,7 +172,9 @@ def plan(program: Program, meta: dict[str, Any]) -> Plan:
     else:
         harness = _harness_reason(mode, verdict, h.get("full"))
     cuda = uses_triton(p) or str(meta.get("device", "cpu")).startswith("cuda")
-    options = dict(meta.get("pipeline_options") or {}) if own else {}
+    # a hit's own options (dynamic shapes: --dynamic-share), else the entry's for its program
+    options = dict(h["pipeline_options"] if isinstance(h.get("pipeline_options"), dict)
+                   else meta.get("pipeline_options") or {} if own else {})
     exp = meta.get("expected") or {}
     described = own and h.get("check") == exp.get("check") and verdict == exp.get("verdict")
     said = str((meta if described else h).get("explanation") or "")

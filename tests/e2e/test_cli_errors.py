@@ -62,6 +62,8 @@ def _run(tmp_path, *extra) -> list[str]:
         (["--device", "tpu"], "device"),
         (["--grad-share", "1.5"], "--grad-share must be a share between 0 and 1"),
         (["--grad-share", "nan"], "--grad-share must be a share between 0 and 1"),
+        (["--dynamic-share", "-0.5"], "--dynamic-share must be a share between 0 and 1"),
+        (["--dynamic-share", "inf"], "--dynamic-share must be a share between 0 and 1"),
     ],
 )
 def test_run_bad_numbers_and_device(tmp_path, flags, needle):

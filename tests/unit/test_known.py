@@ -236,7 +236,7 @@ def test_a_bug_with_a_control_is_known_only_when_its_workaround_removes_the_find
     # #198095's crash form (AOTAutograd's runtime wrappers): the fields alone match other crashes of
     # programs with aliased inputs; view_replay_for_aliased_outputs=False removes only its own
     bugs = load_known(CORPUS)
-    (bug,) = [b for b in bugs if b.control and b.verdict == "crash"]
+    (bug,) = [b for b in bugs if b.control and b.verdict == "crash" and b.stage == "aot-runtime"]
     assert bug.issue.endswith("#198095")
     root = _root("aot-runtime", ["inplace", "view", "aliased-inputs"], "crash")
     ops = {"add_.Scalar", "reshape"}
