@@ -84,10 +84,23 @@ def _fresh(taken: set[str]) -> str:
     return name
 
 
-def _args(draw: DrawBase, row: str, live: list[tuple[str, ValueMeta]], inputs: set[str]):
-    """Argument names and layouts for ``row`` among the ``live`` values."""
+def _absolute_ok(m: ValueMeta, own: set[str], written: set[str]) -> bool:
+    """Whether a layout taken by absolute storage positions on ``m`` (``resize_``,
+    ``set_.storage``) may pass the ``layout-readout`` rule: ``m``'s storage unwritten so far,
+    and an input's or ``m`` dense from offset 0 (:func:`~aliasfuzz.fuzz.layout_contract.anchored`)."""
+    from aliasfuzz.fuzz.layout_contract import anchored
+
+    return m.storage not in written and (m.storage in own or anchored(m))
+
+
+def _args(draw: DrawBase, row: str, live: list[tuple[str, ValueMeta]], inputs: set[str],
+          own: set[str], written: set[str]):
+    """Argument names and layouts for ``row`` among the ``live`` values (``own``: input
+    storages, ``written``: storages written before the statement)."""
     d = REGISTRY[row]
     xs = live
+    if row in ("resize_", "resize_as_"):
+        xs = [(n, m) for n, m in live if _absolute_ok(m, own, written)]
     if BASE_ONLY in d.tags:
         xs = [(n, m) for n, m in live if is_base(n, m, inputs)]
     if row == "requires_grad_":
@@ -98,6 +111,8 @@ def _args(draw: DrawBase, row: str, live: list[tuple[str, ValueMeta]], inputs: s
     if d.arity == 1:
         return (x,), [xm]
     ys = [(n, m) for n, m in live if n != x and m.dtype == xm.dtype]
+    if row == "set_.storage":
+        ys = [(n, m) for n, m in ys if _absolute_ok(m, own, written)]
     if row == "resize_as_":
         from aliasfuzz.fuzz.ops.metadata import resize_room
 
@@ -117,7 +132,9 @@ def _draw_statement(draw: DrawBase, program: Program, row: str) -> Program:
     typed = infer(program.with_body(program.body[:pos], ()))
     live = [(k, m) for k, m in typed.values.items() if m is not None and k not in typed.retired]
     inputs = {t.name for t in program.inputs}
-    args, metas = _args(draw, row, live, inputs)
+    written = {m.storage for step in typed.steps for m in step.opdef.written(step.args, step.op.params)
+               if m is not None}
+    args, metas = _args(draw, row, live, inputs, {t.storage for t in program.inputs}, written)
     params = REGISTRY[row].gen(draw, metas)
     taken = {t.name for t in program.inputs} | {o for op in program.body for o in op.out}
     res = _fresh(taken)
