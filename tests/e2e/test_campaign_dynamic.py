@@ -41,6 +41,7 @@ def _campaign(tmp_path: Path, share: str) -> tuple[list[str], list[dict]]:
     spy, log = tmp_path / "spy.py", tmp_path / f"spy-{share}.log"
     spy.write_text(_SPY)
     state = tmp_path / f"state-{share}"
+    (tmp_path / "corpus").mkdir(exist_ok=True)  # run --corpus refuses a missing directory
     r = run_cli("run", "--programs", "3", "--seed", "2", "--pipelines", "inductor-reinplace",
                 "--workers", "1", "--no-shrink", "-q", "--report", "none",
                 "--dynamic-share", share, "--grad-share", "0", "--plugin", spy,
