@@ -23,10 +23,10 @@ booleans whose False is the simple case (the statement last, no follow-up write)
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING
 
-from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.errors import GenerationFailure
+from aliasfuzz.fuzz._gentry import first_fit, fresh_name, taken_names
 from aliasfuzz.fuzz.ir import Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY
 from aliasfuzz.fuzz.ops.core import ValueMeta
@@ -39,7 +39,6 @@ __all__ = ["META_ROWS", "add_metadata"]
 
 #: The rows drawn (shrink order: the first is the target), all in the ``view`` family.
 META_ROWS: tuple[str, ...] = tuple(n for n, d in REGISTRY.items() if OWN_STREAM in d.tags)
-_ATTEMPTS = 6
 #: rows after which an in-place write of the result may follow
 _REBINDS = ("resize_", "resize_as_", "set_", "set_.storage")
 
@@ -58,30 +57,14 @@ def add_metadata(
     if "view" not in cfg.families or not draw.boolean(cfg.metadata_share):
         return program
     from aliasfuzz.fuzz.grads import grad_exclusion
-    from aliasfuzz.fuzz.validate import infer
 
-    for _ in range(_ATTEMPTS):
-        row = draw.choice(META_ROWS)
-        try:
-            out = _draw_statement(draw, program, row)
-            infer(out)
-            why = grad_exclusion(out)
-            if why is not None and row == "requires_grad_":
-                raise GenerationFailure(f"the made leaf reaches {why}")
-        except (GenerationFailure, InvalidArgument) as e:
-            if stats is not None:
-                stats.rejected[row, getattr(e, "rule", type(e).__name__)] += 1
-            continue
-        if stats is not None:
-            stats.accepted[row] += 1
-        return Program(out.storages, out.inputs, out.body, out.outputs, {**out.meta, "metadata": row})
-    return program
+    def made_leaf_differentiable(out: Program, row: str) -> None:
+        why = grad_exclusion(out)
+        if why is not None and row == "requires_grad_":
+            raise GenerationFailure(f"the made leaf reaches {why}")
 
-
-def _fresh(taken: set[str]) -> str:
-    name = next(f"v{i}" for i in itertools.count() if f"v{i}" not in taken)
-    taken.add(name)
-    return name
+    return first_fit(program, draw, META_ROWS, _draw_statement, "metadata", stats,
+                     made_leaf_differentiable)
 
 
 def _absolute_ok(m: ValueMeta, own: set[str], written: set[str]) -> bool:
@@ -136,12 +119,12 @@ def _draw_statement(draw: DrawBase, program: Program, row: str) -> Program:
                if m is not None}
     args, metas = _args(draw, row, live, inputs, {t.storage for t in program.inputs}, written)
     params = REGISTRY[row].gen(draw, metas)
-    taken = {t.name for t in program.inputs} | {o for op in program.body for o in op.out}
-    res = _fresh(taken)
+    taken = taken_names(program, storages=False)
+    res = fresh_name("v", taken)
     ops = [Op(row, args, params, (res,))]
     if row in _REBINDS and metas[0].dtype != "bool" and draw.boolean(0.4):
         other = 1.0 if metas[0].is_float else 1
-        ops.append(Op("add_.Scalar", (res,), {"other": other}, (_fresh(taken),)))
+        ops.append(Op("add_.Scalar", (res,), {"other": other}, (fresh_name("v", taken),)))
     gone = retires(typed.values, args[0]) if row != "requires_grad_" else set()
     outputs = [o for o in program.outputs if o not in gone]
     if res not in outputs and (args[0] not in inputs or len(outputs) < len(program.outputs)
