@@ -41,7 +41,7 @@ import torch
 
 from aliasfuzz.campaign import _judge
 from aliasfuzz.fuzz.sample import generate
-from aliasfuzz.oracle.verdict import Verdict
+from tests.common.judged import assert_judged_valid_and_no_finding
 
 _PER_ROW = int(os.environ.get("ALIASFUZZ_METADATA_EXAMPLES", "2"))
 _OPTS = dict(families=("view", "inplace", "functional", "out"), max_statements=3,
@@ -64,12 +64,7 @@ def _sample():
 
 @pytest.mark.parametrize("program", list(_sample()), ids=lambda p: f"{p.meta['index']}-{p.meta['metadata']}")
 def test_metadata_programs_judge_ok_on_aot_eager(program):
-    out = _judge.evaluate(program, "aot_eager", "cpu")
-    assert out["verdict"] == Verdict.OK.value or not Verdict(out["verdict"]).is_finding, (
-        f"{out['verdict']} (check {out['check']}): {out['explanation']}\n{out['diff']}\n"
-        f"{program.dumps()}"
-    )
-    assert out["verdict"] != Verdict.INVALID_PROGRAM.value, out["explanation"]
+    assert_judged_valid_and_no_finding(program, "aot_eager")
 
 
 @pytest.mark.parametrize("index", sorted(KNOWN))
