@@ -24,11 +24,11 @@ other, then the unused input.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import TYPE_CHECKING
 
-from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.errors import GenerationFailure
+from aliasfuzz.fuzz._gentry import first_fit, fresh_name, taken_names
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec, contiguous_strides
 from aliasfuzz.fuzz.optional import toggled
 
@@ -39,7 +39,6 @@ __all__ = ["OPTIONAL_ROWS", "add_optional"]
 
 #: The rows drawn, with the generator family each needs in ``cfg.families``.
 OPTIONAL_ROWS: tuple[tuple[str, str], ...] = (("optional_add", "functional"),)
-_ATTEMPTS = 6
 
 
 def add_optional(
@@ -48,36 +47,24 @@ def add_optional(
     """``program`` with one optional input and a statement of :data:`OPTIONAL_ROWS` reading
     it, for a ``cfg.optional_share`` of draws; else ``program`` itself.
 
-    Only when a row's family is in ``cfg.families``. Tries a few times (each try validated
-    in both forms) and returns ``program`` unchanged when none fits; ``stats`` counts the
+    Only when a row's family is in ``cfg.families``. Tries a few times
+    (:func:`~aliasfuzz.fuzz._gentry.first_fit`, each try validated in both forms) and
+    returns ``program`` unchanged when none fits; ``stats`` counts the
     tries per row as :class:`~aliasfuzz.fuzz.strategies.GenStats` does.
     ``meta["optional"]`` records the row.
     """
     rows = [r for r, fam in OPTIONAL_ROWS if fam in cfg.families]
     if not rows or not draw.boolean(cfg.optional_share):
         return program
+    return first_fit(program, draw, rows, _draw_statement, "optional", stats, _toggled_valid)
+
+
+def _toggled_valid(out: Program, row: str) -> None:
+    """The toggled form validates too (TorchScript's pipeline calls it): raises
+    :class:`InvalidArgument` as :func:`~aliasfuzz.fuzz.validate.infer` does."""
     from aliasfuzz.fuzz.validate import infer
 
-    for _ in range(_ATTEMPTS):
-        row = draw.choice(rows)
-        try:
-            out = _draw_statement(draw, program, row)
-            infer(out)
-            infer(toggled(out))
-        except (GenerationFailure, InvalidArgument) as e:
-            if stats is not None:
-                stats.rejected[row, getattr(e, "rule", type(e).__name__)] += 1
-            continue
-        if stats is not None:
-            stats.accepted[row] += 1
-        return Program(out.storages, out.inputs, out.body, out.outputs, {**out.meta, "optional": row})
-    return program
-
-
-def _fresh(prefix: str, taken: set[str]) -> str:
-    name = next(f"{prefix}{i}" for i in itertools.count() if f"{prefix}{i}" not in taken)
-    taken.add(name)
-    return name
+    infer(toggled(out))
 
 
 def _draw_statement(draw: DrawBase, program: Program, row: str) -> Program:
@@ -91,19 +78,18 @@ def _draw_statement(draw: DrawBase, program: Program, row: str) -> Program:
     if not targets:
         raise GenerationFailure("no value to add an optional tensor to")
     x, xm = draw.choice(targets)
-    taken = ({s.name for s in program.storages} | {t.name for t in program.inputs}
-             | {o for op in program.body for o in op.out})
+    taken = taken_names(program)
     cut = draw.integer(1, xm.ndim) if xm.ndim and draw.boolean(0.3) else 0  # a suffix broadcasts
     shape = tuple(xm.shape[cut:])
     init, args = ("randn", {"seed": draw.integer(0, 255)}) if xm.is_float and draw.boolean(0.3) else ("arange", {})
-    st = StorageSpec(_fresh("so", taken), max(math.prod(shape), 1), xm.dtype, init, args)
-    y = TensorSpec(_fresh("o", taken), st.name, shape, contiguous_strides(shape), 0,
+    st = StorageSpec(fresh_name("so", taken), max(math.prod(shape), 1), xm.dtype, init, args)
+    y = TensorSpec(fresh_name("o", taken), st.name, shape, contiguous_strides(shape), 0,
                    optional=True, none=not draw.boolean(0.5))
-    v = _fresh("v", taken)
+    v = fresh_name("v", taken)
     ops = [Op(row, (x, y.name), {}, (v,))]
     if draw.boolean(0.3):  # written next: x's storage for None, a fresh one for a tensor
         other = 1.0 if xm.is_float else 1
-        ops.append(Op("add_.Scalar", (v,), {"other": other}, (_fresh("v", taken),)))
+        ops.append(Op("add_.Scalar", (v,), {"other": other}, (fresh_name("v", taken),)))
     body = (*program.body[:pos], *ops, *program.body[pos:])
     outputs = list(program.outputs)
     if v not in outputs:

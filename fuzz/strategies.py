@@ -36,15 +36,17 @@ from hypothesis import strategies as st
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
 from aliasfuzz.fuzz._geninputs import draw_inputs
+from aliasfuzz.fuzz._genmeta import add_metadata
 from aliasfuzz.fuzz._genoptional import add_optional
 from aliasfuzz.fuzz.ir import DTYPES, Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
-from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, is_base
+from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, OWN_STREAM, is_base
 from aliasfuzz.fuzz.validate import infer
 
 __all__ = [
     "ADVINDEX_SHARE",
     "DEFAULT_FAMILIES",
+    "METADATA_SHARE",
     "FAMILIES",
     "DrawBase",
     "GenConfig",
@@ -83,6 +85,11 @@ _PLACEHOLDERS = tuple(f"_r{i}" for i in range(64))
 #: program values): about 4 % of default programs hold one (``bench/coverage.py``'s target
 #: is 2 %; a try that fits no value leaves the program as drawn).
 ADVINDEX_SHARE = 0.05
+#: Default share of programs given a statement of the metadata rows drawn on their own
+#: stream (``resize_``, ``set_``, ``requires_grad_``, ...: :mod:`aliasfuzz.fuzz._genmeta`):
+#: five rows whose tries fit about half the time, so that ``aliasfuzz sample -n 200`` shows
+#: each of them (0.05 left two out of seed 1's 200).
+METADATA_SHARE = 0.1
 #: Default share of programs given an optional input and the ``None``-accepting statement
 #: reading it (:mod:`aliasfuzz.fuzz._genoptional`; ``bench/coverage.py``'s target is 2 %).
 OPTIONAL_SHARE = 0.05
@@ -172,8 +179,11 @@ class GenConfig:
     #: share of programs given one advanced-indexing statement with program index tensors
     #: (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`, drawn after the rest of the program)
     advindex_share: float = ADVINDEX_SHARE
+    #: share of programs given one statement of the own-stream metadata rows
+    #: (:func:`aliasfuzz.fuzz._genmeta.add_metadata`, drawn after the rest of the program)
+    metadata_share: float = METADATA_SHARE
     #: share of programs given an ``Optional[Tensor]`` input read by a ``None``-accepting
-    #: statement (:func:`aliasfuzz.fuzz._genoptional.add_optional`, drawn after advindex)
+    #: statement (:func:`aliasfuzz.fuzz._genoptional.add_optional`, drawn after metadata)
     optional_share: float = OPTIONAL_SHARE
 
 
@@ -205,6 +215,7 @@ def make_config(
     index_inputs: bool = True,
     grad_share: float = 0.15,
     advindex_share: float = ADVINDEX_SHARE,
+    metadata_share: float = METADATA_SHARE,
     optional_share: float = OPTIONAL_SHARE,
 ) -> GenConfig:
     """Check generator options and bind the registry rows they select.
@@ -215,17 +226,21 @@ def make_config(
     not apply it. ``advindex_share`` (0..1) is the share of programs given an
     advanced-indexing statement whose index tensors are program inputs
     (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`; needs ``index_inputs`` and the
-    ``inplace`` or ``functional`` family). ``optional_share`` (0..1) is the share of
-    programs given an ``Optional[Tensor]`` input that only a ``None``-accepting statement
-    reads (:func:`aliasfuzz.fuzz._genoptional.add_optional`; needs the ``functional``
-    family), the None-vs-tensor seam TorchScript's pipeline toggles between calls. Raises :class:`InvalidArgument` on a bad option,
+    ``inplace`` or ``functional`` family). ``metadata_share`` (0..1) is the share given a
+    ``resize_``, ``resize_as_``, ``set_``, ``set_.storage`` or ``requires_grad_`` statement
+    (:func:`aliasfuzz.fuzz._genmeta.add_metadata`; needs the ``view`` family).
+    ``optional_share`` (0..1) is the share of programs given an ``Optional[Tensor]`` input
+    that only a ``None``-accepting statement reads
+    (:func:`aliasfuzz.fuzz._genoptional.add_optional`; needs the ``functional`` family),
+    the None-vs-tensor seam TorchScript's pipeline toggles between calls. Raises
+    :class:`InvalidArgument` on a bad option,
     or when no registry row with a ``gen`` belongs to the requested families.
     """
     fams = _names_opt("families", families, tuple(FAMILIES))
     if device not in _DEVICES:
         raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
     shares = (("grad_share", grad_share), ("advindex_share", advindex_share),
-              ("optional_share", optional_share))
+              ("metadata_share", metadata_share), ("optional_share", optional_share))
     for name, share in shares:
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0:
             raise InvalidArgument(f"{name} must be a number in [0, 1], got {share!r}")
@@ -233,7 +248,8 @@ def make_config(
         if not isinstance(v, bool):
             raise InvalidArgument(f"{flag} must be a bool, got {v!r}")
     rows = tuple(
-        (f, _slots(d for d in REGISTRY.values() if d.gen is not None and d.kind in FAMILIES[f]))
+        (f, _slots(d for d in REGISTRY.values()
+                   if d.gen is not None and d.kind in FAMILIES[f] and OWN_STREAM not in d.tags))
         for f in fams
     )
     rows = tuple((f, r) for f, r in rows if r)
@@ -252,6 +268,7 @@ def make_config(
         rows=rows,
         grad_share=float(grad_share),
         advindex_share=float(advindex_share),
+        metadata_share=float(metadata_share),
         optional_share=float(optional_share),
     )
 
@@ -417,6 +434,7 @@ def programs(
     max_size: int = 4,
     index_inputs: bool = True,
     advindex_share: float = ADVINDEX_SHARE,
+    metadata_share: float = METADATA_SHARE,
     optional_share: float = OPTIONAL_SHARE,
 ) -> st.SearchStrategy[Program]:
     """A Hypothesis strategy of valid programs (they type-check; eager should run them).
@@ -433,6 +451,8 @@ def programs(
         and (``advindex_share`` of programs) an advanced-indexing statement with index
         tensor inputs of known contents (:mod:`aliasfuzz.fuzz._genadvindex`).
       advindex_share: that share (0..1); the boolean deciding it shrinks toward False.
+      metadata_share: the share (0..1) given a ``resize_``, ``resize_as_``, ``set_``,
+        ``set_.storage`` or ``requires_grad_`` statement (:mod:`aliasfuzz.fuzz._genmeta`).
       optional_share: the share (0..1) of programs given an ``Optional[Tensor]`` input read
         by a ``None``-accepting statement (:mod:`aliasfuzz.fuzz._genoptional`).
     """
@@ -447,6 +467,7 @@ def programs(
         max_size=max_size,
         index_inputs=index_inputs,
         advindex_share=advindex_share,
+        metadata_share=metadata_share,
         optional_share=optional_share,
     )
     return _programs(cfg)
@@ -455,4 +476,4 @@ def programs(
 @st.composite
 def _programs(draw, cfg: GenConfig) -> Program:
     d = HypothesisDraw(draw)
-    return add_optional(add_advindex(build_program(d, cfg), d, cfg), d, cfg)
+    return add_optional(add_metadata(add_advindex(build_program(d, cfg), d, cfg), d, cfg), d, cfg)
