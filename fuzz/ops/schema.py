@@ -10,7 +10,8 @@ Custom ops (``fz.<op>``) are bound to their own registered schema ``aliasfuzz::<
 Rows with no single torch op behind them are listed in :data:`NO_SCHEMA` with the reason;
 their written operands are the row's declared ``mutates``:
 
-* Python compositions (basic indexing, control flow, a factory that only borrows a device);
+* Python compositions (basic indexing, control flow, a factory that only borrows a device,
+  the ``None`` test of ``optional_add``);
 * user Triton launches, whose writes are the exact per-launch footprints of their shadows
   (:mod:`._kernelgen`), not a schema.
 
@@ -139,6 +140,8 @@ NO_SCHEMA: dict[str, str] = {
     "kind:triton": "a user Triton launch: its writes are the shadow's exact per-launch "
     "footprint (fuzz/ops/_kernelgen.py), checked for racing program instances instead",
     "kind:control": "Python control flow around ordinary in-place statements, run in order",
+    "optional_add": "x if y is None else torch.add(x, y): a Python conditional around "
+    "aten::add.Tensor (fuzz/ops/optional.py); writes nothing",
     **{name: "metadata-only mutation: the schema's Tensor(a!) covers sizes and strides, no "
        "element is written (fuzz/ops/metadata.py)"
        for name in (d.name for d in _METADATA)},
