@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
+from aliasfuzz.fuzz._genautograd import AUTOGRAD_SHARE
 from aliasfuzz.fuzz._geninputs import draw_inputs
 from aliasfuzz.fuzz.ir import DTYPES, Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
@@ -167,6 +168,10 @@ class GenConfig:
     #: share of programs given one advanced-indexing statement with program index tensors
     #: (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`, drawn after the rest of the program)
     advindex_share: float = ADVINDEX_SHARE
+    #: share of programs with ``requires_grad`` inputs given one autograd statement
+    #: (:func:`aliasfuzz.fuzz._genautograd.add_autograd`; applied by :mod:`.sample` only,
+    #: after the marking)
+    autograd_share: float = AUTOGRAD_SHARE
 
 
 def _int_opt(name: str, value: Any, lo: int, hi: int) -> int:
@@ -197,6 +202,7 @@ def make_config(
     index_inputs: bool = True,
     grad_share: float = 0.15,
     advindex_share: float = ADVINDEX_SHARE,
+    autograd_share: float = AUTOGRAD_SHARE,
 ) -> GenConfig:
     """Check generator options and bind the registry rows they select.
 
@@ -206,13 +212,16 @@ def make_config(
     not apply it. ``advindex_share`` (0..1) is the share of programs given an
     advanced-indexing statement whose index tensors are program inputs
     (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`; needs ``index_inputs`` and the
-    ``inplace`` or ``functional`` family). Raises :class:`InvalidArgument` on a bad option,
+    ``inplace`` or ``functional`` family). ``autograd_share`` (0..1) is the share of programs
+    with ``requires_grad`` inputs that :mod:`aliasfuzz.fuzz.sample` gives one autograd
+    statement (:func:`aliasfuzz.fuzz._genautograd.add_autograd`, after the marking). Raises :class:`InvalidArgument` on a bad option,
     or when no registry row with a ``gen`` belongs to the requested families.
     """
     fams = _names_opt("families", families, tuple(FAMILIES))
     if device not in _DEVICES:
         raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
-    for name, share in (("grad_share", grad_share), ("advindex_share", advindex_share)):
+    for name, share in (("grad_share", grad_share), ("advindex_share", advindex_share),
+                        ("autograd_share", autograd_share)):
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0:
             raise InvalidArgument(f"{name} must be a number in [0, 1], got {share!r}")
     for flag, v in (("aliased_inputs", aliased_inputs), ("index_inputs", index_inputs)):
@@ -238,6 +247,7 @@ def make_config(
         rows=rows,
         grad_share=float(grad_share),
         advindex_share=float(advindex_share),
+        autograd_share=float(autograd_share),
     )
 
 
