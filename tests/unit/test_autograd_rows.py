@@ -62,6 +62,44 @@ CASES = {
         _p(Op("select", ("x",), {"dim": 0, "index": 0}, ("v0",)),
            Op("mul_.Scalar", ("v0",), {"other": 2.0}, ("v1",)), outs=("x",)), "leaf-inplace"),
     "grad without inputs requiring grad": (_p(_MUL, _SIN, _grad("v1", "x"), rg=False), "autograd-grad"),
+    # the statement's own write overwrites what it saved of another operand
+    "x.mul_(x) then grad": (
+        _p(_MUL, Op("mul_", ("v0", "v0"), {}, ("v1",)), _grad("v1", "x")), "autograd-grad"),
+    "scatter_ of a src larger than its index, then grad": (
+        _p(Op("clone", ("w",), {}, ("v0",)),
+           Op("scatter_", ("v0", "x"), {"dim": 1, "index": [[0]]}, ("v1",)), _grad("v1", "x")),
+        "autograd-grad"),
+    "scatter_ of a src shaped like its index, then grad": (
+        _p(Op("clone", ("w",), {}, ("v0",)), Op("select", ("x",), {"dim": 1, "index": 0}, ("xc",)),
+           Op("unsqueeze", ("xc",), {"dim": 1}, ("xs",)),
+           Op("scatter_", ("v0", "xs"), {"dim": 1, "index": [[1], [0], [1]]}, ("v1",)),
+           _grad("v1", "x")), None),
+    # split/chunk/unbind outputs requiring grad (handle_view_on_rebase)
+    "a chunk used after a no_grad write to its base": (
+        _p(Op("chunk", ("x",), {"chunks": 3, "dim": 0}, ("c0", "c1", "c2")), _BUMP_X,
+           Op("sin", ("c0",), {}, ("v1",)), outs=("v1",)), "multi-output-view"),
+    "a chunk of an intermediate written in place": (
+        _p(_MUL, Op("unbind", ("v0",), {"dim": 0}, ("c0", "c1", "c2")),
+           Op("add_.Scalar", ("c1",), {"other": 1.0}, ("v1",)), outs=("v1",)), "multi-output-view"),
+    "a view of a chunk returned after a write to the base": (
+        _p(_MUL, Op("chunk", ("v0",), {"chunks": 3, "dim": 0}, ("c0", "c1", "c2")),
+           Op("select", ("c0",), {"dim": 0, "index": 0}, ("c3",)),
+           Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v1",)), outs=("c3",)), "multi-output-view"),
+    "a chunk used before any write": (
+        _p(_MUL, Op("chunk", ("v0",), {"chunks": 3, "dim": 0}, ("c0", "c1", "c2")),
+           Op("sin", ("c0",), {}, ("v1",)), Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v2",)),
+           outs=("v1", "v2")), None),
+    # an input that does not require grad, its storage given a gradient through a view
+    "grad written through a view of w, then through w": (
+        _p(Op("select", ("w",), {"dim": 0, "index": 0}, ("w0",)),
+           Op("select", ("x",), {"dim": 0, "index": 0}, ("x0",)),
+           Op("add_", ("w0", "x0"), {}, ("v1",)), Op("add_.Scalar", ("w",), {"other": 1.0}, ("v2",)),
+           outs=("v2",)), "leaf-inplace"),
+    "grad written through w, then through w again": (
+        _p(Op("add_", ("w", "x"), {}, ("v1",)), Op("add_.Scalar", ("w",), {"other": 1.0}, ("v2",)),
+           outs=("v2",)), None),
+    "w[i] += a value requiring grad": (
+        _p(Op("setitem_iadd", ("w", "x"), {"idx": ["..."]}, ()), outs=("w",)), "leaf-inplace"),
 }
 
 
@@ -76,7 +114,27 @@ def test_validation_accepts_exactly_what_eager_runs(name):
         with pytest.raises(NoEagerMeaning) as e:
             infer(program)
         assert e.value.rule == rule
-        assert res.error is not None  # eager refuses it too
+        # eager refuses it too: the program, or (a multi-output view returned after a write
+        # to its base: its grad_fn is invalid) the backward of the loss that reads it
+        assert res.error is not None or (rule == "multi-output-view" and res.grad_error is not None)
+
+
+def test_loss_refusal_keeps_the_gradient_comparison():
+    """The generator's filter: the shared loss's backward after a retain_graph=False call, or
+    through a value whose saved tensor a no_grad write overwrote, raises (eager, or a
+    compiled pipeline's whole backward node freed by the call); ``loss_refusal`` says so."""
+    from aliasfuzz.fuzz.eager import run_eager
+    from aliasfuzz.fuzz.gradflow import loss_refusal
+
+    freed = _p(_MUL, _SIN, _grad("v1", "x", retain=False), outs=("g", "v1"))
+    saved = _p(Op("sin", ("x",), {}, ("v1",)), _BUMP_X, outs=("v1",))
+    for p in (freed, saved):
+        assert loss_refusal(p, infer(p).steps) is not None
+        res = run_eager(p)
+        assert res.error is None and res.grad_error is not None
+    ok = CASES["grad wrt an intermediate, graph freed"][0]  # returns the gradient only
+    assert loss_refusal(ok, infer(ok).steps) is None
+    assert run_eager(ok).grad_error is None
 
 
 def test_grad_result_is_fresh_contiguous_and_requires_no_grad():
@@ -104,3 +162,28 @@ def test_no_grad_rows_take_the_inner_rows_schema_and_render_a_with_block():
         assert REGISTRY[f"no_grad.{inner}"].mutates == REGISTRY[inner].mutates
     src = render_module(CASES["no_grad write to a leaf, then a read"][0]).source
     assert "    with torch.no_grad():\n        x.add_(1.0)\n" in src
+
+
+def test_programs_drawn_without_the_family_are_unchanged():
+    """The family draws from its own stream after the marking (fuzz/_genautograd.py): every
+    program it leaves alone is the one drawn with ``autograd_share=0``, and one it changes
+    is that program with the autograd statement (and its use) inserted and one output
+    appended."""
+    from aliasfuzz.errors import InvalidArgument
+    from aliasfuzz.fuzz.sample import generate
+
+    with_ag, without = generate(300, 0), generate(300, 0, autograd_share=0.0)
+    hit = [i for i, p in enumerate(with_ag) if "autograd" in p.meta]
+    assert hit and not any("autograd" in p.meta for p in without)
+    assert all(with_ag[i] == without[i] for i in range(300) if i not in hit)
+    for i in hit:
+        a, b = with_ag[i], without[i]
+        assert a.inputs == b.inputs and a.outputs[:-1] == b.outputs
+        extra = [op for op in a.body if op not in b.body]
+        assert [op for op in a.body if op in b.body] == list(b.body)
+        assert extra[0].op == a.meta["autograd"]
+        # a gradient is returned as is or multiplied by x; a no_grad write is followed by sin
+        assert [op.op for op in extra[1:]] in ([], ["mul"]) if extra[0].op == "autograd_grad" \
+            else [op.op for op in extra[1:]] == ["sin"]
+    with pytest.raises(InvalidArgument, match="autograd_share"):
+        generate(1, 0, autograd_share=1.5)

@@ -69,6 +69,11 @@ BREAKS = {
         (StorageSpec("s", 16), StorageSpec("t", 8)),
         ("g",),
     ),
+    "multi-output-view": _program(  # x.chunk(2)[0] written in place
+        [Op("neg", ("x",), {}, ("y",)), Op("chunk", ("y",), {"chunks": 2, "dim": 0}, ("a", "b")),
+         Op("add_.Scalar", ("a",), {"other": 1.0}, ("r",))],
+        (TensorSpec("x", "s", (8,), (1,), requires_grad=True),),
+    ),
 }
 
 
