@@ -2,7 +2,10 @@
 
 ``--arms grads`` compares instead the default generator with one that marks no input
 ``requires_grad`` (``grad_share=0``): the same ops and programs, only the gradient
-observable differs (a backward per marked program and pipeline).
+observable differs (a backward per marked program and pipeline). ``--arms dynamic``
+compares the campaign's default ``--dynamic-share`` (:class:`CampaignOptions`, 0.1: those
+programs compiled with ``torch.compile(dynamic=True)`` on the ``torch.compile`` pipelines,
+:func:`aliasfuzz.campaign.options.task_options`) with ``dynamic_share=0``: the same programs.
 
 Judges programs ``0..N-1`` of ``--seed`` under the default pipelines (as
 ``bench/stages.py`` does: :func:`bench.stages.judge_all`, one capture per pipeline as the
@@ -16,7 +19,7 @@ generator's programs/s alone, and the ratio with/without.
 Generation differs between the arms from the first draw that picks a family slot, so the
 programs are not the same ones: the ratio measures the op mix, with its noise.
 
-    python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1] [--arms families|grads]
+    python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1] [--arms families|grads|dynamic]
 
 Prints numbers; asserts nothing.
 """
@@ -27,8 +30,8 @@ import argparse
 import contextlib
 import time
 
-from aliasfuzz.campaign import _judge
-from aliasfuzz.campaign.options import DEFAULT_PIPELINES
+from aliasfuzz.campaign import _judge, sources
+from aliasfuzz.campaign.options import DEFAULT_PIPELINES, CampaignOptions, task_options
 from aliasfuzz.fuzz import sample
 from aliasfuzz.fuzz.ops import REGISTRY
 from bench.stages import judge_all
@@ -63,12 +66,33 @@ def without_grads():
         _judge.generate = real
 
 
+#: the dynamic share of the "with" arm of ``--arms dynamic`` (0 in "without")
+_DYNAMIC = {"share": 0.0}
+
+
+@contextlib.contextmanager
+def with_dynamic():
+    """Mark the campaign's default share of programs dynamic (``--arms dynamic``, "with")."""
+    _DYNAMIC["share"] = CampaignOptions(programs=1).dynamic_share
+    try:
+        yield
+    finally:
+        _DYNAMIC["share"] = 0.0
+
+
+def _judged(seed: int, i: int) -> None:
+    """Judge program ``i`` of ``seed`` as a campaign's workers do (its dynamic mark, if any)."""
+    program = sources.mark_dynamic(_judge.generate(seed, i), _DYNAMIC["share"], seed, i)
+    options = {p: task_options({}, p, program) for p in DEFAULT_PIPELINES}
+    judge_all(program, DEFAULT_PIPELINES, "cpu", False, options)
+
+
 def arm(n: int, seed: int) -> tuple[float, float]:
     """(programs/s judged, programs/s generated) over programs 0..n-1 of ``seed``."""
-    judge_all(_judge.generate(seed, n), DEFAULT_PIPELINES, "cpu", False)  # warm-up
+    _judged(seed, n)  # warm-up
     t0 = time.perf_counter()
     for i in range(n):
-        judge_all(_judge.generate(seed, i), DEFAULT_PIPELINES, "cpu", False)
+        _judged(seed, i)
     judged = n / (time.perf_counter() - t0)
     t0 = time.perf_counter()
     sample.generate(20 * n, seed)
@@ -80,18 +104,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--arms", choices=("families", "grads"), default="families")
+    ap.add_argument("--arms", choices=("families", "grads", "dynamic"), default="families")
     ap.add_argument("--warmup", type=int, default=8,
                     help="programs judged before the first round (first compiles, imports)")
     args = ap.parse_args(argv)
-    hide = without_breadth if args.arms == "families" else without_grads
+    hide = {"families": without_breadth, "grads": without_grads}.get(args.arms)
     for i in range(args.warmup):  # the first round's first arm paid this alone otherwise
         judge_all(_judge.generate(args.seed + 1, i), DEFAULT_PIPELINES, "cpu", False)
     got: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
     for r in range(args.rounds):
         order = ("with", "without") if r % 2 == 0 else ("without", "with")
         for name in order:
-            ctx = hide() if name == "without" else contextlib.nullcontext()
+            if args.arms == "dynamic":  # "without" is the default here: no program dynamic
+                ctx = with_dynamic() if name == "with" else contextlib.nullcontext()
+            else:
+                ctx = hide() if name == "without" else contextlib.nullcontext()
             with ctx:
                 judged, generated = arm(args.n, args.seed)
             got[name].append((judged, generated))

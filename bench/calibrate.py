@@ -125,6 +125,7 @@ def run_mutant(name: str, a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         return row
     state, corpus = tmp / name / "state", tmp / name / "corpus"
     state.mkdir(parents=True)
+    corpus.mkdir(parents=True, exist_ok=True)  # run refuses a named corpus that is not there
     args = ["run", "--plugin", str(ZOO / f"{name}.py"), "--pipelines", ",".join(pipelines)]
     args += ["--seed", str(a.seed), "--time", str(a.budget), "--workers", str(a.workers)]
     args += ["--state", str(state), "--corpus", str(corpus), "--report", "none", "-q"]
@@ -244,6 +245,7 @@ def throughput(pipeline: str, workers: int, a: argparse.Namespace, tmp: Path) ->
     """A plugin-free campaign of ``--throughput-programs`` programs; its rates."""
     state = tmp / f"tp-{pipeline}-{workers}" / "state"
     state.mkdir(parents=True)
+    (state.parent / "corpus").mkdir(exist_ok=True)  # run refuses a named corpus that is not there
     args = ["run", "--pipelines", pipeline, "--programs", str(a.throughput_programs)]
     args += ["--seed", str(a.seed), "--workers", str(workers), "--no-shrink", "-q"]
     args += ["--state", str(state), "--corpus", str(state.parent / "corpus"), "--report", "none"]

@@ -36,13 +36,16 @@ from aliasfuzz.fuzz import costs  # noqa: E402
 IMPORT_SECONDS = time.perf_counter() - T_IMPORT
 
 
-def judge_all(program, pipelines, device: str, share: bool) -> dict[str, dict]:
-    """Outcome per pipeline, as a campaign's workers judge them."""
+def judge_all(program, pipelines, device: str, share: bool,
+              options: dict[str, dict] | None = None) -> dict[str, dict]:
+    """Outcome per pipeline, as a campaign's workers judge them; ``options``: pipeline ->
+    its options dict (none by default)."""
+    options = options or {}
     group = _shared_group(list(pipelines)) if share else []
-    out = _judge.evaluate_group(program, group, device) if group else {}
+    out = _judge.evaluate_group(program, group, device, options) if group else {}
     for name in pipelines:
         if name not in out:
-            out[name] = _judge.evaluate(program, name, device)
+            out[name] = _judge.evaluate(program, name, device, options.get(name))
     return out
 
 

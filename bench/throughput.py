@@ -45,6 +45,7 @@ def campaign(n: int, seed: int, workers: int, flags: list[str], state: Path, cor
     cmd = [sys.executable, "-m", "aliasfuzz.cli", "run", "--programs", str(n), "--seed",
            str(seed), "--workers", str(workers), "--report", "none", "-q",
            "--state", str(state), "--corpus", str(corpus), *flags]
+    corpus.mkdir(parents=True, exist_ok=True)  # run refuses a named corpus that is not there
     load = os.getloadavg()[0]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=7200)
     m = _SUMMARY.search(r.stdout)

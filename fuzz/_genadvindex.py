@@ -29,6 +29,7 @@ import math
 from typing import TYPE_CHECKING
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.fuzz._gentry import first_fit, fresh_name, taken_names
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec, contiguous_strides
 from aliasfuzz.fuzz.ops.core import ValueMeta, broadcast_shapes
 
@@ -45,7 +46,6 @@ ADV_ROWS: tuple[tuple[str, str], ...] = (
     ("getitem_tensor", "functional"),
     ("setitem_tensor.Scalar", "inplace"),
 )
-_ATTEMPTS = 6
 _MAX_INDEX_TENSORS = 3
 _MAX_POSITIONS = 4  # entries per index dim: small programs, small repros
 
@@ -64,32 +64,7 @@ def add_advindex(
     rows = [r for r, fam in ADV_ROWS if fam in cfg.families]
     if not rows or not cfg.index_inputs or not draw.boolean(cfg.advindex_share):
         return program
-    from aliasfuzz.fuzz.validate import infer
-
-    for _ in range(_ATTEMPTS):
-        row = draw.choice(rows)
-        try:
-            out = _draw_statement(draw, program, row)
-            infer(out)
-        except (GenerationFailure, InvalidArgument) as e:
-            if stats is not None:
-                stats.rejected[row, getattr(e, "rule", type(e).__name__)] += 1
-            continue
-        if stats is not None:
-            stats.accepted[row] += 1
-        return Program(out.storages, out.inputs, out.body, out.outputs, {**out.meta, "advindex": row})
-    return program
-
-
-def _names(program: Program) -> set[str]:
-    return ({s.name for s in program.storages} | {t.name for t in program.inputs}
-            | {o for op in program.body for o in op.out})
-
-
-def _fresh(prefix: str, taken: set[str]) -> str:
-    name = next(f"{prefix}{i}" for i in itertools.count() if f"{prefix}{i}" not in taken)
-    taken.add(name)
-    return name
+    return first_fit(program, draw, rows, _draw_statement, "advindex", stats)
 
 
 def _targets(program: Program, pos: int, row: str) -> list[tuple[str, ValueMeta]]:
@@ -118,14 +93,14 @@ def _draw_statement(draw: DrawBase, program: Program, row: str) -> Program:
     accumulate = row == "index_put_.Tensor" and xm.dtype != "bool" and draw.boolean(0.3)
     back = row == "getitem_tensor" and draw.boolean(0.3)  # c06: store the gather back
     distinct = (write and not accumulate) or back
-    taken = _names(program)
+    taken = taken_names(program)
     storages, inputs, idx_names, shape = _index_inputs(draw, xm, distinct, taken)
     k = len(idx_names)
     indexed = shape + xm.shape[k:]
     params = {"accumulate": True} if accumulate else {}
     extra: list[Op] = []
     if row == "getitem_tensor":
-        g = _fresh("v", taken)
+        g = fresh_name("v", taken)
         ops = [Op(row, (x, *idx_names), {}, (g,))]
         if back:
             extra = [Op("setitem_tensor", (x, g, *idx_names))]
@@ -136,7 +111,7 @@ def _draw_statement(draw: DrawBase, program: Program, row: str) -> Program:
     else:
         vname, vst, vin = _values(draw, program, pos, xm, indexed, taken)
         storages, inputs = storages + vst, inputs + vin
-        outs = (_fresh("v", taken),) if row == "index_put_.Tensor" else ()
+        outs = (fresh_name("v", taken),) if row == "index_put_.Tensor" else ()
         ops = [Op(row, (x, vname, *idx_names), params, outs)]
         returns = list(outs) or [x]
     body = (*program.body[:pos], *ops, *program.body[pos:], *extra)
@@ -177,16 +152,16 @@ def _index_inputs(draw: DrawBase, xm: ValueMeta, distinct: bool, taken: set[str]
     shared = k > 1 and draw.boolean(0.2)  # the index tensors are views of one storage
     storages, inputs, names = [], [], []
     if shared:
-        st = StorageSpec(_fresh("si", taken), sum(map(len, data)), dtype, "values",
+        st = StorageSpec(fresh_name("si", taken), sum(map(len, data)), dtype, "values",
                          {"data": [i for col in data for i in col]})
         storages.append(st)
     offset = 0
     for d in range(k):
         if not shared:
-            st = StorageSpec(_fresh("si", taken), len(data[d]), dtype, "values", {"data": data[d]})
+            st = StorageSpec(fresh_name("si", taken), len(data[d]), dtype, "values", {"data": data[d]})
             storages.append(st)
             offset = 0
-        name = _fresh("i", taken)
+        name = fresh_name("i", taken)
         inputs.append(TensorSpec(name, st.name, shapes[d], contiguous_strides(shapes[d]), offset))
         names.append(name)
         offset += len(data[d])
@@ -208,8 +183,8 @@ def _values(draw: DrawBase, program: Program, pos: int, xm: ValueMeta, indexed, 
     cut = draw.integer(0, len(indexed)) if draw.boolean(0.3) else 0  # a suffix broadcasts
     shape = tuple(indexed[cut:])
     init, args = ("randn", {"seed": draw.integer(0, 255)}) if xm.is_float and draw.boolean(0.3) else ("arange", {})
-    st = StorageSpec(_fresh("sv", taken), max(math.prod(shape), 1), xm.dtype, init, args)
-    name = _fresh("iv", taken)
+    st = StorageSpec(fresh_name("sv", taken), max(math.prod(shape), 1), xm.dtype, init, args)
+    name = fresh_name("iv", taken)
     return name, [st], [TensorSpec(name, st.name, shape, contiguous_strides(shape), 0)]
 
 

@@ -74,14 +74,23 @@ def grad_exclusion(program: Any, marked: frozenset[str] | set[str] | None = None
     changing metadata in place (``t_``, ``detach_``: refused on a leaf, or a change of
     ``requires_grad`` itself), or with an integer or bool result (autograd refuses one that
     would require grad) excludes the program; a program validation does not type is
-    excluded too."""
+    excluded too. A ``requires_grad_`` statement (a leaf made inside the program: tag
+    ``grad_leaf``) is a source as a marked input is, from that statement on, so a program
+    holding one is judged the same way even without marked inputs (eager refuses an ``out=``
+    op of a value requiring grad in the forward already). Gradients stay those of the
+    marked inputs: the backward of the shared loss stops at the made leaf, so a made leaf
+    changes which outputs require grad (the ``requires_grad`` check), never the definite
+    gradients compared."""
+    from aliasfuzz.fuzz.ops import REGISTRY
+    from aliasfuzz.fuzz.ops.metadata import GRAD_LEAF
     from aliasfuzz.fuzz.ops.metadata import TAG as METADATA_TAG
     from aliasfuzz.fuzz.ops.schema import written_operands
     from aliasfuzz.fuzz.validate import infer
 
     if marked is None:
         marked = {t.name for t in program.inputs if t.requires_grad}
-    if not marked:
+    made = any(op.op in REGISTRY and GRAD_LEAF in REGISTRY[op.op].tags for op in program.body)
+    if not marked and not made:
         return None
     try:
         typed = infer(program)
@@ -89,9 +98,12 @@ def grad_exclusion(program: Any, marked: frozenset[str] | set[str] | None = None
         return f"untyped program ({type(e).__name__})"
     tainted = {t.storage for t in program.inputs if t.name in marked}
     for step in typed.steps:
+        d = step.opdef
+        if GRAD_LEAF in d.tags:  # requires_grad_: a leaf made inside the program
+            tainted.add(step.args[0].storage)
+            continue
         if not any(a is not None and a.storage in tainted for a in step.args):
             continue
-        d = step.opdef
         if step.op.op in GRAD_EXCLUDED:
             return f"{step.op.op}: {GRAD_EXCLUDED[step.op.op]}"
         if d.kind.value in _EXCLUDED_KINDS:

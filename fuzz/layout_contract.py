@@ -55,7 +55,11 @@ offset 3, ``x.as_strided((), (), 3).add_(1)``). For the same reason such a view 
 when it is read (or returned) after its storage was written since it was taken: AOTAutograd
 regenerates it from the written base with the same absolute offset (``setStorage ... out of
 bounds``, as above). An ``as_strided`` of an anchored source (a plain contiguous input, a
-fresh intermediate) stays valid. Used by :func:`aliasfuzz.fuzz.validate.infer`.
+fresh intermediate) stays valid. ``resize_`` / ``resize_as_`` (contiguous from the tensor's
+own storage offset) and ``set_.storage`` (``x.set_(y.untyped_storage(), offset, size,
+stride)``: the layout is taken on ``y``, :data:`SOURCE_ARG`) lay their result out by
+absolute storage positions too, and follow the same rule as ``as_strided_``. Used by
+:func:`aliasfuzz.fuzz.validate.infer`.
 """
 
 from __future__ import annotations
@@ -64,7 +68,8 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["ABSOLUTE_READS", "FRESH_LAYOUT", "LAYOUT_READOUT", "LayoutReads", "anchored", "storage_elements"]
+__all__ = ["ABSOLUTE_READS", "FRESH_LAYOUT", "LAYOUT_READOUT", "SOURCE_ARG", "LayoutReads", "anchored",
+           "storage_elements"]
 
 #: The rule's name, the first word of its rejection messages.
 LAYOUT_READOUT = "layout-readout"
@@ -79,10 +84,21 @@ FRESH_LAYOUT: dict[str, str] = {
 #: rows that read ``as_strided(size, stride, offset)`` of their first argument, the offset
 #: absolute in its storage: the view itself, its in-place form ``as_strided_`` (the same
 #: layout on the argument object), and ``as_strided_copy`` (a clone of that view)
-ABSOLUTE_READS = ("as_strided", "as_strided_", "as_strided_copy")
+ABSOLUTE_READS = ("as_strided", "as_strided_", "as_strided_copy", "resize_", "resize_as_",
+                  "set_.storage")
 
 #: the rows among them whose result is the ``as_strided`` view itself (the object relaid)
-STRIDED_VIEWS = ("as_strided", "as_strided_")
+STRIDED_VIEWS = ("as_strided", "as_strided_", "resize_", "resize_as_", "set_.storage")
+
+#: :data:`ABSOLUTE_READS` rows whose layout is taken on another argument's storage than the
+#: first's -> that argument (``x.set_(y.untyped_storage(), offset, size, stride)`` lays
+#: ``x`` out on ``y``'s storage: ``y`` is the tensor it is taken from); ``resize_`` and
+#: ``resize_as_`` relay their first argument from its own offset (contiguous strides)
+SOURCE_ARG: dict[str, int] = {"set_.storage": 1}
+
+
+def _source(step: Any) -> int:
+    return SOURCE_ARG.get(step.op.op, 0)
 
 
 def _strided_view(step: Any) -> Any:
@@ -153,25 +169,26 @@ class LayoutReads:
         :class:`~aliasfuzz.fuzz.validate.Step`) reads the layout of an argument no
         contract promises, is an ``as_strided`` reaching outside its source, or writes
         through (or reads a stale) as_strided view of an unanchored source."""
-        if step.op.op in ABSOLUTE_READS and step.args and step.args[0] is not None:
-            if step.args[0].storage in self._written and not self._input_copy(step):
+        k = _source(step)
+        if step.op.op in ABSOLUTE_READS and len(step.args) > k and step.args[k] is not None:
+            src, name = step.args[k], step.op.args[k]
+            if src.storage in self._written and not self._input_copy(step):
                 raise InvalidArgument(
-                    f"{LAYOUT_READOUT}: {step.op.op} of {step.op.args[0]!r} after its storage "
+                    f"{LAYOUT_READOUT}: {step.op.op} of {name!r} after its storage "
                     "was written: its absolute offset and strides address a storage "
                     "functionalization replaces"
                 )
-            src = step.args[0]
             if src.storage not in self._own and not anchored(src):
                 raise InvalidArgument(
-                    f"{LAYOUT_READOUT}: {step.op.op} of {step.op.args[0]!r}, an intermediate "
+                    f"{LAYOUT_READOUT}: {step.op.op} of {name!r}, an intermediate "
                     f"at storage offset {src.offset} (not dense from offset 0): its storage "
                     "offset and strides are eager's choice, which compiled code need not keep"
                 )
-            outside = _outside(_strided_view(step), step.args[0])
+            outside = _outside(_strided_view(step), src)
             if outside is not None:
                 raise InvalidArgument(
                     f"{LAYOUT_READOUT}: {step.op.op} reaches element {outside} of the storage, "
-                    f"not an element of {step.op.args[0]!r}: its result depends on the "
+                    f"not an element of {name!r}: its result depends on the "
                     "storage layout, which compiled code does not keep"
                 )
         self._check_strided(step)
@@ -260,8 +277,10 @@ class LayoutReads:
             self._promised.update(step.op.out)
             self._own.update(m.storage for m in step.outs if m is not None)
         sources = [(n, m) for n, m in zip(step.op.args, step.args, strict=True) if m is not None]
-        if step.op.op in STRIDED_VIEWS and sources and not anchored(sources[0][1]):
-            origin = sources[0][0]
+        k = _source(step)
+        if (step.op.op in STRIDED_VIEWS and len(step.args) > k and step.args[k] is not None
+                and not anchored(step.args[k])):
+            origin = step.op.args[k]
         else:  # an alias of a tracked view is tracked too (views, in-place results)
             origin = next((self._strided[n][0] for n, _ in sources if n in self._strided), None)
         if origin is None:

@@ -3,9 +3,11 @@
 :func:`generate` runs the generator core of :mod:`aliasfuzz.fuzz.strategies` on a
 ``random.Random`` stream per program, seeded from ``(seed, index)``. Program ``i`` of a
 seed therefore depends on nothing else: not on ``n``, on the programs before it, on
-``PYTHONHASHSEED``, or on what the process imported. Two decisions taken after the draw
+``PYTHONHASHSEED``, or on what the process imported. Four decisions taken after the draw
 have streams of their own, seeded from ``(seed, index)`` too: the advanced-indexing
-statement (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`) and the ``requires_grad``
+statement (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`), the own-stream metadata
+statement (``resize_``, ``set_``, ``requires_grad_``: :func:`aliasfuzz.fuzz._genmeta.add_metadata`)
+and the ``requires_grad``
 leaves (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`), and, after the marking, the
 autograd statement (:func:`aliasfuzz.fuzz._genautograd.add_autograd`), so that none
 changes the ops drawn for the programs it leaves alone. (Hypothesis's own engine is not used
@@ -23,6 +25,7 @@ from typing import Any
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
 from aliasfuzz.fuzz._genautograd import add_autograd
+from aliasfuzz.fuzz._genmeta import add_metadata
 from aliasfuzz.fuzz.grads import mark_grad_leaves
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.strategies import DrawBase, GenStats, build_program, make_config
@@ -73,6 +76,9 @@ def _one(cfg, seed: int, index: int, stats: GenStats | None) -> Program:
     # adding it changed no other program of a seed (tests pin programs by (seed, index))
     adv = random.Random(f"aliasfuzz-advindex:{seed}:{index}")
     p = add_advindex(p, RandomDraw(adv), cfg, stats)
+    # so have resize_, set_ and requires_grad_ (fuzz/_genmeta.py), for the same reason
+    meta = random.Random(f"aliasfuzz-metadata:{seed}:{index}")
+    p = add_metadata(p, RandomDraw(meta), cfg, stats)
     p = Program(
         p.storages, p.inputs, p.body, p.outputs, {**p.meta, "seed": seed, "index": index}
     )

@@ -37,14 +37,16 @@ from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
 from aliasfuzz.fuzz._genautograd import AUTOGRAD_SHARE
 from aliasfuzz.fuzz._geninputs import draw_inputs
+from aliasfuzz.fuzz._genmeta import add_metadata
 from aliasfuzz.fuzz.ir import DTYPES, Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
-from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, is_base
+from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, OWN_STREAM, is_base
 from aliasfuzz.fuzz.validate import infer
 
 __all__ = [
     "ADVINDEX_SHARE",
     "DEFAULT_FAMILIES",
+    "METADATA_SHARE",
     "FAMILIES",
     "DrawBase",
     "GenConfig",
@@ -82,6 +84,11 @@ _PLACEHOLDERS = tuple(f"_r{i}" for i in range(64))
 #: program values): about 4 % of default programs hold one (``bench/coverage.py``'s target
 #: is 2 %; a try that fits no value leaves the program as drawn).
 ADVINDEX_SHARE = 0.05
+#: Default share of programs given a statement of the metadata rows drawn on their own
+#: stream (``resize_``, ``set_``, ``requires_grad_``, ...: :mod:`aliasfuzz.fuzz._genmeta`):
+#: five rows whose tries fit about half the time, so that ``aliasfuzz sample -n 200`` shows
+#: each of them (0.05 left two out of seed 1's 200).
+METADATA_SHARE = 0.1
 
 
 # -- Draw back ends ----------------------------------------------------------------------
@@ -172,6 +179,9 @@ class GenConfig:
     #: (:func:`aliasfuzz.fuzz._genautograd.add_autograd`; applied by :mod:`.sample` only,
     #: after the marking)
     autograd_share: float = AUTOGRAD_SHARE
+    #: share of programs given one statement of the own-stream metadata rows
+    #: (:func:`aliasfuzz.fuzz._genmeta.add_metadata`, drawn after the rest of the program)
+    metadata_share: float = METADATA_SHARE
 
 
 def _int_opt(name: str, value: Any, lo: int, hi: int) -> int:
@@ -203,6 +213,7 @@ def make_config(
     grad_share: float = 0.15,
     advindex_share: float = ADVINDEX_SHARE,
     autograd_share: float = AUTOGRAD_SHARE,
+    metadata_share: float = METADATA_SHARE,
 ) -> GenConfig:
     """Check generator options and bind the registry rows they select.
 
@@ -212,23 +223,27 @@ def make_config(
     not apply it. ``advindex_share`` (0..1) is the share of programs given an
     advanced-indexing statement whose index tensors are program inputs
     (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`; needs ``index_inputs`` and the
-    ``inplace`` or ``functional`` family). ``autograd_share`` (0..1) is the share of programs
-    with ``requires_grad`` inputs that :mod:`aliasfuzz.fuzz.sample` gives one autograd
-    statement (:func:`aliasfuzz.fuzz._genautograd.add_autograd`, after the marking). Raises :class:`InvalidArgument` on a bad option,
+    ``inplace`` or ``functional`` family). ``metadata_share`` (0..1) is the share given a
+    ``resize_``, ``resize_as_``, ``set_``, ``set_.storage`` or ``requires_grad_`` statement
+    (:func:`aliasfuzz.fuzz._genmeta.add_metadata`; needs the ``view`` family).
+    ``autograd_share`` (0..1) is the share of programs with ``requires_grad`` inputs that
+    :mod:`aliasfuzz.fuzz.sample` gives one autograd statement
+    (:func:`aliasfuzz.fuzz._genautograd.add_autograd`, after the marking). Raises :class:`InvalidArgument` on a bad option,
     or when no registry row with a ``gen`` belongs to the requested families.
     """
     fams = _names_opt("families", families, tuple(FAMILIES))
     if device not in _DEVICES:
         raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
     for name, share in (("grad_share", grad_share), ("advindex_share", advindex_share),
-                        ("autograd_share", autograd_share)):
+                        ("metadata_share", metadata_share), ("autograd_share", autograd_share)):
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0:
             raise InvalidArgument(f"{name} must be a number in [0, 1], got {share!r}")
     for flag, v in (("aliased_inputs", aliased_inputs), ("index_inputs", index_inputs)):
         if not isinstance(v, bool):
             raise InvalidArgument(f"{flag} must be a bool, got {v!r}")
     rows = tuple(
-        (f, _slots(d for d in REGISTRY.values() if d.gen is not None and d.kind in FAMILIES[f]))
+        (f, _slots(d for d in REGISTRY.values()
+                   if d.gen is not None and d.kind in FAMILIES[f] and OWN_STREAM not in d.tags))
         for f in fams
     )
     rows = tuple((f, r) for f, r in rows if r)
@@ -248,6 +263,7 @@ def make_config(
         grad_share=float(grad_share),
         advindex_share=float(advindex_share),
         autograd_share=float(autograd_share),
+        metadata_share=float(metadata_share),
     )
 
 
@@ -412,6 +428,7 @@ def programs(
     max_size: int = 4,
     index_inputs: bool = True,
     advindex_share: float = ADVINDEX_SHARE,
+    metadata_share: float = METADATA_SHARE,
 ) -> st.SearchStrategy[Program]:
     """A Hypothesis strategy of valid programs (they type-check; eager should run them).
 
@@ -427,6 +444,8 @@ def programs(
         and (``advindex_share`` of programs) an advanced-indexing statement with index
         tensor inputs of known contents (:mod:`aliasfuzz.fuzz._genadvindex`).
       advindex_share: that share (0..1); the boolean deciding it shrinks toward False.
+      metadata_share: the share (0..1) given a ``resize_``, ``resize_as_``, ``set_``,
+        ``set_.storage`` or ``requires_grad_`` statement (:mod:`aliasfuzz.fuzz._genmeta`).
     """
     cfg = make_config(
         max_statements=max_statements,
@@ -439,6 +458,7 @@ def programs(
         max_size=max_size,
         index_inputs=index_inputs,
         advindex_share=advindex_share,
+        metadata_share=metadata_share,
     )
     return _programs(cfg)
 
@@ -446,4 +466,4 @@ def programs(
 @st.composite
 def _programs(draw, cfg: GenConfig) -> Program:
     d = HypothesisDraw(draw)
-    return add_advindex(build_program(d, cfg), d, cfg)
+    return add_metadata(add_advindex(build_program(d, cfg), d, cfg), d, cfg)

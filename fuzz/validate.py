@@ -38,7 +38,7 @@ from aliasfuzz.fuzz.layout_contract import LAYOUT_READOUT, LayoutReads
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.fuzz.ops._advindex import INDEX_START, check_known_indices
 from aliasfuzz.fuzz.ops.core import ENUM_LIMIT, NoEagerMeaning, OpDef, OpKind, ValueMeta
-from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, is_base, retires
+from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, GRAD_LEAF, is_base, retires
 from aliasfuzz.fuzz.ops.metadata import TAG as METADATA_TAG
 from aliasfuzz.fuzz.ops.overlap import overlap, same_layout, self_overlap
 from aliasfuzz.fuzz.ops.schema import written_operands
@@ -400,6 +400,32 @@ def _check_index_contents(step: Step, known: dict[str, tuple[int, ...]]) -> None
         raise InvalidArgument(f"statement {step.index} ({step.op.op}): {e}") from None
 
 
+def _check_leaf(step: Step, leaves: dict[str, int]) -> None:
+    """Refuse ``step`` when it writes a storage a ``requires_grad_`` statement made a leaf's
+    (``leaves``: storage -> that statement), or changes the metadata of a tensor on one:
+    eager refuses an in-place write to a leaf requiring grad or to a view of it ("a leaf
+    Variable that requires grad is being used in an in-place operation"), ``resize_`` of a
+    tensor requiring grad and ``set_`` of such a leaf, and ``set_`` to its storage would give
+    a tensor with no gradient formula. Conservative: a view taken before the leaf was made
+    does not require grad, and eager would let it be written."""
+    if not leaves:
+        return
+    d = step.opdef
+    on = {step.args[i].storage for i in written_operands(d, len(step.args))
+          if i < len(step.args) and step.args[i] is not None}
+    if METADATA_TAG in d.tags:
+        on |= {a.storage for a in step.args if a is not None}
+    elif BASE_ONLY in d.tags and GRAD_LEAF not in d.tags and step.args[0] is not None:
+        on.add(step.args[0].storage)  # detach_ of a leaf requiring grad
+    hit = sorted(on & set(leaves))
+    if hit:
+        raise InvalidArgument(
+            f"statement {step.index} ({step.op.op}): changes a tensor on {hit[0]!r}, a leaf "
+            f"requiring grad since statement {leaves[hit[0]]}: eager refuses in-place changes "
+            "of a leaf requiring grad and of its views"
+        )
+
+
 def infer(program: Program) -> Typed:
     """Type-check ``program`` and return every value's layout; raise InvalidArgument if bad."""
     if not isinstance(program, Program):
@@ -414,8 +440,12 @@ def infer(program: Program) -> Typed:
     retired: dict[str, int] = {}  # name -> the statement that changed its metadata
     inputs = {t.name for t in program.inputs}
     known = _known_inputs(program, values)  # index tensors' contents, while unwritten
+    leaves: dict[str, int] = {}  # storage -> the requires_grad_ that made it a leaf's
     for i, op in enumerate(program.body):
         step = _step(i, op, values, retired, inputs)
+        _check_leaf(step, leaves)
+        if GRAD_LEAF in step.opdef.tags:
+            leaves.setdefault(step.args[0].storage, i)
         _check_index_contents(step, known)
         _forget_written(step, known, values)
         try:

@@ -196,7 +196,10 @@ def ground_truth(
                 return _decide(graph, cand, inplace, fresh_outputs)
             except _TooLarge as e:
                 return _decide_symbolic(graph, cand, [], inplace, large=str(e))
-        _fp._HINTS = {k: sympy.Integer(v) for k, v in shape_env.var_to_val.items()}
+        # backed_var_to_val: torch 2.13's name (var_to_val warns there); 2.11 has only the latter
+        hints = getattr(shape_env, "backed_var_to_val", None)
+        hints = shape_env.var_to_val if hints is None else hints
+        _fp._HINTS = {k: sympy.Integer(v) for k, v in hints.items()}
         large = None
         try:
             t = _decide(graph, cand, inplace, fresh_outputs)

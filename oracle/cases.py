@@ -65,7 +65,8 @@ def judge_one(case: Case, pipeline: str):
 
 
 def judge_case(path: str | Path, pipelines: list[str] | None = None) -> list[dict[str, Any]]:
-    """One row ``{pipeline, verdict, expected, explanation}`` per pipeline of the case.
+    """One row ``{pipeline, verdict, expected, explanation}`` per pipeline of the case
+    (``check`` too, the failed check of the oracle, on the pipelines it judges).
 
     ``verdict`` is ``skipped`` for a cuda case without a GPU. Pipelines default to those of
     the ``expect`` block; ``expected`` is None for one the block does not name.
@@ -83,7 +84,8 @@ def judge_case(path: str | Path, pipelines: list[str] | None = None) -> list[dic
             row.update(verdict=verdict, explanation=why)
         elif pipeline in _COMPILED or pipeline in _known_pipelines():
             j = judge_one(case, pipeline)
-            row.update(verdict=j.verdict.value, explanation=j.explanation, diff=j.diff)
+            row.update(verdict=j.verdict.value, check=j.check, explanation=j.explanation,
+                       diff=j.diff)
         else:
             raise InvalidArgument(f"{case.path.name}: unknown pipeline {pipeline!r}")
         rows.append(row)

@@ -149,6 +149,19 @@ REFUSALS: tuple[Refusal, ...] = (
         "auditor on 63f507a08e: a known limitation)",
     ),
     Refusal(
+        "aot-set-input-with-other-mutations",
+        (),
+        r"Encountered a (?:set_|resize_) on a graph input, but the input has other mutations "
+        r"that we cannot\s+keep in the graph\. This is not supported today",
+        None,
+        None,
+        "AOTAutograd does not take a set_ (or resize_) of a graph input that also has mutations "
+        "it cannot keep in the graph",
+        "torch/_functorch/_aot_autograd/functional_utils.py _check_if_mutation_can_be_in_graph "
+        "('This is not supported today'; Note [set_() Input Mutations in AOTAutograd]): e.g. "
+        "x.set_(y) of an input then a data write of x (issue 15's set_ row)",
+    ),
+    Refusal(
         "internal-overlap-input-write-back",
         (),
         r"more than one element of the written-to tensor refers to a single memory location",

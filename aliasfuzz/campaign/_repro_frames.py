@@ -76,9 +76,10 @@ def compare(plan_: Any, meta: dict[str, Any]) -> tuple[str, str, str, str]:
         "inputs": ("inputs", "inputs after the call", "a", "b"),
         "both": ("both", "outputs and inputs after the call", "(want, a)", "(got, b)"),
         "aliasing": ("aliasing", "storages shared by outputs", "shares(want, a)", "shares(got, b)"),
-        # the backward of one loss on both sides (aliasfuzz.fuzz.grads.loss, spelled out)
-        "grads": ("grads", "gradients of sum(o.sum()) over the floating outputs",
-                  "grads(want, a)", "grads(got, b)"),
+        # the backward of one loss on both sides (aliasfuzz.fuzz.grads.loss, spelled out),
+        # run once per side by the template: a second backward finds its saved tensors freed
+        # and raised in the error message of m9's case repro (fresh user 20)
+        "grads": ("grads", "gradients of sum(o.sum()) over the floating outputs", "want", "got"),
         "requires_grad": (
             "requires_grad", "requires_grad flags",
             "[t.requires_grad for t in (*(want or ()), *a) if isinstance(t, torch.Tensor)]",

@@ -202,6 +202,9 @@ except Exception as e:
 print("eager and compiled both run: fixed")
 {% else %}
 want, got = f(*a), {{ compiled }}(*b)
+{% if check == "grads" %}
+want, got = grads(want, a), grads(got, b)  # one backward each: it frees what it saved
+{% endif %}
 {% if check in ("aliasing", "requires_grad") %}
 if {{ got }} != {{ want }}:
 {% if check == "aliasing" %}

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
-import os
 import signal
 import sys
 from pathlib import Path
@@ -73,6 +71,7 @@ def _run_flags(args) -> dict:
             "kernel_cache",
             "mutate",
             "grad_share",
+            "dynamic_share",
         )
     }
     flags["shrink"] = False if args.no_shrink else None
@@ -96,6 +95,7 @@ def _cmd_run(args) -> int:
         opts = merge_options(flags, args.config)
         # a bad value is a one-line error before torch is imported (seconds on a busy host)
         opts.validate()
+        _check_named_corpus(opts.corpus)
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.corpus import list_entries, load_entry
     from aliasfuzz.campaign.driver import (
@@ -128,8 +128,7 @@ def _cmd_run(args) -> int:
     load_known(opts.corpus)  # a malformed known.toml fails before a campaign folder exists
     # a corrupt entry would fail the campaign when its first finding is recorded beside it
     # (the fourteenth session's fresh user: the finding was kept only for --resume)
-    for entry in list_entries(opts.corpus):
-        load_entry(entry)
+    _check_entries(opts.corpus, list_entries, load_entry)
     opts.plugins = tuple(activate_plugins(opts.plugins))
     if resume is not None and not args.quiet:  # it shows nothing else until its first result
         print(f"aliasfuzz: resuming campaign {resume.name} ({resume})", file=sys.stderr,
@@ -137,10 +136,12 @@ def _cmd_run(args) -> int:
     with _interruptible():
         res = run_campaign(opts, resume=resume, show=not args.quiet)
     for f in sorted(res.findings, key=_finding_order):
-        stage = ",".join(f.get("stages") or []) or "unblamed"
+        stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
         status = "new" if f["new"] else "in corpus"
         if f.get("known"):
             status += f", known {f['known']}"
+        if f.get("budget_spent"):  # written as found once --time's tail was over
+            status += f", time budget spent: {f['budget_spent']}"
         full = f" full:{f['full']}" if f.get("full") else ""
         print(
             f"finding {f['id']} {f['verdict']} {f['pipeline']} check={f['check']} "
@@ -195,6 +196,34 @@ def _cmd_run(args) -> int:
     return 1 if res.failing else 0
 
 
+def _check_named_corpus(corpus: str) -> None:
+    """A ``--corpus`` (flag or config) other than the default must exist: a mistyped one
+    would start a campaign against an empty corpus, every finding in it filed as new
+    (fresh user 20). The default ``corpus`` is created when absent."""
+    from aliasfuzz.campaign.options import CampaignOptions
+
+    if Path(corpus) != Path(CampaignOptions().corpus) and not Path(corpus).exists():
+        raise InvalidArgument(f"--corpus {corpus}: no such directory (create it to start an "
+                              "empty corpus there)")
+
+
+def _check_entries(corpus: str, list_entries, load_entry) -> None:
+    """Raise one :class:`InvalidArgument` naming every entry of ``corpus`` that does not
+    load, the first one's reason, and the command that gives each reason: a user fixed
+    one entry per run when only the first was named (fresh user 20)."""
+    bad = []
+    for entry in list_entries(corpus):
+        try:
+            load_entry(entry)
+        except InvalidArgument as e:
+            bad.append((entry.name, str(e)))
+    if bad:
+        names = ", ".join(name for name, _ in bad)
+        raise InvalidArgument(
+            f"--corpus {corpus}: {len(bad)} corrupt entr{'y' if len(bad) == 1 else 'ies'} "
+            f"({names}); first: {bad[0][1]}; `aliasfuzz replay {corpus}` says why for each")
+
+
 def _entry_known(corpus: str, entry: str) -> bool:
     """Whether corpus entry ``entry`` is a known upstream bug (its ``meta.json``; an entry
     that does not load is not)."""
@@ -239,9 +268,11 @@ def _add_run(sub) -> None:
     p = sub.add_parser("run", help="run a fuzzing campaign (default: ~2 min on CPU)")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--time", type=float, metavar="SECONDS",
-                        help="wall-clock budget for starting programs: programs and findings "
-                        "in flight at the deadline are still judged, shrunk and blamed (a "
-                        "shrink can take minutes), so the run ends after it")
+                        help="wall-clock budget of the whole campaign (a resumed one counts "
+                        "the time before its interruption): no program starts after it; "
+                        "programs in flight are still judged, and findings shrunk and "
+                        "blamed for a tenth of the budget more (at least 30 s), then "
+                        "written as they are, marked 'time budget spent'")
     budget.add_argument("--programs", type=int, metavar="N", help="number of programs")
     p.add_argument("--seed", type=_seed, help="campaign seed (default 0); 'today' is YYYYMMDD")
     p.add_argument(
@@ -253,7 +284,8 @@ def _add_run(sub) -> None:
     p.add_argument("--timeout", type=float, help="seconds per program and pipeline (120)")
     p.add_argument("--recycle", type=int, help="tasks before a worker is replaced (200)")
     p.add_argument("--fail-on", help="verdicts whose new findings exit 1 (miscompile)")
-    p.add_argument("--corpus", help="corpus directory (corpus)")
+    p.add_argument("--corpus", help="corpus directory (corpus, created when absent); named, "
+                   "it must exist (mkdir a new one first)")
     p.add_argument("--report", help="report directory (reports), or 'none'")
     p.add_argument("--state", help="history and campaign journals (.aliasfuzz)")
     p.add_argument("--config", help="TOML file with the same options ([run] table)")
@@ -287,6 +319,9 @@ def _add_run(sub) -> None:
     p.add_argument("--grad-share", type=float, metavar="SHARE",
                    help="share of generated programs whose unwritten float inputs require grad, "
                    "their gradients compared on every torch.compile pipeline, 0 to 1 (0.15; 0: off)")
+    p.add_argument("--dynamic-share", type=float, metavar="SHARE",
+                   help="share of programs compiled with dynamic shapes (torch.compile(dynamic=True)) "
+                   "on every torch.compile pipeline, 0 to 1 (0.1; 0: off)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_plugin_flag(p)
     p.set_defaults(func=_cmd_run)
@@ -300,6 +335,13 @@ def _cmd_replay(args) -> int:
     for path in args.paths or ["corpus"]:  # before torch is imported: seconds on a busy host
         if not Path(path).is_dir():
             raise InvalidArgument(f"{path}: no such corpus entry or corpus folder")
+    from aliasfuzz.campaign.known import load_known
+
+    for path in map(Path, args.paths or ["corpus"]):
+        # the known.toml beside the entries, checked as run checks it: replay is how an edit
+        # to it is tried without a campaign (fresh user 20)
+        entry = (path / "meta.json").exists() or (path / "program.json").exists()
+        load_known(path.parent if entry else path)
     from aliasfuzz.campaign.replay import replay
 
     activate_plugins(args.plugin or ())
@@ -312,120 +354,6 @@ def _add_replay(sub) -> None:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per entry (120)")
     _add_plugin_flag(p)
     p.set_defaults(func=_cmd_replay)
-
-
-def _user_error(path: Path, what: str, e: BaseException) -> InvalidArgument:
-    text = str(e).strip().splitlines()
-    return InvalidArgument(
-        f"{path}: {what} raised {type(e).__name__}" + (f": {text[0]}" if text else "")
-    )
-
-
-def _case_path(path: str) -> Path:
-    """``path`` as a case file that exists; :class:`InvalidArgument` for a folder or a
-    missing file (no torch needed to say so)."""
-    p = Path(path)
-    if p.is_dir():
-        raise InvalidArgument(f"{p}: is a directory, not a case file")
-    if not p.is_file():
-        raise InvalidArgument(f"{p}: no such case file")
-    return p
-
-
-def load_checked_case(path: str):
-    """Load the case file ``path`` up front for ``check``; every problem one line naming it.
-
-    Raises :class:`InvalidArgument` for a directory or missing file, a file that is not
-    UTF-8 Python or not in the case format, and for any exception (``SystemExit``
-    included) raised by the file at import or by its ``inputs()``: the case is the user's
-    code, so its errors are the user's, not a contradicted ``expect`` (exit 1).
-    """
-    p = _case_path(path)
-    from aliasfuzz.oracle.cases import load_case, parse_header
-    try:
-        parse_header(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InvalidArgument(f"{p}: not UTF-8 text") from None
-    except InvalidArgument as e:
-        raise InvalidArgument(f"{p}: {e}") from None
-    try:
-        case = load_case(p)
-    except InvalidArgument:
-        raise
-    except (Exception, SystemExit) as e:
-        raise _user_error(p, "importing it", e) from None
-    if hasattr(case.module, "inputs"):  # absent: a cuda case without a GPU (skipped)
-        try:
-            case.module.inputs()
-        except (Exception, SystemExit) as e:
-            raise _user_error(p, "its inputs()", e) from None
-    return case
-
-
-def _cmd_check(args) -> int:
-    _case_path(args.file)  # before torch is imported: seconds on a busy host
-    from aliasfuzz.campaign import _judge
-
-    pipelines = args.pipelines.split(",") if args.pipelines else None
-    if not (math.isfinite(args.timeout) and args.timeout > 0):
-        raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
-    cancel = _watchdog(args.timeout, f"check of {args.file} did not finish within "
-                       f"{args.timeout:g} s (a hang at import or in a pipeline)")
-    try:
-        activate_plugins(args.plugin or ())
-        load_checked_case(args.file)
-        rows = _judge.judge_case(args.file, pipelines)
-    finally:
-        cancel()  # check also runs inside other processes (tests): never fire later
-    bad = 0
-    for r in rows:
-        exp, got = r.get("expected"), r["verdict"]
-        if got == "skipped" or exp is None:
-            mark = ""
-        elif exp == got:
-            mark = " (as expected)"
-        else:
-            mark = f" (CONTRADICTS expect: {exp})"
-            bad += 1
-        print(f"{r['pipeline']}: {got}{mark} {r.get('explanation', '')}".rstrip())
-    return 1 if bad else 0
-
-
-def _watchdog(seconds: float, message: str):
-    """End this process with ``message`` and exit 2 after ``seconds``: a user's case that
-    hangs (at import, or in a pipeline) must not hang ``check``. A daemon timer prints the
-    one-line error; faulthandler, whose watchdog needs no GIL, backs it up a little later
-    for a hang inside C code that holds the GIL (it dumps the stacks and exits 1)."""
-    import faulthandler
-    import threading
-
-    def fire() -> None:
-        print(f"aliasfuzz: error: {message}", file=sys.stderr, flush=True)
-        os._exit(2)
-
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
-    timer.start()
-    try:
-        faulthandler.dump_traceback_later(seconds + 10, exit=True, file=sys.__stderr__)
-    except (AttributeError, OSError, ValueError):  # no real stderr (e.g. captured): timer only
-        pass
-
-    def cancel() -> None:
-        timer.cancel()
-        faulthandler.cancel_dump_traceback_later()
-
-    return cancel
-
-
-def _add_check(sub) -> None:
-    p = sub.add_parser("check", help="judge a case-format .py file per pipeline")
-    p.add_argument("file", help="a file in the shared/cases format")
-    p.add_argument("--pipelines", help="comma list (default: those in its expect block)")
-    p.add_argument("--timeout", type=float, default=600.0,
-                   help="seconds for the whole check (600); a hang is a one-line error, exit 2")
-    _add_plugin_flag(p)
-    p.set_defaults(func=_cmd_check)
 
 
 def _cmd_report(args) -> int:
@@ -443,6 +371,9 @@ def _cmd_report(args) -> int:
     out = Path(args.out) if args.out else Path("reports") / cid
     check_writable_dir(out, "--out")
     corpus = args.corpus if args.corpus is not None else "corpus"
+    from aliasfuzz.campaign.known import load_known
+
+    load_known(corpus)  # a malformed known.toml is the same one-line error as in run
     print(f"report: {write_report(cid, state=args.state, corpus=corpus, out=out)}")
     return 0
 
@@ -457,6 +388,8 @@ def _add_report(sub) -> None:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    """Register ``run``, ``replay``, ``check`` and ``report`` on ``sub``."""
+    """Register ``run``, ``replay``, ``check`` (:mod:`.check_cli`) and ``report`` on ``sub``."""
+    from aliasfuzz.campaign.check_cli import add_parser as _add_check
+
     for add in (_add_run, _add_replay, _add_check, _add_report):
         add(sub)

@@ -322,6 +322,8 @@ def record(
         "explanation": str(outcome.get("explanation") or "").split("\n")[0][:300],
         "program": small.to_json(),
     }
+    if provenance.get("pipeline_options"):  # e.g. dynamic shapes: its repro compiles so too
+        hit["pipeline_options"] = provenance["pipeline_options"]
     paths, known = [], None
     for root in roots(small, outcome, pipeline, blame):
         bug, related = match(bugs, root, set(ops), {pipeline}, blame.get("controls"))

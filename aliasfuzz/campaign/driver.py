@@ -30,7 +30,7 @@ from aliasfuzz.campaign.follow import follow_key
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import Journal
 from aliasfuzz.campaign.known import load_known
-from aliasfuzz.campaign.options import CampaignOptions
+from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
 from aliasfuzz.campaign.shrink import same_failure
@@ -42,6 +42,19 @@ from aliasfuzz.oracle.heap import may_be_corruption
 from aliasfuzz.oracle.verdict import Verdict
 
 __all__ = ["CampaignResult", "program_at", "run_campaign", "unconfirmed_death"]
+
+
+#: Seconds between two writes of a running campaign's ``elapsed`` file: what a ``kill -9``
+#: can leave uncounted of the budget (the journal's last event may be much older).
+ELAPSED_EVERY = 5.0
+
+
+def tail_seconds(budget: float) -> float:
+    """Seconds after a ``--time`` budget's end that findings still in flight are shrunk and
+    blamed: a tenth of the budget, at least 30 s. Past them a finding is written as it is,
+    unshrunk or partly shrunk and unblamed (:meth:`~aliasfuzz.campaign.pool.Pool.late`);
+    fresh user 20's 200 s campaign ran 270 s, most of it the last findings' shrinks."""
+    return max(30.0, 0.1 * budget)
 
 
 def program_at(seed: int, i: int, max_statements: int = 8) -> Program:
@@ -304,6 +317,14 @@ def _new_campaign(opts: CampaignOptions) -> tuple[str, Path, dict[str, Any]]:
     return d.name, d, start
 
 
+def _read_elapsed(d: Path) -> float:
+    """The seconds a campaign's ``elapsed`` file holds (0 when absent or torn by a kill)."""
+    try:
+        return float((d / "elapsed").read_text())
+    except (OSError, ValueError):
+        return 0.0
+
+
 def _newest_first(state: str | Path) -> list[Path]:
     """Campaign directories under ``state``, newest first (by modification time)."""
     return list(reversed(sorted((Path(state) / "runs").glob("*"), key=lambda p: p.stat().st_mtime)))
@@ -394,10 +415,13 @@ class _Campaign:
         self.elapsed_before = 0.0
         self.gen_seconds: dict[int, float] = {}  # generation time, journaled with a task
         self._replay(events)
+        self.elapsed_before = max(self.elapsed_before, _read_elapsed(self.dir))
+        self._elapsed_at = 0.0
         self.journal = Journal(self.dir / "journal.jsonl")
         self.history = History(Path(opts.state) / "history.sqlite")
         self.programs = sources.Programs(opts.seed, opts.max_statements, opts.mutate,
-                                         sources.load(self.dir), opts.grad_share)
+                                         sources.load(self.dir), opts.grad_share,
+                                         opts.dynamic_share)
         self.bugs = load_known(opts.corpus)
         self.show = show
 
@@ -435,12 +459,24 @@ class _Campaign:
         if all(f["id"] != e["id"] for f in self.res.findings):
             self.res.findings.append(
                 {k: e.get(k) for k in ("id", "ids", "pipeline", "verdict", "check", "new", "i",
-                                       "known", "stage", "stages", "full")}
+                                       "known", "stage", "stages", "full", "budget_spent")}
             )
 
     def _log(self, event: dict[str, Any]) -> None:
         event["ts"] = time.time()
         self.journal.append(event)
+
+    def _tick(self, t0: float) -> None:
+        """Write the campaign's seconds so far to its ``elapsed`` file every
+        :data:`ELAPSED_EVERY` seconds: a resume after ``kill -9`` counts them towards
+        ``--time`` (the journal's last event may be minutes before the kill)."""
+        now = time.monotonic()
+        if now - self._elapsed_at < ELAPSED_EVERY:
+            return
+        self._elapsed_at = now
+        # written in place, not renamed: the folder's mtime orders campaigns (_newest_first)
+        with open(self.dir / "elapsed", "w") as f:
+            f.write(f"{self.elapsed_before + now - t0:.1f}\n")
 
     # -- the main loop -------------------------------------------------------------------
     def _fully_done(self, i: int) -> bool:
@@ -453,6 +489,8 @@ class _Campaign:
         t0 = time.monotonic()
         deadline = None if opts.time is None else t0 + max(0.0, opts.time - self.elapsed_before)
         pool = Pool(opts, self.dir / "workers", self.bugs)
+        if deadline is not None:  # findings still in flight then are shrunk and blamed no longer
+            pool.tail_until = deadline + tail_seconds(opts.time)
         in_flight, i, feeding = 0, 0, True
         progress = Progress(opts, show=self.show, done=len({k[0] for k in self.done}))
         try:
@@ -485,6 +523,7 @@ class _Campaign:
                         i += 1
                     if in_flight == 0 and not feeding:
                         break
+                    self._tick(t0)
                     try:
                         msg = pool.results.get(timeout=0.25)
                     except queue.Empty:
@@ -548,6 +587,8 @@ class _Campaign:
                 "op_kinds": sorted({lookup(op.op).kind.value for op in program.body}),
                 "statements": len(program.body),
             }
+            if program.meta.get("dynamic"):  # compiled with dynamic shapes (sources.mark_dynamic)
+                event["dynamic"] = True
             if is_finding(out["verdict"]):
                 event["program"] = program.to_json()
             event["costs"] = self._costs(stages, i)
@@ -678,7 +719,7 @@ class _Campaign:
                 "seed": self.opts.seed,
                 "program_index": i,
                 "device": self.opts.device,
-                "pipeline_options": self.opts.pipeline_options.get(pipeline, {}),
+                "pipeline_options": task_options(self.opts.pipeline_options, pipeline, original),
                 "shrink_executions": spent,
             },
         )

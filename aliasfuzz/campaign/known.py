@@ -47,7 +47,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["KnownBug", "control_candidates", "control_removes", "load_known", "match"]
+__all__ = ["KnownBug", "control_candidates", "control_removes", "load_known", "match", "witness_rules"]
 
 FILENAME = "known.toml"
 
@@ -130,6 +130,42 @@ def _is_stage(name: str, verdict: Any = None) -> bool:
     )
 
 
+def _stage_error(stage: str, verdict: Any) -> str:
+    """Why ``stage`` is refused: an ``unblamed:<pipeline>`` row without the one verdict it
+    may have, else the forms a stage takes."""
+    from aliasfuzz.passes.stages import PIPELINE_STAGES
+
+    head, _, pipeline = stage.partition(":")
+    if head == "unblamed" and pipeline in PIPELINE_STAGES:
+        return (f"stage {stage!r} needs verdict = \"missed-reinplace\" (the root stage of a "
+                f"cost finding of check witness), not {verdict!r}" if verdict is not None else
+                f"stage {stage!r} needs verdict = \"missed-reinplace\" (the root stage of a "
+                "cost finding of check witness)")
+    return (f"unknown stage {stage!r} (a stage of aliasfuzz.passes.stages, "
+            "joint:/post-grad:<pass>, aot, aot-runtime, or unblamed:<pipeline> with "
+            "verdict = \"missed-reinplace\")")
+
+
+def witness_rules() -> list[str]:
+    """The rule names of :data:`aliasfuzz.oracle.witness.RULES`, in order, each once: what
+    an evidence item ``witness:<rule>`` may name."""
+    from aliasfuzz.oracle.witness import RULES
+
+    return list(dict.fromkeys(name for name, _ in RULES))
+
+
+def _unknown_witness_rules(evidence: tuple[str, ...]) -> list[str]:
+    """The ``witness:<rule>`` items of ``evidence`` whose rule is not a witness rule."""
+    rules = None
+    bad = []
+    for item in evidence:
+        if item.startswith("witness:"):
+            rules = rules if rules is not None else set(witness_rules())
+            if item.partition(":")[2] not in rules:
+                bad.append(item)
+    return bad
+
+
 def _bug(where: str, t: Any) -> KnownBug:
     if not isinstance(t, dict):
         raise InvalidArgument(f"{where}: not a table")
@@ -142,8 +178,7 @@ def _bug(where: str, t: Any) -> KnownBug:
     if "verdict" in t and not isinstance(t["verdict"], str):
         raise InvalidArgument(f"{where}: verdict must be a string")
     if not _is_stage(t["stage"], t.get("verdict")):
-        raise InvalidArgument(f"{where}: unknown stage {t['stage']!r} (a stage of "
-                              "aliasfuzz.passes.stages, joint:/post-grad:<pass> or aot)")
+        raise InvalidArgument(f"{where}: {_stage_error(t['stage'], t.get('verdict'))}")
     if "verdict" in t:
         from aliasfuzz.oracle.verdict import Verdict
 
@@ -157,6 +192,11 @@ def _bug(where: str, t: Any) -> KnownBug:
         raise InvalidArgument(f"{where}: why must be a non-empty string")
     lists = {k: _strings(where, k, t[k]) for k in ("ops", "evidence", "absent", "pipelines", "checks")
              if k in t}
+    for key in ("evidence", "absent"):
+        bad = _unknown_witness_rules(lists.get(key, ()))
+        if bad:  # such a row never matches (or never excludes) what it means to
+            raise InvalidArgument(f"{where}: unknown witness rule(s) {bad} in {key} (known "
+                                  f"rules: {', '.join(f'witness:{r}' for r in witness_rules())})")
     bad = sorted(set(lists.get("checks", ())) - set(OBSERVABLES))
     if bad:
         raise InvalidArgument(f"{where}: unknown check(s) {bad} (one of {', '.join(OBSERVABLES)})")

@@ -19,6 +19,7 @@ from aliasfuzz.errors import InvalidArgument
 
 __all__ = [
     "BUILTIN_PIPELINES",
+    "COMPILE_PIPELINES",
     "DEFAULT_PIPELINES",
     "CampaignOptions",
     "check_device",
@@ -26,6 +27,7 @@ __all__ = [
     "merge_options",
     "pipeline_options",
     "resume_options",
+    "task_options",
 ]
 
 #: The README's main job: the CPU pipelines that decide where to write in place.
@@ -36,6 +38,27 @@ DEFAULT_PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplac
 #: (``debug-*``, enabled by an environment variable) are checked after torch is imported.
 BUILTIN_PIPELINES = ("eager", "aot_eager", "inductor", "inductor-reinplace", "inductor-noreinplace",
                      "fx-reinplace", "torchscript")
+
+#: The pipelines that compile through ``torch.compile`` (Dynamo), the ones a program marked
+#: ``dynamic`` (``--dynamic-share``) runs with ``PipelineOptions(dynamic=True)``
+#: (``aliasfuzz.passes.pipelines.DYNAMO_BACKENDS``, tested equal). ``fx-reinplace``
+#: (``make_fx``), ``torchscript`` and ``eager`` have no ``torch.compile(dynamic=...)``: a
+#: dynamic program runs them as any other.
+COMPILE_PIPELINES = ("aot_eager", "inductor", "inductor-reinplace", "inductor-noreinplace")
+
+
+def task_options(pipeline_options: dict[str, dict[str, Any]], pipeline: str,
+                 program: Any) -> dict[str, Any]:
+    """The options (a JSON dict of ``PipelineOptions`` fields) ``program`` runs with on
+    ``pipeline`` in a campaign: the campaign's ``pipeline_options`` of that pipeline, with
+    ``dynamic`` true when the program is marked dynamic (``meta["dynamic"]``, drawn by
+    :class:`aliasfuzz.campaign.sources.Programs`) and the pipeline is one of
+    :data:`COMPILE_PIPELINES`. Shrinking keeps a program's ``meta``, so its steps, the blame
+    and the corpus entry (``pipeline_options`` in ``meta.json``) see the same options."""
+    out = dict(pipeline_options.get(pipeline) or {})
+    if program.meta.get("dynamic") and pipeline in COMPILE_PIPELINES:
+        out["dynamic"] = True
+    return out
 
 
 def pipeline_options(raw: Any, where: str = "pipeline_options"):
@@ -93,6 +116,7 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "max_statements": ((int,), "an integer"),
     "mutate": ((int, float), "a share between 0 and 1"),
     "grad_share": ((int, float), "a share between 0 and 1"),
+    "dynamic_share": ((int, float), "a share between 0 and 1"),
     "pipeline_options": ((dict,), "a table {pipeline = {option = value}}"),
 }
 
@@ -148,6 +172,11 @@ class CampaignOptions:
     grad, so that every ``torch.compile`` pipeline's gradients are compared with eager's
     (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`; decided after the draw, so the ops of
     program ``i`` do not depend on it); 0 turns gradients off.
+    ``dynamic_share``: the share of programs compiled with dynamic shapes
+    (``torch.compile(dynamic=True)``, :func:`task_options`) on every pipeline of
+    :data:`COMPILE_PIPELINES`, chosen per ``(seed, i)`` from a random stream of its own
+    (:func:`aliasfuzz.campaign.sources.mark_dynamic`), so the ops of program ``i`` do not
+    depend on it; 0 compiles every program with static shapes.
     """
 
     programs: int | None = None
@@ -170,6 +199,7 @@ class CampaignOptions:
     max_statements: int = 8
     mutate: float = 0.0
     grad_share: float = 0.15
+    dynamic_share: float = 0.1
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     plugins: tuple[str, ...] = ()
 
@@ -221,6 +251,8 @@ class CampaignOptions:
             raise InvalidArgument("--mutate must be a share between 0 and 1")
         if not (math.isfinite(self.grad_share) and 0 <= self.grad_share <= 1):
             raise InvalidArgument("--grad-share must be a share between 0 and 1")
+        if not (math.isfinite(self.dynamic_share) and 0 <= self.dynamic_share <= 1):
+            raise InvalidArgument("--dynamic-share must be a share between 0 and 1")
         check_device(self.device)
         if Path(self.corpus).exists() and not Path(self.corpus).is_dir():
             raise InvalidArgument(f"--corpus {self.corpus}: exists and is not a directory")

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign.follow import accepts
-from aliasfuzz.campaign.options import CampaignOptions
+from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
 from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS, Worker
 from aliasfuzz.fuzz.ir import Program
@@ -121,6 +121,9 @@ class Pool:
         self.jobs: queue.PriorityQueue = queue.PriorityQueue()
         self.results: queue.Queue = queue.Queue()
         self.opts, self._seq = opts, 0
+        #: ``time.monotonic()`` after which findings are neither shrunk further nor blamed
+        #: (the driver sets it from ``--time``: :func:`aliasfuzz.campaign.driver.tail_seconds`)
+        self.tail_until: float | None = None
         # the known bugs whose controls a finding's blame runs (blame_in): the driver's
         self.bugs = [b for b in bugs if b.control]
         # N workers each forking Inductor's pool of cpu_count compile processes would
@@ -154,7 +157,7 @@ class Pool:
             "program": program.to_json(),
             "pipeline": pipeline,
             "device": self.opts.device,
-            "options": self.opts.pipeline_options.get(pipeline, {}),
+            "options": task_options(self.opts.pipeline_options, pipeline, program),
         }
 
     def _loop(self, worker: Worker) -> None:
@@ -213,24 +216,48 @@ class Pool:
         return {**out, "costs": {**(outcome.get("costs") or {}),
                                  "crash.rerun": time.perf_counter() - t0}}
 
+    def late(self) -> bool:
+        """Whether the campaign's time for shrinking and blaming is over (:attr:`tail_until`)."""
+        return self.tail_until is not None and time.monotonic() >= self.tail_until
+
     def _shrink(self, worker: Worker, i: int, pipeline: str, program: Program,
                 outcome: dict[str, Any], note: dict[str, Any] | None = None,
                 before: float = 0.0) -> tuple:
         """The ``shrunk`` message of a finding minimized on its own pipeline, then blamed;
         ``before``: seconds already spent on it (a follower's failed try), counted as
-        shrinking; ``note`` goes with the message (the driver journals it)."""
+        shrinking; ``note`` goes with the message (the driver journals it). Once
+        :meth:`late`, the finding is kept as it is: the shrink stops with what it has (none
+        starts) and no blame runs; ``note["budget_spent"]`` says what was left out."""
         budget = self.opts.shrink_budget if self.opts.shrink else 0
         if outcome.get("heap"):  # confirmed in child interpreters: not replayed (oracle.heap)
             budget = 0
+        late_before = self.late()
+        if late_before:
+            budget = 0
+        cut: list[bool] = []
+
+        def stop() -> bool:  # asked before each candidate after the replay
+            if self.late():
+                cut.append(True)
+            return bool(cut)
+
         t0 = time.perf_counter()
         small, sout, spent = shrink(
             program,
             outcome,
             lambda p, pl=pipeline, i=i: self._shrink_step(worker, p, pl, i),
             budget,
+            stop,
         )
         t1 = time.perf_counter()
-        blame = self._blame(worker, small, pipeline, sout, i)
+        if self.late():
+            what = ("not shrunk, not blamed" if late_before and self.opts.shrink else
+                    "shrink cut short, not blamed" if cut else "not blamed")
+            note = {**(note or {}), "budget_spent": what}
+            blame = {"stage": None, "stages": [], "trail": [],
+                     "reason": f"the campaign's time budget (--time) was spent: {what}"}
+        else:
+            blame = self._blame(worker, small, pipeline, sout, i)
         spent_s = {"shrink": before + t1 - t0, "blame": time.perf_counter() - t1}
         return ("shrunk", i, pipeline, (program, small, spent, blame, spent_s, note or {}),
                 sout)
@@ -242,6 +269,8 @@ class Pool:
         when :func:`~aliasfuzz.campaign.follow.accepts` holds; else the finding is shrunk
         on its own (:meth:`_shrink`), the try's seconds counted as shrinking."""
         outcome, small = job["outcome"], job["small"]
+        if self.late():  # kept as found (:meth:`_shrink`)
+            return self._shrink(worker, i, pipeline, program, outcome)
         t0 = time.perf_counter()
         sout = self._shrink_step(worker, small, pipeline, i)
         t1 = time.perf_counter()
@@ -268,7 +297,8 @@ class Pool:
             "program": program.to_json(),
             "pipelines": pipelines,
             "device": self.opts.device,
-            "options": {p: self.opts.pipeline_options.get(p, {}) for p in pipelines},
+            "options": {p: task_options(self.opts.pipeline_options, p, program)
+                        for p in pipelines},
         }
         out = worker.run(task, timeout=self.opts.timeout * len(pipelines))
         wall = time.perf_counter() - t0

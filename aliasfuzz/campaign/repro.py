@@ -52,8 +52,8 @@ from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 
 __all__ = [
-    "MAX_LINES", "Plan", "effect", "head", "plan", "program_text", "render_repro", "spells_witness", "stage_words",
-    "title",
+    "MAX_LINES", "Plan", "effect", "head", "plan", "program_text", "render_plan", "render_repro", "spells_witness",
+    "stage_words", "title",
 ]
 
 #: Line budget of a repro that needs no harness (issue 13).
@@ -172,7 +172,9 @@ def plan(program: Program, meta: dict[str, Any]) -> Plan:
     else:
         harness = _harness_reason(mode, verdict, h.get("full"))
     cuda = uses_triton(p) or str(meta.get("device", "cpu")).startswith("cuda")
-    options = dict(meta.get("pipeline_options") or {}) if own else {}
+    # a hit's own options (dynamic shapes: --dynamic-share), else the entry's for its program
+    options = dict(h["pipeline_options"] if isinstance(h.get("pipeline_options"), dict)
+                   else meta.get("pipeline_options") or {} if own else {})
     exp = meta.get("expected") or {}
     described = own and h.get("check") == exp.get("check") and verdict == exp.get("verdict")
     said = str((meta if described else h).get("explanation") or "")
@@ -265,10 +267,6 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     0 it does not (fixed), 3 it needs a GPU that is absent, 2 no standalone repro exists
     (a pipeline with no public equivalent, e.g. the fuzzer's debug pipelines).
     """
-    import jinja2
-
-    from aliasfuzz.campaign._repro_template import TEMPLATE
-
     p = plan(program, meta)
     if p.mode == "none":
         return (f'"""{title(meta)}\n\nNo standalone repro: pipeline {p.pipeline} exists only '
@@ -279,6 +277,19 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
             return text
         return (f'"""{title(meta)}\n\nNo standalone repro: the witness spelling named in the '
                 'explanation is not a statement of the repro\'s f."""\nraise SystemExit(2)\n')
+    return render_plan(p, meta, _parts(p), tuple(t.name for t in p.program.inputs))
+
+
+def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tuple[str, ...]) -> str:
+    """``repro.py`` of plan ``p`` (mode ``compile``, ``fastpath``, ``fx`` or ``jit``) whose
+    program part is ``parts`` (as :func:`_parts` returns: ``imports``, ``definitions``,
+    ``function`` defining ``f``, ``inputs`` defining ``inputs()``, ``optional``,
+    ``triton``) and whose inputs are named ``names``: the corpus's programs and
+    ``aliasfuzz check``'s case files (:mod:`._repro_case`) share it."""
+    import jinja2
+
+    from aliasfuzz.campaign._repro_template import TEMPLATE
+
     check, what, want, got = compare(p, meta)
     settings, compile_args = inductor_settings(p)
     if (check == "copies" and p.mode != "fx") or p.mode == "fastpath" or (
@@ -290,7 +301,7 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     script, calls, calls_note = "", 1, ""
     if p.mode == "jit":
         settings, script, calls, calls_note = jit_settings(p, meta)
-    parts = _parts(p)
+    parts = dict(parts)
     imports = parts.pop("imports")
     if p.mode == "fastpath":
         imports = [*imports, "import operator",
@@ -320,7 +331,7 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
         **parts, title=head(meta, p), notes=_notes(p, meta), cuda=p.cuda,
         imports=imports, settings=settings, mode=p.mode, check=check, what=what, want=want,
         got=got, want_f="{" + want + "}", got_f="{" + got + "}", compiled=compiled,
-        names=repr(tuple(t.name for t in p.program.inputs)),
+        names=repr(tuple(names)),
         setup=setup, script=script, calls=calls, calls_note=calls_note,
         copy_rules=copy_rules(meta, p), node=node,
         invariant=first_line(meta.get("explanation") or "", 60),

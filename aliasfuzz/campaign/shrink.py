@@ -253,7 +253,8 @@ def _lift_time_limit() -> None:
 
 
 def shrink(
-    program: Program, outcome: dict[str, Any], evaluate: Evaluate, budget: int = 60
+    program: Program, outcome: dict[str, Any], evaluate: Evaluate, budget: int = 60,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[Program, dict[str, Any], int]:
     """Minimize ``program``, whose run gave ``outcome``, with Hypothesis's shrinker.
 
@@ -266,10 +267,13 @@ def shrink(
     ``replay`` being the replay's ``verdict`` / ``check`` / ``explanation`` (the campaign
     does not write such a finding: :func:`aliasfuzz.campaign.driver.dismissal`). An
     exception raised by ``evaluate`` (a harness bug) ends the search and is re-raised.
+    ``stop()`` true ends the search too, once the original's replay has run, with the
+    smallest program found so far (the campaign's time budget spent: :class:`~.pool.Pool`).
     """
     plan = _plan(program)
     return _minimize(
-        program, outcome, evaluate, budget, _strategy(program, plan), plan.keep_everything()
+        program, outcome, evaluate, budget, _strategy(program, plan), plan.keep_everything(),
+        stop,
     )
 
 
@@ -280,6 +284,7 @@ def _minimize(
     budget: int,
     strategy,
     original: list[Any],
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[Program, dict[str, Any], int]:
     """:func:`shrink` with any strategy of reductions of ``program``; ``original`` is the
     choice sequence for which ``strategy`` draws ``program`` itself (``bench/shrink.py``
@@ -294,7 +299,7 @@ def _minimize(
         nonlocal spent
         key = candidate.dumps()
         if key not in seen:
-            if spent >= budget or errors:
+            if spent >= budget or errors or (spent and stop is not None and stop()):
                 return False
             spent += 1
             try:

@@ -1,4 +1,5 @@
-"""The programs a campaign mutates (``--mutate``, issue 15) and program ``i`` of a campaign.
+"""The programs a campaign mutates (``--mutate``, issue 15) and program ``i`` of a campaign
+(which of them compile with dynamic shapes, ``--dynamic-share``: :func:`mark_dynamic`).
 
 The sources are the minimized programs of the corpus's entries (``<entry>/program.json``)
 and the IR twins of the public bug reports (``seeds/*.json`` of the corpus, and the
@@ -20,7 +21,7 @@ from typing import Any
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 
-__all__ = ["FILE", "Programs", "collect", "load", "save"]
+__all__ = ["FILE", "Programs", "collect", "load", "mark_dynamic", "save"]
 
 #: The campaign folder's list of sources.
 FILE = "mutation-sources.jsonl"
@@ -78,21 +79,38 @@ def load(run_dir: Path) -> list[tuple[str, Program]]:
     return out
 
 
+def mark_dynamic(program: Program, share: float, seed: int, index: int) -> Program:
+    """``program`` with ``meta["dynamic"] = True`` for a ``share`` of ``(seed, index)``
+    pairs, else ``program`` itself, unchanged. The choice uses its own ``random.Random``
+    seeded from ``(seed, index)`` (as :func:`aliasfuzz.fuzz.grads.mark_grad_leaves`'s), so
+    program ``i``'s ops, inputs and gradient marking are the same whatever ``share`` is.
+    A marked program compiles with ``torch.compile(dynamic=True)`` on every
+    ``torch.compile`` pipeline (:func:`aliasfuzz.campaign.options.task_options`)."""
+    if share <= 0 or random.Random(f"aliasfuzz-dynamic:{seed}:{index}").random() >= share:
+        return program
+    return Program(program.storages, program.inputs, program.body, program.outputs,
+                   {**program.meta, "dynamic": True})
+
+
 class Programs:
     """Program ``i`` of a campaign: with probability ``mutate`` (drawn from the seed and
     ``i`` alone) a mutant of one of ``sources`` (:func:`aliasfuzz.fuzz.mutate.mutate`),
     else, or when no mutant validates, program ``i`` of the generator
     (:func:`aliasfuzz.fuzz.sample.generate_one`). A mutant's ``meta`` says ``generator:
-    mutation``, the operator (``mutation``) and the source's id (``mutated_from``)."""
+    mutation``, the operator (``mutation``) and the source's id (``mutated_from``). Either
+    is marked dynamic for a ``dynamic_share`` of indices (:func:`mark_dynamic`)."""
 
     def __init__(self, seed: int, max_statements: int, mutate: float = 0.0,
                  sources: list[tuple[str, Program]] | None = None,
-                 grad_share: float | None = None):
+                 grad_share: float | None = None, dynamic_share: float = 0.0):
         self.seed, self.max_statements = seed, max_statements
         self.mutate, self.sources = mutate, list(sources or [])
-        self.grad_share = grad_share
+        self.grad_share, self.dynamic_share = grad_share, dynamic_share
 
     def __getitem__(self, i: int) -> Program:
+        return mark_dynamic(self._program(i), self.dynamic_share, self.seed, i)
+
+    def _program(self, i: int) -> Program:
         from aliasfuzz.campaign import _judge
 
         if self.mutate > 0 and self.sources:

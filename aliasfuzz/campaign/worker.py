@@ -46,7 +46,10 @@ from typing import Any
 from aliasfuzz.fuzz.isolated import HEAP_CORRUPTION
 from aliasfuzz.fuzz.process import PHASE_BYTES, PHASE_ENV, read_phase
 
-__all__ = ["Worker", "attribute_death", "main"]
+__all__ = ["Worker", "attribute_death", "main", "watch_parent"]
+
+#: The driver's pid, given to its worker children (:func:`watch_parent`).
+PARENT_ENV = "ALIASFUZZ_PARENT_PID"
 
 #: Starts of a worker child killed by a signal before it was ready (:meth:`Worker._start`).
 _START_TRIES = 3
@@ -114,6 +117,7 @@ class Worker:
         env["TORCHINDUCTOR_CACHE_DIR"] = str(self.root / "inductor-cache")
         env["ALIASFUZZ_WORKDIR"] = str(self.root / "src")
         env["PYTHONFAULTHANDLER"] = "1"
+        env[PARENT_ENV] = str(os.getpid())  # the child ends itself when this process is gone
         # where the child is (inside the system under test or in aliasfuzz): read at a death
         # (the child rewrites it at each change; until its first one it is in aliasfuzz)
         self.phase_file = self.root / "phase"
@@ -449,8 +453,32 @@ def _serve(proto) -> None:
             os._exit(0)  # no CUDA teardown: a poisoned context can hang on it
 
 
+def watch_parent(parent: int, interval: float = 0.5) -> None:
+    """End this process, and its process group when it leads one (a worker does: the
+    driver starts it in a session of its own, with Inductor's compile workers), once
+    process ``parent`` is no longer its parent: the driver died (``kill -9``) and the
+    child was re-parented. Without this, a worker ran its task to the end (up to the
+    per-task timeout) before it read the end of its input: fresh user 20's two orphans
+    lived about 30 s. Polled from a daemon thread (``PR_SET_PDEATHSIG`` would fire when
+    the thread that started the child ends, and the driver starts children from pool
+    threads), so it works where ``prctl`` does not."""
+    import threading
+
+    def poll() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+        os._exit(1)
+
+    threading.Thread(target=poll, name="aliasfuzz-parent-watch", daemon=True).start()
+
+
 def main() -> None:
     """Worker entry point: keep a private protocol stream, send fd 1 to stderr."""
+    parent = os.environ.get(PARENT_ENV, "")
+    # the pid of the driver that started this worker, not getppid() now: it may be gone
+    watch_parent(int(parent) if parent.isdigit() else os.getppid())
     proto = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr

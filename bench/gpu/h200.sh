@@ -66,6 +66,7 @@ while [ $# -gt 0 ]; do
     throughput)
       # programs/s of a 16-worker campaign, with and without the full inductor pipeline
       for pl in inductor-reinplace,aot_eager,fx-reinplace,torchscript inductor; do
+        mkdir -p /tmp/af-corpus-tp  # run refuses a named corpus that is not there
         python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time 75 --seed 11 -q \
           --pipelines "$pl" --corpus /tmp/af-corpus-tp --state "$STATE" --report /tmp/af-reports \
           --shrink-budget 20 2>&1 | tail -4
@@ -102,6 +103,7 @@ while [ $# -gt 0 ]; do
     campaign-start)
       secs=${1:-600}
       shift
+      mkdir -p /tmp/af-corpus
       setsid nohup python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" \
         --seed 2026 -q --corpus /tmp/af-corpus --state "$STATE" --report /tmp/af-reports \
         > /tmp/af-campaign.log 2>&1 < /dev/null &
@@ -118,6 +120,7 @@ while [ $# -gt 0 ]; do
     campaign)  # campaign SECONDS SEED, foreground: summary and log to $OUT
       secs=$1 seed=$2
       shift 2
+      mkdir -p "/tmp/af-corpus-$seed"
       python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" --seed "$seed" -q \
         --corpus "/tmp/af-corpus-$seed" --state "$STATE" --report /tmp/af-reports \
         > "$OUT/campaign-$seed.log" 2>&1
@@ -127,6 +130,7 @@ while [ $# -gt 0 ]; do
     campaign-part)  # the first part of a campaign longer than one call (10 minutes)
       secs=$1 seed=$2 stop=$3
       shift 3
+      mkdir -p /tmp/af-corpus
       python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" --seed "$seed" -q \
         --corpus /tmp/af-corpus --state "$STATE" --report /tmp/af-reports \
         > /tmp/af-campaign.log 2>&1 < /dev/null &
@@ -151,6 +155,7 @@ while [ $# -gt 0 ]; do
       # issue-12 audit campaign), corpus and log to $OUT
       n=$1 seed=$2
       shift 2
+      mkdir -p "/tmp/af-corpus-cpu-$seed"
       python3 -m aliasfuzz.cli run --device cpu --workers "$W" --programs "$n" --seed "$seed" -q \
         --corpus "/tmp/af-corpus-cpu-$seed" --state "$STATE" --report /tmp/af-reports \
         > "$OUT/cpu-campaign-$seed.log" 2>&1

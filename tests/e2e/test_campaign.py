@@ -126,10 +126,14 @@ def test_exit_codes_dedup_report_and_determinism(tmp_path):
         str(tmp_path / "reports"),
         "-q",
     ]
+    (tmp_path / "corpus").mkdir()  # a named --corpus must exist
     first = run_cli(*args, "--workers", "2")
     assert first.returncode == 1, first.stderr  # new miscompiles
     out1 = first.stdout
     assert "(new" in out1 and "report: " in out1
+    # the stage printed is the root's whole, unblamed:<pipeline> (fresh user 20: "unblamed")
+    found = [x for x in out1.splitlines() if x.startswith("finding ")]
+    assert found and all(" stage=unblamed:debug-miscompile " in x for x in found), out1
     html = out1.split("report: ")[1].strip()
     assert html.endswith("index.html")
     summary = json.loads((tmp_path / "reports" / html.split("/")[-2] / "summary.json").read_text())

@@ -11,6 +11,7 @@ from tests.common.cli import run_cli
 
 
 def _run(tmp, *extra):
+    (tmp / "corpus").mkdir(parents=True, exist_ok=True)  # a named --corpus must exist
     return run_cli("run", "--programs", "6", "--seed", "5", "--pipelines", "debug-miscompile",
                    "--workers", "1", "--report", "none", "-q", "--no-shrink",
                    "--corpus", tmp / "corpus", "--state", tmp / "state", *extra,

@@ -20,6 +20,7 @@ def main(argv: list[str]) -> int:
 
 
 def _cmd(tmp, name, *extra):
+    (tmp / name / "corpus").mkdir(parents=True, exist_ok=True)  # a named --corpus must exist
     return [
         sys.executable,
         "-m",
@@ -187,6 +188,7 @@ def test_a_second_driver_on_a_running_campaign_is_refused(tmp_path, monkeypatch)
     from aliasfuzz.campaign.driver import _lock
 
     state = tmp_path / "state"
+    (tmp_path / "corpus").mkdir()
     args = ["run", "--programs", "1", "--pipelines", "debug-miscompile", "--state", str(state),
             "--corpus", str(tmp_path / "corpus"), "--report", "none", "-q", "--workers", "1"]
     assert main(args) in (0, 1)
@@ -213,3 +215,45 @@ def test_saved_folders_are_absolute_so_a_resume_elsewhere_writes_in_place(tmp_pa
     assert d["corpus"] == str(tmp_path / "corpus") and d["report"] == str(tmp_path / "reports")
     assert d["state"] == str(tmp_path / ".aliasfuzz")
     assert CampaignOptions(programs=1, report="none").to_json()["report"] == "none"
+
+
+def test_time_before_a_kill_counts_though_the_journal_is_older(tmp_path, monkeypatch):
+    # fresh user 20: a campaign killed at 66 s whose last journal event was older resumed
+    # with only the journal's seconds spent; the elapsed file keeps the rest
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    state = tmp_path / "e" / "state"
+    assert main(_cmd(tmp_path, "e")[3:] + ["--programs", "2"]) in (0, 1)
+    _cut_journal(state, lambda e: e.get("i") == 0)  # killed after program 0
+    (run,) = (state / "runs").iterdir()
+    assert float((run / "elapsed").read_text()) >= 0  # written while it ran
+    (run / "elapsed").write_text("100.0\n")  # it had run 100 s when it was killed
+    main(["run", "--resume", "--state", str(state), "--time", "50", "-q"])
+    assert sorted(e["i"] for e in _events(state) if e["t"] == "task") == [0]  # budget spent
+
+
+def test_findings_left_when_the_budget_and_its_tail_are_spent_are_kept_unshrunk(tmp_path,
+                                                                                monkeypatch):
+    # fresh user 20: a 200 s campaign ran 270 s, shrinking and blaming its last findings
+    from aliasfuzz.campaign import driver
+    from aliasfuzz.campaign.options import CampaignOptions
+
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_DELAY", "0.5")  # a shrink of 40 steps: 20 s
+    # the tail ends where the budget starts: every finding is late, whatever the host's speed
+    monkeypatch.setattr(driver, "tail_seconds", lambda budget: -budget)
+    opts = CampaignOptions(time=3.0, seed=1, pipelines=("debug-miscompile",), workers=1,
+                           corpus=str(tmp_path / "corpus"), state=str(tmp_path / "state"),
+                           report="none")
+    t0 = time.monotonic()
+    res = driver.run_campaign(opts, show=False)
+    assert res.status == "done" and res.findings
+    # the programs started within the budget are judged; their findings are kept, neither
+    # shrunk (40 steps of 0.5 s each) nor blamed
+    assert all(f["budget_spent"] == "not shrunk, not blamed" for f in res.findings), res.findings
+    ev = _events(tmp_path / "state")
+    found = [e for e in ev if e["t"] == "finding" and e.get("id")]
+    assert found and all(e["shrink_executions"] == 0 for e in found)
+    entries = [load_entry(p) for p in list_entries(tmp_path / "corpus")]
+    assert entries and all("time budget (--time) was spent" in e.meta["blame_reason"]
+                           for e in entries)
+    assert time.monotonic() - t0 < 60  # worker start and the programs in flight, no shrink

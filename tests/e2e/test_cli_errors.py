@@ -43,6 +43,7 @@ def _one_line_error(argv, *needles, env=None) -> str:
 
 
 def _run(tmp_path, *extra) -> list[str]:
+    (tmp_path / "corpus").mkdir(exist_ok=True)  # a named --corpus must exist
     return [
         "run", "--programs", "1", "--pipelines", "debug-miscompile", "-q", "--report", "none",
         "--corpus", str(tmp_path / "corpus"), "--state", str(tmp_path / "state"), *extra,
@@ -61,6 +62,8 @@ def _run(tmp_path, *extra) -> list[str]:
         (["--device", "tpu"], "device"),
         (["--grad-share", "1.5"], "--grad-share must be a share between 0 and 1"),
         (["--grad-share", "nan"], "--grad-share must be a share between 0 and 1"),
+        (["--dynamic-share", "-0.5"], "--dynamic-share must be a share between 0 and 1"),
+        (["--dynamic-share", "inf"], "--dynamic-share must be a share between 0 and 1"),
     ],
 )
 def test_run_bad_numbers_and_device(tmp_path, flags, needle):
@@ -112,8 +115,65 @@ def test_run_folder_that_cannot_be_created_is_a_one_line_error_before_any_work(t
         pytest.skip("no /proc on this platform")
     argv = _run(tmp_path)
     argv[argv.index(flag) + 1] = "/proc/aliasfuzz-cannot-create"
-    _one_line_error(argv, flag, "cannot create it")
+    # a named corpus must exist: refused before it is tried (a typo, or /proc)
+    _one_line_error(argv, flag, "no such directory" if flag == "--corpus" else "cannot create it")
     assert not (tmp_path / "state").exists()
+
+
+def test_run_named_corpus_that_does_not_exist_is_refused(tmp_path):
+    # fresh user 20: a typo in --corpus started a campaign against a new, empty corpus
+    argv = _run(tmp_path)
+    argv[argv.index("--corpus") + 1] = str(tmp_path / "corpsu")
+    _one_line_error(argv, f"--corpus {tmp_path / 'corpsu'}: no such directory")
+    assert not (tmp_path / "corpsu").exists() and not (tmp_path / "state").exists()
+    # a config file's corpus is named too
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[run]\ncorpus = "{tmp_path / "corpsu"}"\n')
+    argv = _run(tmp_path, "--config", str(cfg))
+    i = argv.index("--corpus")
+    del argv[i:i + 2]
+    _one_line_error(argv, "no such directory")
+    assert "named, it must exist" in " ".join(run_cli("run", "-h").stdout.split())
+
+
+def _corrupt(entry: Path, name: str, text: str) -> None:
+    entry.mkdir(parents=True)
+    (entry / "meta.json").write_text('{"expected": {"pipeline": "aot_eager", "verdict": "ok"}}')
+    (entry / "program.json").write_text("{}")
+    (entry / name).write_text(text)
+
+
+def test_run_names_every_corrupt_entry(tmp_path):
+    # fresh user 20: only the first was named, so entries were fixed one run at a time
+    argv = _run(tmp_path)
+    corpus = Path(argv[argv.index("--corpus") + 1])
+    _corrupt(corpus / "miscompile-x-0000000000", "meta.json", "{")
+    _corrupt(corpus / "crash-y-1111111111", "program.json", "[1, 2")
+    line = _one_line_error(argv, "2 corrupt entries", "crash-y-1111111111",
+                           "miscompile-x-0000000000", f"aliasfuzz replay {corpus}")
+    assert "not valid JSON" in line
+    assert not (tmp_path / "state").exists()
+
+
+def test_replay_and_report_check_known_toml_as_run_does(tmp_path):
+    # fresh user 20: a known.toml that run refused passed replay and report with exit 0
+    state = tmp_path / "state"
+    res = driver.run_campaign(
+        CampaignOptions(programs=1, pipelines=("debug-miscompile",), workers=1, report="none",
+                        corpus=str(tmp_path / "corpus"), state=str(state), shrink=False),
+        show=False,
+    )  # fmt: skip
+    assert res.status == "done"
+    corpus = tmp_path / "corpus"
+    (entry,) = store.list_entries(corpus)
+    (corpus / "known.toml").write_text('[[bug]]\nissue = "x#1"\ntitle = "t"\nstage = \n')
+    _one_line_error(["replay", str(entry)], "known.toml: not valid TOML")
+    _one_line_error(["replay", str(corpus)], "known.toml: not valid TOML")
+    _one_line_error(["report", "--state", str(state), "--corpus", str(corpus),
+                     "--out", str(tmp_path / "r")], "known.toml: not valid TOML")
+    (corpus / "known.toml").write_text("# no known bugs\n")
+    r = run_cli("replay", entry)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_report_out_unwritable(tmp_path):

@@ -110,6 +110,31 @@ def test_a_gradient_finding_is_blamed_by_cutting_the_backward_graph(pipeline, mu
     assert clean.stage is None and all(w == "agrees" for s, w in clean.trail), clean.trail
 
 
+def test_check_names_the_check_and_writes_a_repro_that_shows_the_fault(tmp_path):
+    # fresh user 20: check flagged the gradient, named no check and wrote no repro
+    from tests.common.cli import run_cli
+
+    case = ROOT / "bench" / "mutants" / "programs" / "m9_backward_reinplace.py"
+    r = run_cli("check", "--plugin", MUTANT, "--pipelines", "aot_eager", "--repro", tmp_path,
+                case)
+    assert r.returncode == 1, r.stdout + r.stderr
+    first, second = r.stdout.splitlines()
+    assert first.startswith("aot_eager: miscompile (CONTRADICTS expect: ok) check=grads grad of "
+                            "input x: values differ"), r.stdout
+    script = tmp_path / "m9_backward_reinplace-aot_eager" / "repro.py"
+    assert second == f"repro: {script}"
+    assert "aliasfuzz" not in script.read_text().split('"""')[2]  # standalone after its docstring
+    shows = _run(script, MUTANT)
+    assert shows.returncode == 1, shows.stdout + shows.stderr
+    assert "gradients of sum(o.sum()) over the floating outputs differ" in shows.stderr
+    fixed = _run(script, None)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    # no finding, no repro
+    ok = run_cli("check", "--pipelines", "aot_eager", "--repro", tmp_path / "none", case)
+    assert ok.returncode == 0 and "repro" not in ok.stdout, ok.stdout + ok.stderr
+    assert not (tmp_path / "none").exists()
+
+
 def _scatters(x):
     return x[0], torch.slice_scatter(x, x[0:1], dim=0, start=0, end=1)
 

@@ -50,7 +50,7 @@ def install(api):
 
 
 def _campaign(root, plugin_source, *extra):
-    root.mkdir()
+    (root / "corpus").mkdir(parents=True)  # a named --corpus must exist
     plugin = root / "plugin.py"
     plugin.write_text(plugin_source)
     r = run_cli(

@@ -76,6 +76,14 @@ def test_related_bugs_are_shown_but_do_not_make_a_finding_known():
         # the fresh user's silent mistakes: a misspelt table, stage or verdict never matched
         ("[[bugs]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"", "unknown table(s) ['bugs']"),
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"reinplacee\"", "unknown stage"),
+        # fresh user 20: the hint named neither of this week's forms
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"reinplacee\"",
+         "aot-runtime, or unblamed:<pipeline> with verdict = \"missed-reinplace\""),
+        # fresh user 20: a misspelt witness rule was accepted and could never match
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"unblamed:inductor\"\n"
+         "verdict = \"missed-reinplace\"\nevidence = [\"witness:no-such-rule\"]",
+         "unknown witness rule(s) ['witness:no-such-rule'] in evidence (known rules: "
+         "witness:augmented-setitem, witness:graph-split)"),
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"joint:remove_noop_ops\"\n"
          "verdict = \"miscompiel\"", "unknown verdict"),
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\ncontrol = 3",
@@ -228,7 +236,7 @@ def test_a_bug_with_a_control_is_known_only_when_its_workaround_removes_the_find
     # #198095's crash form (AOTAutograd's runtime wrappers): the fields alone match other crashes of
     # programs with aliased inputs; view_replay_for_aliased_outputs=False removes only its own
     bugs = load_known(CORPUS)
-    (bug,) = [b for b in bugs if b.control and b.verdict == "crash"]
+    (bug,) = [b for b in bugs if b.control and b.verdict == "crash" and b.stage == "aot-runtime"]
     assert bug.issue.endswith("#198095")
     root = _root("aot-runtime", ["inplace", "view", "aliased-inputs"], "crash")
     ops = {"add_.Scalar", "reshape"}
@@ -349,9 +357,12 @@ def test_a_cost_finding_of_a_known_spelling_is_known(tmp_path):
     other = {**root, "evidence": ["functional", "inplace", "witness:graph-split"]}
     assert match(bugs, other, {"clone", "setitem_iadd.Scalar"}, {"inductor"})[0] is None
     assert match(bugs, root, {"clone", "index_put_"}, {"inductor"})[0] is None
-    # a stage-less row is refused for any other verdict, and for an unknown pipeline
-    for bad in ('stage = "unblamed:inductor"\nverdict = "miscompile"',
-                'stage = "unblamed:nope"\nverdict = "missed-reinplace"'):
+    # a stage-less row is refused for any other verdict (saying which it needs), and for an
+    # unknown pipeline
+    for bad, needle in (('stage = "unblamed:inductor"\nverdict = "miscompile"',
+                         'needs verdict = "missed-reinplace"'),
+                        ('stage = "unblamed:inductor"', 'needs verdict = "missed-reinplace"'),
+                        ('stage = "unblamed:nope"\nverdict = "missed-reinplace"', "unknown stage")):
         (tmp_path / "known.toml").write_text(f'[[bug]]\nissue = "x#1"\ntitle = "t"\n{bad}\n')
-        with pytest.raises(InvalidArgument, match="unknown stage"):
+        with pytest.raises(InvalidArgument, match=needle):
             load_known(tmp_path)

@@ -208,3 +208,52 @@ def test_a_worker_killed_from_outside_in_aliasfuzz_is_not_called_a_bug_of_ours()
     assert "killed from outside" in out["summary"] and "not judged" in out["summary"]
     out = attribute_death("signal:SIGSEGV", "harness", "", 1.0)
     assert out["summary"].startswith("worker died (signal:SIGSEGV) in aliasfuzz")
+
+
+def test_a_worker_ends_with_its_group_once_the_driver_is_killed(tmp_path):
+    # fresh user 20: after kill -9 of the driver its workers ran on for about 30 s (the task
+    # in flight); the child's watch (worker.watch_parent) ends it and its group at once
+    import os
+    import signal
+    import time
+
+    if not Path("/proc").is_dir():
+        pytest.skip("reads process states from /proc")
+    child = textwrap.dedent(f"""
+        import os, subprocess, sys, time
+        from aliasfuzz.campaign.worker import watch_parent
+        watch_parent(int(sys.argv[1]), interval=0.05)
+        sleeper = subprocess.Popen(["sleep", "60"])  # a compile worker in the group
+        open({str(tmp_path / "pids")!r}, "w").write(f"{{os.getpid()}} {{sleeper.pid}}")
+        time.sleep(60)
+    """)
+    driver = textwrap.dedent(f"""
+        import os, subprocess, sys, time
+        subprocess.Popen([sys.executable, "-c", {child!r}, str(os.getpid())],
+                         start_new_session=True)
+        time.sleep(60)
+    """)
+    d = subprocess.Popen([sys.executable, "-c", driver], cwd=Path(__file__).parents[2])
+    pids = tmp_path / "pids"
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and " " in pids.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        worker, sleeper = map(int, pids.read_text().split())
+        assert _alive(worker) and _alive(sleeper)
+    finally:
+        os.kill(d.pid, signal.SIGKILL)
+        d.wait()
+    deadline = time.monotonic() + 10
+    while (_alive(worker) or _alive(sleeper)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(worker) and not _alive(sleeper)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead and waiting for its reaper, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"

@@ -197,3 +197,17 @@ def test_an_autograd_error_while_tracing_the_joint_graph_is_a_refusal_only_with_
     assert classify("aot_eager", f, (torch.ones(2),)) is None  # no backward traced: a crash
     # the backward's own call raising is a crash of the grads check, never this refusal
     assert classify("aot_eager", Failure.of("backward", e), (leaf,)) is None
+
+
+def test_a_set_of_an_input_with_other_mutations_is_a_refusal():
+    """AOTAutograd's 'not supported today' for set_ of an input whose other mutations it
+    cannot keep in the graph (issue 15's set_ row: ``v2.set_(v1); v2.add_(1)`` on an input
+    ``x1`` that an earlier statement wrote); another AOTAutograd assertion stays a crash."""
+    from aliasfuzz.passes.execution import Failure
+
+    said = Failure("trace", "AssertionError", "Encountered a set_ on a graph input, but the input "
+                   "has other mutations that we cannot\nkeep in the graph. This is not supported "
+                   "today. Current state:\n  keep_input_mutations=True")
+    assert _rule("aot_eager", said) == "aot-set-input-with-other-mutations"
+    other = Failure("trace", "AssertionError", "Encountered a set_ on a graph input")
+    assert _rule("aot_eager", other) is None
