@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
+from aliasfuzz.fuzz._genautograd import AUTOGRAD_SHARE
 from aliasfuzz.fuzz._geninputs import draw_inputs
 from aliasfuzz.fuzz._genmeta import add_metadata
 from aliasfuzz.fuzz.ir import DTYPES, Op, Program
@@ -174,6 +175,10 @@ class GenConfig:
     #: share of programs given one advanced-indexing statement with program index tensors
     #: (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`, drawn after the rest of the program)
     advindex_share: float = ADVINDEX_SHARE
+    #: share of programs with ``requires_grad`` inputs given one autograd statement
+    #: (:func:`aliasfuzz.fuzz._genautograd.add_autograd`; applied by :mod:`.sample` only,
+    #: after the marking)
+    autograd_share: float = AUTOGRAD_SHARE
     #: share of programs given one statement of the own-stream metadata rows
     #: (:func:`aliasfuzz.fuzz._genmeta.add_metadata`, drawn after the rest of the program)
     metadata_share: float = METADATA_SHARE
@@ -207,6 +212,7 @@ def make_config(
     index_inputs: bool = True,
     grad_share: float = 0.15,
     advindex_share: float = ADVINDEX_SHARE,
+    autograd_share: float = AUTOGRAD_SHARE,
     metadata_share: float = METADATA_SHARE,
 ) -> GenConfig:
     """Check generator options and bind the registry rows they select.
@@ -219,14 +225,17 @@ def make_config(
     (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`; needs ``index_inputs`` and the
     ``inplace`` or ``functional`` family). ``metadata_share`` (0..1) is the share given a
     ``resize_``, ``resize_as_``, ``set_``, ``set_.storage`` or ``requires_grad_`` statement
-    (:func:`aliasfuzz.fuzz._genmeta.add_metadata`; needs the ``view`` family). Raises :class:`InvalidArgument` on a bad option,
+    (:func:`aliasfuzz.fuzz._genmeta.add_metadata`; needs the ``view`` family).
+    ``autograd_share`` (0..1) is the share of programs with ``requires_grad`` inputs that
+    :mod:`aliasfuzz.fuzz.sample` gives one autograd statement
+    (:func:`aliasfuzz.fuzz._genautograd.add_autograd`, after the marking). Raises :class:`InvalidArgument` on a bad option,
     or when no registry row with a ``gen`` belongs to the requested families.
     """
     fams = _names_opt("families", families, tuple(FAMILIES))
     if device not in _DEVICES:
         raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
     for name, share in (("grad_share", grad_share), ("advindex_share", advindex_share),
-                        ("metadata_share", metadata_share)):
+                        ("metadata_share", metadata_share), ("autograd_share", autograd_share)):
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0:
             raise InvalidArgument(f"{name} must be a number in [0, 1], got {share!r}")
     for flag, v in (("aliased_inputs", aliased_inputs), ("index_inputs", index_inputs)):
@@ -253,6 +262,7 @@ def make_config(
         rows=rows,
         grad_share=float(grad_share),
         advindex_share=float(advindex_share),
+        autograd_share=float(autograd_share),
         metadata_share=float(metadata_share),
     )
 
