@@ -26,10 +26,10 @@ returned as is, ``retain_graph=True``).
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING
 
-from aliasfuzz.errors import GenerationFailure, InvalidArgument
+from aliasfuzz.errors import GenerationFailure
+from aliasfuzz.fuzz._gentry import first_fit, fresh_name, taken_names
 from aliasfuzz.fuzz.ir import Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY
 from aliasfuzz.fuzz.ops.autograd import GRAD, NO_GRAD, NO_GRAD_INNER
@@ -41,7 +41,6 @@ __all__ = ["AUTOGRAD_SHARE", "add_autograd"]
 
 #: Default share of programs with ``requires_grad`` inputs given an autograd statement.
 AUTOGRAD_SHARE = 0.5
-_ATTEMPTS = 6
 _FLOATS = ("float32", "float64", "float16", "bfloat16")
 
 
@@ -57,26 +56,22 @@ def add_autograd(program: Program, draw: DrawBase, cfg: GenConfig, stats: GenSta
     from aliasfuzz.fuzz.gradflow import loss_refusal
     from aliasfuzz.fuzz.validate import infer
 
-    for _ in range(_ATTEMPTS):
-        row = GRAD if draw.boolean(0.5) else f"{NO_GRAD}.{draw.choice(NO_GRAD_INNER)}"
-        try:
-            out = _grad(draw, program, marked) if row == GRAD else _no_grad(draw, program, marked, row)
-            why = loss_refusal(out, infer(out).steps)
-            if why is not None:  # keep the gradients observable: eager's backward must run
-                raise GenerationFailure(f"eager's backward of the loss refuses: {why}")
-        except (GenerationFailure, InvalidArgument) as e:
-            if stats is not None:
-                stats.rejected[row, getattr(e, "rule", type(e).__name__)] += 1
-            continue
-        if stats is not None:
-            stats.accepted[row] += 1
-        return Program(out.storages, out.inputs, out.body, out.outputs, {**out.meta, "autograd": row})
-    return program
+    def row_of(d: DrawBase) -> str:
+        return GRAD if d.boolean(0.5) else f"{NO_GRAD}.{d.choice(NO_GRAD_INNER)}"
+
+    def make(d: DrawBase, p: Program, row: str) -> Program:
+        return _grad(d, p, marked) if row == GRAD else _no_grad(d, p, marked, row)
+
+    def backward_runs(out: Program, row: str) -> None:
+        why = loss_refusal(out, infer(out).steps)
+        if why is not None:  # keep the gradients observable: eager's backward must run
+            raise GenerationFailure(f"eager's backward of the loss refuses: {why}")
+
+    return first_fit(program, draw, row_of, make, "autograd", stats, backward_runs)
 
 
 def _fresh(program: Program, prefix: str) -> str:
-    taken = {t.name for t in program.inputs} | {o for op in program.body for o in op.out}
-    return next(f"{prefix}{i}" for i in itertools.count() if f"{prefix}{i}" not in taken)
+    return fresh_name(prefix, taken_names(program, storages=False))
 
 
 def _position(draw: DrawBase, program: Program) -> int:
