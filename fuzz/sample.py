@@ -9,8 +9,9 @@ statement (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`), the own-stream met
 statement (``resize_``, ``set_``, ``requires_grad_``: :func:`aliasfuzz.fuzz._genmeta.add_metadata`),
 the optional input with its ``None``-accepting statement
 (:func:`aliasfuzz.fuzz._genoptional.add_optional`) and the ``requires_grad`` leaves
-(:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`), so that none changes the ops drawn for the
-programs it leaves alone. (Hypothesis's own engine is not used
+(:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`), and, after the marking, the autograd
+statement (:func:`aliasfuzz.fuzz._genautograd.add_autograd`), so that none changes the ops
+drawn for the programs it leaves alone. (Hypothesis's own engine is not used
 here on purpose: it mixes constants collected from the imported local modules into its
 draws, so its output depends on the process's import history.) The distributions are
 those of the Hypothesis strategy, without shrinking; to shrink a sampled program, replay
@@ -24,6 +25,7 @@ from typing import Any
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
+from aliasfuzz.fuzz._genautograd import add_autograd
 from aliasfuzz.fuzz._genmeta import add_metadata
 from aliasfuzz.fuzz._genoptional import add_optional
 from aliasfuzz.fuzz.grads import mark_grad_leaves
@@ -87,7 +89,10 @@ def _one(cfg, seed: int, index: int, stats: GenStats | None) -> Program:
     )
     # decided after the draw, with its own stream: the ops and inputs of (seed, index) are
     # the same whatever the share (a new draw inside build_program would change them all)
-    return mark_grad_leaves(p, cfg.grad_share, seed, index)
+    p = mark_grad_leaves(p, cfg.grad_share, seed, index)
+    # autograd statements need the marking first; their own stream again
+    ag = random.Random(f"aliasfuzz-autograd:{seed}:{index}")
+    return add_autograd(p, RandomDraw(ag), cfg, stats)
 
 
 def generate(n: int, seed: int = 0, *, stats: GenStats | None = None, **opts) -> list[Program]:

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
+from aliasfuzz.fuzz._genautograd import AUTOGRAD_SHARE
 from aliasfuzz.fuzz._geninputs import draw_inputs
 from aliasfuzz.fuzz._genmeta import add_metadata
 from aliasfuzz.fuzz._genoptional import add_optional
@@ -179,6 +180,10 @@ class GenConfig:
     #: share of programs given one advanced-indexing statement with program index tensors
     #: (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`, drawn after the rest of the program)
     advindex_share: float = ADVINDEX_SHARE
+    #: share of programs with ``requires_grad`` inputs given one autograd statement
+    #: (:func:`aliasfuzz.fuzz._genautograd.add_autograd`; applied by :mod:`.sample` only,
+    #: after the marking)
+    autograd_share: float = AUTOGRAD_SHARE
     #: share of programs given one statement of the own-stream metadata rows
     #: (:func:`aliasfuzz.fuzz._genmeta.add_metadata`, drawn after the rest of the program)
     metadata_share: float = METADATA_SHARE
@@ -215,6 +220,7 @@ def make_config(
     index_inputs: bool = True,
     grad_share: float = 0.15,
     advindex_share: float = ADVINDEX_SHARE,
+    autograd_share: float = AUTOGRAD_SHARE,
     metadata_share: float = METADATA_SHARE,
     optional_share: float = OPTIONAL_SHARE,
 ) -> GenConfig:
@@ -229,6 +235,9 @@ def make_config(
     ``inplace`` or ``functional`` family). ``metadata_share`` (0..1) is the share given a
     ``resize_``, ``resize_as_``, ``set_``, ``set_.storage`` or ``requires_grad_`` statement
     (:func:`aliasfuzz.fuzz._genmeta.add_metadata`; needs the ``view`` family).
+    ``autograd_share`` (0..1) is the share of programs with ``requires_grad`` inputs that
+    :mod:`aliasfuzz.fuzz.sample` gives one autograd statement
+    (:func:`aliasfuzz.fuzz._genautograd.add_autograd`, after the marking).
     ``optional_share`` (0..1) is the share of programs given an ``Optional[Tensor]`` input
     that only a ``None``-accepting statement reads
     (:func:`aliasfuzz.fuzz._genoptional.add_optional`; needs the ``functional`` family),
@@ -240,7 +249,8 @@ def make_config(
     if device not in _DEVICES:
         raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
     shares = (("grad_share", grad_share), ("advindex_share", advindex_share),
-              ("metadata_share", metadata_share), ("optional_share", optional_share))
+              ("metadata_share", metadata_share), ("autograd_share", autograd_share),
+              ("optional_share", optional_share))
     for name, share in shares:
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0:
             raise InvalidArgument(f"{name} must be a number in [0, 1], got {share!r}")
@@ -268,6 +278,7 @@ def make_config(
         rows=rows,
         grad_share=float(grad_share),
         advindex_share=float(advindex_share),
+        autograd_share=float(autograd_share),
         metadata_share=float(metadata_share),
         optional_share=float(optional_share),
     )

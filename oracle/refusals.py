@@ -200,6 +200,19 @@ REFUSALS: tuple[Refusal, ...] = (
         "triton.compiler: no backend for target cpu; pytorch-seams.md section 4",
     ),
     Refusal(
+        "fx-reinplace-autograd",
+        (),
+        r"^UntraceableAutograd: statement \d+: .* \(autograd\) cannot be traced",
+        frozenset({"fx-reinplace"}),
+        frozenset({"trace"}),
+        "make_fx traces a forward-only ATen graph: torch.autograd.grad has nothing to "
+        "differentiate, and a no_grad block's grad mode is not recorded (run_pipeline "
+        "refuses before tracing)",
+        "torch/fx/experimental/proxy_tensor.py make_fx (grad mode recorded as "
+        "_set_grad_enabled only with pre_dispatch=True); passes/pipelines.py "
+        "untraceable_autograd",
+    ),
+    Refusal(
         "torchscript-unscriptable-op",
         (),
         r"^Unscriptable: .*is not scriptable$",

@@ -27,6 +27,7 @@ from typing import Any
 
 import torch
 
+from aliasfuzz.fuzz.ops.autograd import GRAD, NO_GRAD, NO_GRAD_INNER
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
 from aliasfuzz.fuzz.ops.fallbacks import SCHEMAS as _FALLBACKS
 from aliasfuzz.fuzz.ops.foreach import SCHEMAS as _FOREACH
@@ -130,6 +131,8 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     # out= beyond add/mul
     **_OUTS2,
 }
+# ``with torch.no_grad(): <in-place row>`` calls the inner row's op (fuzz/ops/autograd.py)
+SCHEMAS.update({f"{NO_GRAD}.{n}": SCHEMAS[n] for n in NO_GRAD_INNER})
 
 #: row name (or ``kind:<kind>`` for a whole kind) -> why it has no schema; its written
 #: operands are the row's ``mutates``.
@@ -137,6 +140,8 @@ NO_SCHEMA: dict[str, str] = {
     "index": "x[idx] is a Python composition of select/slice/unsqueeze views; writes nothing",
     "zeros": "a factory; its optional tensor argument only lends its device",
     "full": "a factory; its optional tensor argument only lends its device",
+    GRAD: "torch.autograd.grad runs the autograd engine over the program's graph; it "
+    "writes no program tensor and returns a fresh gradient (fuzz/ops/autograd.py)",
     "kind:triton": "a user Triton launch: its writes are the shadow's exact per-launch "
     "footprint (fuzz/ops/_kernelgen.py), checked for racing program instances instead",
     "kind:control": "Python control flow around ordinary in-place statements, run in order",
