@@ -213,6 +213,29 @@ REFUSALS: tuple[Refusal, ...] = (
         "untraceable_autograd",
     ),
     Refusal(
+        "fx-untyped-storage-argument",
+        ("builtins.NotImplementedError",),
+        r"argument of type: <class 'torch\.storage\.UntypedStorage'>",
+        frozenset({"fx-reinplace"}),
+        frozenset({"trace"}),
+        "make_fx cannot record an UntypedStorage argument in an FX graph (set_ with a "
+        "storage, issue 15's set_.storage row); torch.compile's pipelines run the program",
+        "torch/fx/proxy.py TracerBase.create_arg: raise NotImplementedError(f'argument of "
+        "type: {type(a)}') for a type FX has no node argument for",
+    ),
+    Refusal(
+        "functorch-requires-grad-inside-transform",
+        (),
+        r"You are attempting to call Tensor\.requires_grad_\(\).*inside of a function "
+        r"being transformed by a functorch transform\. This is unsupported",
+        frozenset({"fx-reinplace"}),
+        frozenset({"trace"}),
+        "torch.func.functionalize (the front end of fx-reinplace), like every functorch "
+        "transform, refuses requires_grad_() inside the transformed function",
+        "torch/_functorch/eager_transforms.py enable_inplace_requires_grad (the only place "
+        "that allows it); the error's own text: 'This is unsupported'",
+    ),
+    Refusal(
         "torchscript-unscriptable-op",
         (),
         r"^Unscriptable: .*is not scriptable$",
