@@ -635,3 +635,34 @@ def test_sequential_copy_keeps_the_last_index_that_reaches_each_element():
     plain = torch.zeros(2, 3, dtype=torch.float64)
     sequential_copy(plain, torch.tensor([1, 2, 3]))
     assert plain.tolist() == [[1.0, 2.0, 3.0]] * 2
+
+
+# -- audit 21, finding 5: a crash whose cause is the reinplace pass, blamed on lowering -------
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "audit 21 finding 5 (crash-lowering-d4deef0338): the audit blames the reinplace pass; the "
+    "cut blames lowering, and no observable it compares shows the pass's part (see the test)"))
+def test_audit_21_finding_5_mixed_base_crash_is_blamed_on_the_reinplace_pass():
+    # Graph 1 (before the non-contiguous out= graph break) gets x0, a 0-d view into x1's
+    # storage, mutates x1 and returns v0 = dropout(x0, training=False). Eager returns x0
+    # itself; AOTAutograd's functional graph returns a fresh tensor; the reinplace pass
+    # writes the as_strided_scatter behind it into the input, so v0 shares x1's storage
+    # again. Run eagerly (the `reinplace` snapshot) v0 is a view of the input, as eager's
+    # is, so graph 2 compiles; full Inductor returns it through reinterpret_tensor with
+    # ._base None, and graph 2's AOTAutograd asserts "mixed autograd ._base states". With
+    # the reinplace pass disabled the pipeline agrees with eager. Every stage up to
+    # `reinplace` agrees on the program's observables (no outputs; inputs after the call),
+    # so the cut blames `lowering`, the first stage that raises.
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    p = _program("crash-lowering-d4deef0338")
+    opts = {"dynamic": True}  # the campaign's options (static shapes crash too)
+    out = _judge.evaluate(p, "inductor", "cpu", opts)
+    if out["verdict"] != "crash" or "mixed autograd ._base states" not in out["explanation"]:
+        pytest.fail(f"the finding no longer reproduces: {out['verdict']}: {out['explanation']}")
+    b = blame_program(p, "inductor", "crash", out["check"], options=PipelineOptions(**opts),
+                      error=out["explanation"])
+    if not b.stages:
+        pytest.fail(f"the cut found no departing stage: {b.trail}")
+    assert b.stages[0] == "reinplace", b.trail
