@@ -29,10 +29,16 @@ def _cmd_sample(args) -> int:
     for flag, v, lo in flags:
         if v < lo:  # before torch is imported, in the flag's own name
             raise InvalidArgument(f"{flag} must be an integer >= {lo}, got {v}")
+    from aliasfuzz.campaign.options import CampaignOptions
+    from aliasfuzz.campaign.sources import is_dynamic
     from aliasfuzz.fuzz.sample import sample_programs
 
+    share = CampaignOptions.dynamic_share  # the campaign's default --dynamic-share
     for i, text in enumerate(sample_programs(args.n, seed=args.seed, max_statements=args.max_statements)):
-        print(f"# --- program {i} (seed {args.seed}) ---")
+        # a campaign of this seed compiles these with dynamic shapes: say so, since the
+        # program text is the same either way
+        dyn = "; a campaign compiles it with dynamic=True" if is_dynamic(share, args.seed, i) else ""
+        print(f"# --- program {i} (seed {args.seed}{dyn}) ---")
         print(text)
     return 0
 

@@ -2,7 +2,7 @@
 
 Part of the generator core of :mod:`aliasfuzz.fuzz.strategies`. The families added to a
 drawn program after the draw (:mod:`aliasfuzz.fuzz._genadvindex`,
-:mod:`aliasfuzz.fuzz._genmeta`) each try a few statements and keep the first that
+:mod:`aliasfuzz.fuzz._genmeta`, :mod:`aliasfuzz.fuzz._genoptional`, :mod:`aliasfuzz.fuzz._genautograd`) each try a few statements and keep the first that
 validates. The loop lives here once, so that every such family counts its tries in
 :class:`~aliasfuzz.fuzz.strategies.GenStats` and records its row in ``meta`` the same way,
 and draws in the same order (row, then the statement), which keeps their programs fixed
@@ -30,7 +30,7 @@ ATTEMPTS = 6
 def first_fit(
     program: Program,
     draw: DrawBase,
-    rows: Sequence[str],
+    rows: Sequence[str] | Callable[[DrawBase], str],
     make: Callable[[DrawBase, Program, str], Program],
     meta_key: str,
     stats: GenStats | None = None,
@@ -39,7 +39,8 @@ def first_fit(
     """The first of :data:`ATTEMPTS` tries that validates, with ``meta[meta_key]`` set to
     its row; ``program`` itself when none does.
 
-    Each try draws a row among ``rows`` (``draw.choice``), builds ``make(draw, program,
+    Each try draws a row among ``rows`` (``draw.choice``; or ``rows(draw)`` when the family
+    draws its row its own way), builds ``make(draw, program,
     row)`` and validates it with :func:`~aliasfuzz.fuzz.validate.infer`, then with
     ``check(out, row)`` when given; a try that raises :class:`GenerationFailure` or
     :class:`InvalidArgument` is counted in ``stats.rejected[row, rule]`` (the error's
@@ -50,7 +51,7 @@ def first_fit(
     from aliasfuzz.fuzz.validate import infer
 
     for _ in range(ATTEMPTS):
-        row = draw.choice(rows)
+        row = rows(draw) if callable(rows) else draw.choice(rows)
         try:
             out = make(draw, program, row)
             infer(out)

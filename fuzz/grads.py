@@ -191,8 +191,12 @@ def mark_grad_leaves(program: Any, share: float, seed: int, index: int) -> Any:
     program is built, so the ops and inputs drawn for a seed are the same whatever ``share``
     is (share 0 gives the programs byte for byte as before). A program that
     :func:`grad_exclusion` excludes with those leaves, or whose floating inputs all live on written storages
-    (eager refuses an in-place write to a leaf requiring grad, or to a view of one), is
-    returned unchanged. ``meta["grad"]`` records the marking. Raises ValueError for a share
+    (eager refuses an in-place write to a leaf requiring grad, or to a view of one), or
+    that validation rejects once marked (:mod:`aliasfuzz.fuzz.gradflow`: e.g. a value
+    requiring grad written into an unmarked input through a view, then a write through the
+    input itself), is returned unchanged; a storage counts as written, and validation
+    checks, the program's :func:`~aliasfuzz.fuzz.optional.toggled` form too (TorchScript's
+    pipeline calls both forms). ``meta["grad"]`` records the marking. Raises ValueError for a share
     outside [0, 1].
     """
     if not 0.0 <= share <= 1.0:
@@ -203,6 +207,12 @@ def mark_grad_leaves(program: Any, share: float, seed: int, index: int) -> Any:
     if rng.random() >= share:
         return program
     written = _written_storages(program)
+    from aliasfuzz.fuzz.optional import toggled
+
+    other = toggled(program)  # TorchScript also calls the other form: it must write no leaf
+    if written is not None and other is not None:
+        more = _written_storages(other)
+        written = None if more is None else written | more
     if written is None:
         return program
     floating = {s.name for s in program.storages if s.dtype in _FLOATING}
@@ -215,5 +225,14 @@ def mark_grad_leaves(program: Any, share: float, seed: int, index: int) -> Any:
     from aliasfuzz.fuzz.ir import Program
 
     inputs = tuple(replace(t, requires_grad=True) if t.name in mark else t for t in program.inputs)
-    return Program(program.storages, inputs, program.body, program.outputs,
-                   {**program.meta, "grad": True})
+    marked = Program(program.storages, inputs, program.body, program.outputs,
+                     {**program.meta, "grad": True})
+    from aliasfuzz.fuzz.validate import NoEagerMeaning, infer
+
+    try:  # eager's autograd may refuse the marked program (fuzz/gradflow.py's rules)
+        infer(marked)
+        if other is not None:  # in the form TorchScript's odd calls run too
+            infer(toggled(marked))
+    except NoEagerMeaning:
+        return program
+    return marked

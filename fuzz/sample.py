@@ -3,12 +3,14 @@
 :func:`generate` runs the generator core of :mod:`aliasfuzz.fuzz.strategies` on a
 ``random.Random`` stream per program, seeded from ``(seed, index)``. Program ``i`` of a
 seed therefore depends on nothing else: not on ``n``, on the programs before it, on
-``PYTHONHASHSEED``, or on what the process imported. Three decisions taken after the draw
+``PYTHONHASHSEED``, or on what the process imported. Four decisions taken after the draw
 have streams of their own, seeded from ``(seed, index)`` too: the advanced-indexing
 statement (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`), the own-stream metadata
-statement (``resize_``, ``set_``, ``requires_grad_``: :func:`aliasfuzz.fuzz._genmeta.add_metadata`)
-and the ``requires_grad``
-leaves (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`), so that neither changes the ops
+statement (``resize_``, ``set_``, ``requires_grad_``: :func:`aliasfuzz.fuzz._genmeta.add_metadata`),
+the optional input with its ``None``-accepting statement
+(:func:`aliasfuzz.fuzz._genoptional.add_optional`) and the ``requires_grad`` leaves
+(:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`), and, after the marking, the autograd
+statement (:func:`aliasfuzz.fuzz._genautograd.add_autograd`), so that none changes the ops
 drawn for the programs it leaves alone. (Hypothesis's own engine is not used
 here on purpose: it mixes constants collected from the imported local modules into its
 draws, so its output depends on the process's import history.) The distributions are
@@ -23,7 +25,9 @@ from typing import Any
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
+from aliasfuzz.fuzz._genautograd import add_autograd
 from aliasfuzz.fuzz._genmeta import add_metadata
+from aliasfuzz.fuzz._genoptional import add_optional
 from aliasfuzz.fuzz.grads import mark_grad_leaves
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.strategies import DrawBase, GenStats, build_program, make_config
@@ -77,12 +81,18 @@ def _one(cfg, seed: int, index: int, stats: GenStats | None) -> Program:
     # so have resize_, set_ and requires_grad_ (fuzz/_genmeta.py), for the same reason
     meta = random.Random(f"aliasfuzz-metadata:{seed}:{index}")
     p = add_metadata(p, RandomDraw(meta), cfg, stats)
+    # an optional input read by a None-accepting statement: its own stream too
+    opt = random.Random(f"aliasfuzz-optional:{seed}:{index}")
+    p = add_optional(p, RandomDraw(opt), cfg, stats)
     p = Program(
         p.storages, p.inputs, p.body, p.outputs, {**p.meta, "seed": seed, "index": index}
     )
     # decided after the draw, with its own stream: the ops and inputs of (seed, index) are
     # the same whatever the share (a new draw inside build_program would change them all)
-    return mark_grad_leaves(p, cfg.grad_share, seed, index)
+    p = mark_grad_leaves(p, cfg.grad_share, seed, index)
+    # autograd statements need the marking first; their own stream again
+    ag = random.Random(f"aliasfuzz-autograd:{seed}:{index}")
+    return add_autograd(p, RandomDraw(ag), cfg, stats)
 
 
 def generate(n: int, seed: int = 0, *, stats: GenStats | None = None, **opts) -> list[Program]:

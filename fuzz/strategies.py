@@ -35,8 +35,10 @@ from hypothesis import strategies as st
 
 from aliasfuzz.errors import GenerationFailure, InvalidArgument
 from aliasfuzz.fuzz._genadvindex import add_advindex
+from aliasfuzz.fuzz._genautograd import AUTOGRAD_SHARE
 from aliasfuzz.fuzz._geninputs import draw_inputs
 from aliasfuzz.fuzz._genmeta import add_metadata
+from aliasfuzz.fuzz._genoptional import add_optional
 from aliasfuzz.fuzz.ir import DTYPES, Op, Program
 from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
 from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, OWN_STREAM, is_base
@@ -51,6 +53,7 @@ __all__ = [
     "GenConfig",
     "GenStats",
     "HypothesisDraw",
+    "OPTIONAL_SHARE",
     "build_program",
     "make_config",
     "programs",
@@ -88,6 +91,9 @@ ADVINDEX_SHARE = 0.05
 #: five rows whose tries fit about half the time, so that ``aliasfuzz sample -n 200`` shows
 #: each of them (0.05 left two out of seed 1's 200).
 METADATA_SHARE = 0.1
+#: Default share of programs given an optional input and the ``None``-accepting statement
+#: reading it (:mod:`aliasfuzz.fuzz._genoptional`; ``bench/coverage.py``'s target is 2 %).
+OPTIONAL_SHARE = 0.05
 
 
 # -- Draw back ends ----------------------------------------------------------------------
@@ -174,9 +180,16 @@ class GenConfig:
     #: share of programs given one advanced-indexing statement with program index tensors
     #: (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`, drawn after the rest of the program)
     advindex_share: float = ADVINDEX_SHARE
+    #: share of programs with ``requires_grad`` inputs given one autograd statement
+    #: (:func:`aliasfuzz.fuzz._genautograd.add_autograd`; applied by :mod:`.sample` only,
+    #: after the marking)
+    autograd_share: float = AUTOGRAD_SHARE
     #: share of programs given one statement of the own-stream metadata rows
     #: (:func:`aliasfuzz.fuzz._genmeta.add_metadata`, drawn after the rest of the program)
     metadata_share: float = METADATA_SHARE
+    #: share of programs given an ``Optional[Tensor]`` input read by a ``None``-accepting
+    #: statement (:func:`aliasfuzz.fuzz._genoptional.add_optional`, drawn after metadata)
+    optional_share: float = OPTIONAL_SHARE
 
 
 def _int_opt(name: str, value: Any, lo: int, hi: int) -> int:
@@ -207,7 +220,9 @@ def make_config(
     index_inputs: bool = True,
     grad_share: float = 0.15,
     advindex_share: float = ADVINDEX_SHARE,
+    autograd_share: float = AUTOGRAD_SHARE,
     metadata_share: float = METADATA_SHARE,
+    optional_share: float = OPTIONAL_SHARE,
 ) -> GenConfig:
     """Check generator options and bind the registry rows they select.
 
@@ -219,14 +234,24 @@ def make_config(
     (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`; needs ``index_inputs`` and the
     ``inplace`` or ``functional`` family). ``metadata_share`` (0..1) is the share given a
     ``resize_``, ``resize_as_``, ``set_``, ``set_.storage`` or ``requires_grad_`` statement
-    (:func:`aliasfuzz.fuzz._genmeta.add_metadata`; needs the ``view`` family). Raises :class:`InvalidArgument` on a bad option,
+    (:func:`aliasfuzz.fuzz._genmeta.add_metadata`; needs the ``view`` family).
+    ``autograd_share`` (0..1) is the share of programs with ``requires_grad`` inputs that
+    :mod:`aliasfuzz.fuzz.sample` gives one autograd statement
+    (:func:`aliasfuzz.fuzz._genautograd.add_autograd`, after the marking).
+    ``optional_share`` (0..1) is the share of programs given an ``Optional[Tensor]`` input
+    that only a ``None``-accepting statement reads
+    (:func:`aliasfuzz.fuzz._genoptional.add_optional`; needs the ``functional`` family),
+    the None-vs-tensor seam TorchScript's pipeline toggles between calls. Raises
+    :class:`InvalidArgument` on a bad option,
     or when no registry row with a ``gen`` belongs to the requested families.
     """
     fams = _names_opt("families", families, tuple(FAMILIES))
     if device not in _DEVICES:
         raise InvalidArgument(f"device must be one of {_DEVICES}, got {device!r}")
-    for name, share in (("grad_share", grad_share), ("advindex_share", advindex_share),
-                        ("metadata_share", metadata_share)):
+    shares = (("grad_share", grad_share), ("advindex_share", advindex_share),
+              ("metadata_share", metadata_share), ("autograd_share", autograd_share),
+              ("optional_share", optional_share))
+    for name, share in shares:
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0:
             raise InvalidArgument(f"{name} must be a number in [0, 1], got {share!r}")
     for flag, v in (("aliased_inputs", aliased_inputs), ("index_inputs", index_inputs)):
@@ -253,7 +278,9 @@ def make_config(
         rows=rows,
         grad_share=float(grad_share),
         advindex_share=float(advindex_share),
+        autograd_share=float(autograd_share),
         metadata_share=float(metadata_share),
+        optional_share=float(optional_share),
     )
 
 
@@ -419,6 +446,7 @@ def programs(
     index_inputs: bool = True,
     advindex_share: float = ADVINDEX_SHARE,
     metadata_share: float = METADATA_SHARE,
+    optional_share: float = OPTIONAL_SHARE,
 ) -> st.SearchStrategy[Program]:
     """A Hypothesis strategy of valid programs (they type-check; eager should run them).
 
@@ -436,6 +464,8 @@ def programs(
       advindex_share: that share (0..1); the boolean deciding it shrinks toward False.
       metadata_share: the share (0..1) given a ``resize_``, ``resize_as_``, ``set_``,
         ``set_.storage`` or ``requires_grad_`` statement (:mod:`aliasfuzz.fuzz._genmeta`).
+      optional_share: the share (0..1) of programs given an ``Optional[Tensor]`` input read
+        by a ``None``-accepting statement (:mod:`aliasfuzz.fuzz._genoptional`).
     """
     cfg = make_config(
         max_statements=max_statements,
@@ -449,6 +479,7 @@ def programs(
         index_inputs=index_inputs,
         advindex_share=advindex_share,
         metadata_share=metadata_share,
+        optional_share=optional_share,
     )
     return _programs(cfg)
 
@@ -456,4 +487,4 @@ def programs(
 @st.composite
 def _programs(draw, cfg: GenConfig) -> Program:
     d = HypothesisDraw(draw)
-    return add_metadata(add_advindex(build_program(d, cfg), d, cfg), d, cfg)
+    return add_optional(add_metadata(add_advindex(build_program(d, cfg), d, cfg), d, cfg), d, cfg)

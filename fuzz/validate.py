@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz import gradflow
 from aliasfuzz.fuzz.ir import Op, Program
 from aliasfuzz.fuzz.layout_contract import LAYOUT_READOUT, LayoutReads
 from aliasfuzz.fuzz.ops import lookup
@@ -223,11 +224,13 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-#: Every rule name a rejection may carry: :data:`RULES`, the three rules rows decide, and
+#: Every rule name a rejection may carry: :data:`RULES`, the three rules rows decide,
 #: ``layout-readout`` (what PyTorch promises about layout read as data:
-#: :mod:`aliasfuzz.fuzz.layout_contract`).
+#: :mod:`aliasfuzz.fuzz.layout_contract`), and the three autograd rules of
+#: :mod:`aliasfuzz.fuzz.gradflow` (``leaf-inplace``, ``autograd-grad``, ``multi-output-view``).
 RULE_NAMES: tuple[str, ...] = (
-    *(r.name for r in RULES), "racing-lanes", "duplicate-index-writes", BOOL_BYTES, LAYOUT_READOUT
+    *(r.name for r in RULES), "racing-lanes", "duplicate-index-writes", BOOL_BYTES, LAYOUT_READOUT,
+    gradflow.LEAF_INPLACE, gradflow.AUTOGRAD_GRAD, gradflow.MULTI_OUTPUT_VIEW,
 )
 
 
@@ -462,6 +465,7 @@ def infer(program: Program) -> Typed:
                 f"output {o!r} is retired: statement {retired[o]} changed its tensor's sizes "
                 "and strides in place"
             )
+    gradflow.check(program, steps)  # leaf-inplace, autograd-grad, multi-output-view
     try:
         layout.check_outputs(program.outputs)
     except InvalidArgument as e:

@@ -200,6 +200,42 @@ REFUSALS: tuple[Refusal, ...] = (
         "triton.compiler: no backend for target cpu; pytorch-seams.md section 4",
     ),
     Refusal(
+        "fx-reinplace-autograd",
+        (),
+        r"^UntraceableAutograd: statement \d+: .* \(autograd\) cannot be traced",
+        frozenset({"fx-reinplace"}),
+        frozenset({"trace"}),
+        "make_fx traces a forward-only ATen graph: torch.autograd.grad has nothing to "
+        "differentiate, and a no_grad block's grad mode is not recorded (run_pipeline "
+        "refuses before tracing)",
+        "torch/fx/experimental/proxy_tensor.py make_fx (grad mode recorded as "
+        "_set_grad_enabled only with pre_dispatch=True); passes/pipelines.py "
+        "untraceable_autograd",
+    ),
+    Refusal(
+        "fx-untyped-storage-argument",
+        ("builtins.NotImplementedError",),
+        r"argument of type: <class 'torch\.storage\.UntypedStorage'>",
+        frozenset({"fx-reinplace"}),
+        frozenset({"trace"}),
+        "make_fx cannot record an UntypedStorage argument in an FX graph (set_ with a "
+        "storage, issue 15's set_.storage row); torch.compile's pipelines run the program",
+        "torch/fx/proxy.py TracerBase.create_arg: raise NotImplementedError(f'argument of "
+        "type: {type(a)}') for a type FX has no node argument for",
+    ),
+    Refusal(
+        "functorch-requires-grad-inside-transform",
+        (),
+        r"You are attempting to call Tensor\.requires_grad_\(\).*inside of a function "
+        r"being transformed by a functorch transform\. This is unsupported",
+        frozenset({"fx-reinplace"}),
+        frozenset({"trace"}),
+        "torch.func.functionalize (the front end of fx-reinplace), like every functorch "
+        "transform, refuses requires_grad_() inside the transformed function",
+        "torch/_functorch/eager_transforms.py enable_inplace_requires_grad (the only place "
+        "that allows it); the error's own text: 'This is unsupported'",
+    ),
+    Refusal(
         "torchscript-unscriptable-op",
         (),
         r"^Unscriptable: .*is not scriptable$",

@@ -180,6 +180,7 @@ class _Run:
     options: PipelineOptions
     find: Callable
     clock: _Clock = field(default_factory=_Clock)
+    program: Any = None  # the IR program ``fn`` renders, when there is one
 
 
 def _normalize(ret: Any) -> tuple[Any, ...]:
@@ -505,6 +506,31 @@ PIPELINES: dict[str, Callable[[_Run, Execution], None]] = {
 NON_DYNAMO_TRACING = frozenset({"fx-reinplace"})
 
 
+#: ``Failure.error_type`` of a program :func:`untraceable_autograd` refuses.
+UNTRACEABLE_AUTOGRAD = "UntraceableAutograd"
+
+
+def untraceable_autograd(program) -> str | None:
+    """Why ``make_fx`` (the :data:`NON_DYNAMO_TRACING` pipelines) cannot trace ``program``'s
+    autograd rows (:mod:`aliasfuzz.fuzz.ops.autograd`), or None when it holds none.
+
+    ``fx-reinplace`` traces a forward-only ATen graph (``make_fx`` under ``no_grad`` where an
+    input requires grad, :func:`_fx_reinplace`): ``torch.autograd.grad`` has no graph to
+    differentiate there ("element 0 of tensors does not require grad"), and the grad mode of
+    a ``with torch.no_grad():`` block is not a graph node (``make_fx`` records
+    ``_set_grad_enabled`` only with ``pre_dispatch=True``,
+    ``torch/fx/experimental/proxy_tensor.py``), so the graph would run the write under
+    autograd, which refuses it on a leaf."""
+    from aliasfuzz.fuzz.ops import lookup
+    from aliasfuzz.fuzz.ops.autograd import TAG
+
+    for i, op in enumerate(program.body):
+        if TAG in lookup(op.op).tags:
+            return (f"statement {i}: {op.op} (autograd) cannot be traced into fx-reinplace's "
+                    "forward-only ATen graph")
+    return None
+
+
 def _check(name: str, device: str, options: PipelineOptions | None) -> PipelineOptions:
     if name not in PIPELINES:
         raise InvalidArgument(f"unknown pipeline {name!r} (one of: {', '.join(PIPELINES)})")
@@ -524,12 +550,16 @@ def run_function(
     device: str = "cpu",
     options: PipelineOptions | None = None,
     statement_at: Callable[[int], int | None] | None = None,
+    program: Any = None,
 ) -> Execution:
     """Run ``fn(*inputs)`` through pipeline ``name`` and return the :class:`Execution`.
 
     ``fn`` must be defined in a real source file (its nodes' lines are read from it).
     ``input_names`` name the inputs in the alias map (default ``in0``, ``in1``, ...);
-    ``statement_at`` maps a source line to a statement index. Inputs are used as given
+    ``statement_at`` maps a source line to a statement index; ``program``, the IR
+    :class:`~aliasfuzz.fuzz.ir.Program` ``fn`` renders when there is one (given by
+    :func:`run_pipeline`), tells ``torchscript`` which optional inputs it may toggle
+    between calls. Inputs are used as given
     (mutated in place by programs that mutate them). Raises :class:`InvalidArgument` for
     an unknown pipeline or device; torch's failures land in ``Execution.failure``.
     """
@@ -542,7 +572,8 @@ def run_function(
         else tuple(f"in{i}" for i in range(len(inputs)))
     )
     filename = getattr(getattr(fn, "__code__", None), "co_filename", None)
-    run = _Run(name, fn, inputs, names, device, opts, locate(filename, statement_at))
+    run = _Run(name, fn, inputs, names, device, opts, locate(filename, statement_at),
+               program=program)
     ex = Execution(pipeline=name, device=device)
     with process.system_under_test(f"pipeline {name}"):
         PIPELINES[name](run, ex)
@@ -574,6 +605,13 @@ def run_pipeline(
         reason = unscriptable_reason(program)
         if reason is not None:
             return rejected(device, tuple(inputs), reason)
+    if name in NON_DYNAMO_TRACING:
+        reason = untraceable_autograd(program)
+        if reason is not None:  # refused before tracing: a documented refusal (oracle/refusals.py)
+            ex = Execution(pipeline=name, device=device)
+            ex.inputs_after = tuple(inputs)
+            ex.failure = Failure("trace", UNTRACEABLE_AUTOGRAD, reason)
+            return ex
     fn, rendered = load_function(program, capture_triton=name in NON_DYNAMO_TRACING)
     statement_at = rendered.statement_at
     return run_function(
@@ -584,4 +622,5 @@ def run_pipeline(
         device=device,
         options=options,
         statement_at=statement_at,
+        program=program,
     )

@@ -28,7 +28,7 @@ import textwrap
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import torch
@@ -37,6 +37,7 @@ from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.eager import clone_inputs, make_inputs
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
+from aliasfuzz.fuzz.optional import toggled
 from aliasfuzz.fuzz.render import load_function
 from aliasfuzz.passes.execution import Execution, Failure
 from aliasfuzz.passes.ts_calls import run_calls
@@ -44,6 +45,7 @@ from aliasfuzz.passes.ts_calls import run_calls
 __all__ = [
     "EXECUTORS",
     "TorchScriptOptions",
+    "call_variants",
     "jit_knobs",
     "rejected",
     "run_torchscript",
@@ -201,16 +203,6 @@ def unscriptable_reason(program: Program) -> str | None:
     return None
 
 
-def _toggled(program: Program) -> Program | None:
-    """The program with the None-ness of its toggleable optional inputs flipped, or None."""
-    used = {a for op in program.body if "accepts_none" not in lookup(op.op).tags for a in op.args}
-    flip = {t.name for t in program.inputs if t.optional and t.name not in used}
-    if not flip:
-        return None
-    inputs = tuple(replace(t, none=not t.none) if t.name in flip else t for t in program.inputs)
-    return Program(program.storages, inputs, program.body, program.outputs, dict(program.meta))
-
-
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return (text.splitlines()[0] if text else type(e).__name__)[:200]
@@ -240,30 +232,67 @@ def _compile(fn: Callable, opts: TorchScriptOptions, example: tuple[Any, ...]):
 @dataclass(frozen=True)
 class _Subject:
     """What is run: the eager function (in a real file), input names, fresh inputs per call,
-    and the caller's own inputs (used by the last compiled call of the selected executor)."""
+    the caller's own inputs in the last call's variant (used by the last compiled call of
+    the selected executor) and as the caller gave them (the execution's ``inputs_after``)."""
 
     fn: Callable
     names: tuple[str, ...]
     fresh: Callable[[int], tuple[Any, ...]]
     caller_inputs: tuple[Any, ...] | None = None
+    caller_originals: tuple[Any, ...] | None = None
 
 
-def _without_grad(program: Program) -> Program:
-    inputs = tuple(replace(t, requires_grad=False) for t in program.inputs)
-    return Program(program.storages, inputs, program.body, program.outputs, dict(program.meta))
+def _flipped(inputs: tuple[Any, ...], program: Program, other: Program, device: str):
+    """``inputs`` in ``other``'s form: each toggled input ``None`` where it was a tensor, and
+    the tensor ``other``'s spec describes (:func:`make_inputs`) where it was ``None``."""
+    built: tuple[Any, ...] | None = None
+    out = list(inputs)
+    for i, (t, u) in enumerate(zip(program.inputs, other.inputs, strict=True)):
+        if t.none == u.none:
+            continue
+        if out[i] is not None:
+            out[i] = None
+        else:
+            built = make_inputs(other, device) if built is None else built
+            out[i] = built[i]
+    return tuple(out)
+
+
+def _without_grad(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``inputs`` with ``requires_grad`` off: a leaf becomes ``detach()`` of itself (same
+    storage, offset, sizes and strides), so writes still land on the caller's storage."""
+    return tuple(
+        t.detach() if isinstance(t, torch.Tensor) and t.requires_grad else t for t in inputs
+    )
+
+
+def call_variants(
+    program: Program | None, device: str, opts: TorchScriptOptions, grad: bool
+) -> Callable[[int, tuple[Any, ...]], tuple[Any, ...]]:
+    """``variant(k, inputs)``: call ``k``'s inputs made from inputs in the program's own form.
+
+    With ``toggle_optional`` (script mode) odd calls flip the None-ness of the program's
+    toggleable optional inputs (:func:`aliasfuzz.fuzz.optional.toggled`); with
+    ``drop_grad_last`` and ``grad`` (some input requires grad) the last of two or more calls
+    runs with ``requires_grad`` off. Without a program only the latter applies.
+    """
+    other = toggled(program) if program is not None and opts.toggle_optional and opts.mode == "script" else None
+    drop = opts.drop_grad_last and opts.n_calls > 1 and grad
+
+    def variant(k: int, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        if other is not None and k % 2:
+            inputs = _flipped(inputs, program, other, device)
+        if drop and k == opts.n_calls - 1:
+            inputs = _without_grad(inputs)
+        return inputs
+
+    return variant
 
 
 def _program_inputs(program: Program, device: str, opts: TorchScriptOptions):
-    other = _toggled(program) if opts.toggle_optional and opts.mode == "script" else None
-    drop = opts.drop_grad_last and opts.n_calls > 1 and any(t.requires_grad for t in program.inputs)
-
-    def fresh(k: int) -> tuple[Any, ...]:
-        chosen = other if other is not None and k % 2 else program
-        if drop and k == opts.n_calls - 1:
-            chosen = _without_grad(chosen)
-        return make_inputs(chosen, device)
-
-    return fresh
+    grad = any(t.requires_grad and not t.none for t in program.inputs)
+    variant = call_variants(program, device, opts, grad)
+    return lambda k: variant(k, make_inputs(program, device))
 
 
 def _run_executor(subject: _Subject, opts: TorchScriptOptions, executor: str, primary: bool):
@@ -316,6 +345,8 @@ def _execute(subject: _Subject, device: str, opts: TorchScriptOptions) -> Execut
         ex.failure = Failure("run", crashed.error.split(":")[0], crashed.error)
     last = res[-1].result
     ex.outputs, ex.inputs_after, ex.aliases = last.outputs, last.inputs_after, last.aliases
+    if subject.caller_originals is not None:  # a detached view's writes reached them
+        ex.inputs_after = subject.caller_originals
     ex.graph_after = res[-1].graph
     others = {}
     if opts.other_executors:
@@ -336,10 +367,11 @@ def run_torchscript(
 
     Each call gets fresh inputs and an eager twin on identical ones (TorchScript state
     carries across calls): built by :func:`aliasfuzz.fuzz.eager.make_inputs` when
-    ``inputs`` is None (optional inputs then alternate ``None``-ness, see
-    :class:`TorchScriptOptions`), else layout-preserving copies of ``inputs``
+    ``inputs`` is None, else layout-preserving copies of ``inputs``
     (:func:`~aliasfuzz.fuzz.eager.clone_inputs`), whose originals the last call of the
-    selected executor uses. ``outputs``, ``inputs_after``, ``aliases`` and ``graph_after``
+    selected executor uses; either way, in each call's variant (:func:`call_variants`:
+    toggleable optional inputs alternate ``None``-ness, the last call may drop
+    ``requires_grad``; see :class:`TorchScriptOptions`). ``outputs``, ``inputs_after``, ``aliases`` and ``graph_after``
     are the last call's. ``extra`` holds ``calls`` (list of
     :class:`~aliasfuzz.passes.ts_calls.CallRecord`), ``executors`` (``legacy``/``simple``
     -> records, or a rejection string), ``options`` and, for rejected programs,
@@ -355,17 +387,31 @@ def run_torchscript(
     names = tuple(t.name for t in program.inputs)
     if inputs is None:
         return _execute(_Subject(fn, names, _program_inputs(program, device, opts)), device, opts)
+    return _execute(_on_caller_inputs(fn, names, tuple(inputs), program, device, opts), device, opts)
+
+
+def _on_caller_inputs(fn, names, inputs, program, device, opts) -> _Subject:
+    """The subject run on copies of the caller's ``inputs`` (in ``program``'s form when it
+    is known), each call's copy turned into its variant (:func:`call_variants`); the last
+    call of the selected executor runs on the caller's own tensors, in the last variant."""
     pristine = clone_inputs(inputs)
-    return _execute(_Subject(fn, names, lambda k: clone_inputs(pristine), tuple(inputs)), device, opts)
+    grad = any(isinstance(t, torch.Tensor) and t.requires_grad for t in inputs)
+    variant = call_variants(program, device, opts, grad)
+    last = variant(opts.n_calls - 1, inputs)
+    return _Subject(fn, names, lambda k: variant(k, clone_inputs(pristine)), last, inputs)
 
 
 def torchscript_adapter(run: Any, ex: Execution) -> None:
     """The ``torchscript`` entry of :data:`aliasfuzz.passes.pipelines.PIPELINES`.
 
     ``run`` is that module's run record (``fn``, ``inputs``, ``input_names``, ``device``,
-    ``options``); TorchScript options come from ``run.options.torchscript`` when that
-    field exists (a dict, see :class:`TorchScriptOptions`). Fills ``ex`` as
-    :func:`run_torchscript` does; custom ops fail to script (``frontend: ...`` rejection).
+    ``options``, and ``program`` when the function renders an IR program); TorchScript
+    options come from ``run.options.torchscript`` when that field exists (a dict, see
+    :class:`TorchScriptOptions`). Fills ``ex`` as :func:`run_torchscript` does on the
+    caller's inputs: each call in its variant (:func:`call_variants`; optional inputs are
+    toggled only when ``run.program`` says which), so the campaign's programs reach the
+    None-vs-tensor and ``requires_grad`` seams; custom ops fail to script (``frontend:
+    ...`` rejection).
     """
     opts = TorchScriptOptions.from_dict(getattr(run.options, "torchscript", None))
     # scripting, profiling and optimizing all happen inside the calls: one "run" span
@@ -373,10 +419,8 @@ def torchscript_adapter(run: Any, ex: Execution) -> None:
     clock = getattr(run, "clock", None)  # the pipelines' run record has one
     if clock is not None:
         clock.switch("run")
-    pristine = clone_inputs(run.inputs)
-    subject = _Subject(
-        run.fn, tuple(run.input_names), lambda k: clone_inputs(pristine), tuple(run.inputs)
-    )
+    subject = _on_caller_inputs(run.fn, tuple(run.input_names), tuple(run.inputs),
+                                getattr(run, "program", None), run.device, opts)
     done = _execute(subject, run.device, opts)
     for f in fields(Execution):
         if f.name not in ("pipeline", "device"):

@@ -21,7 +21,7 @@ from typing import Any
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Program
 
-__all__ = ["FILE", "Programs", "collect", "load", "mark_dynamic", "save"]
+__all__ = ["FILE", "Programs", "collect", "is_dynamic", "load", "mark_dynamic", "save"]
 
 #: The campaign folder's list of sources.
 FILE = "mutation-sources.jsonl"
@@ -79,6 +79,14 @@ def load(run_dir: Path) -> list[tuple[str, Program]]:
     return out
 
 
+def is_dynamic(share: float, seed: int, index: int) -> bool:
+    """Whether program ``index`` of ``seed`` is one of a campaign's ``--dynamic-share``
+    ``share`` (compiled with ``torch.compile(dynamic=True)``); drawn from a
+    ``random.Random`` of its own seeded from ``(seed, index)``, so nothing else about the
+    program depends on it."""
+    return share > 0 and random.Random(f"aliasfuzz-dynamic:{seed}:{index}").random() < share
+
+
 def mark_dynamic(program: Program, share: float, seed: int, index: int) -> Program:
     """``program`` with ``meta["dynamic"] = True`` for a ``share`` of ``(seed, index)``
     pairs, else ``program`` itself, unchanged. The choice uses its own ``random.Random``
@@ -86,7 +94,7 @@ def mark_dynamic(program: Program, share: float, seed: int, index: int) -> Progr
     program ``i``'s ops, inputs and gradient marking are the same whatever ``share`` is.
     A marked program compiles with ``torch.compile(dynamic=True)`` on every
     ``torch.compile`` pipeline (:func:`aliasfuzz.campaign.options.task_options`)."""
-    if share <= 0 or random.Random(f"aliasfuzz-dynamic:{seed}:{index}").random() >= share:
+    if not is_dynamic(share, seed, index):
         return program
     return Program(program.storages, program.inputs, program.body, program.outputs,
                    {**program.meta, "dynamic": True})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ops import (
+    autograd,
     control,
     custom,
     factory,
@@ -20,6 +21,7 @@ from aliasfuzz.fuzz.ops import (
     kernels,
     metadata,
     multiout,
+    optional,
     outs,
     outs2,
     views,
@@ -41,7 +43,7 @@ def _assemble(*families) -> dict[str, OpDef]:
 
 
 REGISTRY: dict[str, OpDef] = _assemble(
-    views, metadata, functional, inplace, outs, indexfam, windows, fallbacks, foreach, outs2, multiout, custom, factory, kernels, kernel_probes, control
+    views, metadata, functional, inplace, outs, indexfam, windows, fallbacks, foreach, outs2, multiout, optional, custom, factory, kernels, kernel_probes, control, autograd
 )
 
 

@@ -10,7 +10,8 @@ Custom ops (``fz.<op>``) are bound to their own registered schema ``aliasfuzz::<
 Rows with no single torch op behind them are listed in :data:`NO_SCHEMA` with the reason;
 their written operands are the row's declared ``mutates``:
 
-* Python compositions (basic indexing, control flow, a factory that only borrows a device);
+* Python compositions (basic indexing, control flow, a factory that only borrows a device,
+  the ``None`` test of ``optional_add``);
 * user Triton launches, whose writes are the exact per-launch footprints of their shadows
   (:mod:`._kernelgen`), not a schema.
 
@@ -26,6 +27,7 @@ from typing import Any
 
 import torch
 
+from aliasfuzz.fuzz.ops.autograd import GRAD, NO_GRAD, NO_GRAD_INNER
 from aliasfuzz.fuzz.ops.core import OpDef, OpKind
 from aliasfuzz.fuzz.ops.fallbacks import SCHEMAS as _FALLBACKS
 from aliasfuzz.fuzz.ops.foreach import SCHEMAS as _FOREACH
@@ -129,6 +131,8 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     # out= beyond add/mul
     **_OUTS2,
 }
+# ``with torch.no_grad(): <in-place row>`` calls the inner row's op (fuzz/ops/autograd.py)
+SCHEMAS.update({f"{NO_GRAD}.{n}": SCHEMAS[n] for n in NO_GRAD_INNER})
 
 #: row name (or ``kind:<kind>`` for a whole kind) -> why it has no schema; its written
 #: operands are the row's ``mutates``.
@@ -136,9 +140,13 @@ NO_SCHEMA: dict[str, str] = {
     "index": "x[idx] is a Python composition of select/slice/unsqueeze views; writes nothing",
     "zeros": "a factory; its optional tensor argument only lends its device",
     "full": "a factory; its optional tensor argument only lends its device",
+    GRAD: "torch.autograd.grad runs the autograd engine over the program's graph; it "
+    "writes no program tensor and returns a fresh gradient (fuzz/ops/autograd.py)",
     "kind:triton": "a user Triton launch: its writes are the shadow's exact per-launch "
     "footprint (fuzz/ops/_kernelgen.py), checked for racing program instances instead",
     "kind:control": "Python control flow around ordinary in-place statements, run in order",
+    "optional_add": "x if y is None else torch.add(x, y): a Python conditional around "
+    "aten::add.Tensor (fuzz/ops/optional.py); writes nothing",
     **{name: "metadata-only mutation: the schema's Tensor(a!) covers sizes and strides, no "
        "element is written (fuzz/ops/metadata.py)"
        for name in (d.name for d in _METADATA)},

@@ -79,7 +79,12 @@ def test_sampled_programs_are_valid(seed):
 def test_options_are_respected(data):
     fams = data.draw(st.lists(st.sampled_from(_GENERATABLE), min_size=1, unique=True))
     n = data.draw(st.integers(0, 4))
-    p = data.draw(programs(families=fams, max_statements=n, aliased_inputs=False, max_inputs=2))
+    # the own-stream families add a statement (and an input) after the draw, beyond these
+    # options by design; their own tests cover them (test_advindex_gen, test_metadata_resize,
+    # test_optional_inputs)
+    own = {"advindex_share": 0.0, "metadata_share": 0.0, "optional_share": 0.0}
+    p = data.draw(programs(families=fams, max_statements=n, aliased_inputs=False, max_inputs=2,
+                           **own))
     kinds = {k for f in fams for k in FAMILIES[f]}
     assert len(p.body) <= n
     assert all(lookup(op.op).kind in kinds for op in p.body)
@@ -113,7 +118,9 @@ def test_bad_options_raise_at_creation(opts):
 def test_shrinks_to_a_small_program():
     p = find(programs(), lambda p: len(p.body) >= 2, settings=settings(database=None))
     assert len(p.body) == 2
-    assert p.outputs == ()
+    # the shrink may stop at one drawn statement and an own-stream family's, which returns
+    # its result (the optional family's ``v``): a local minimum of Hypothesis's shrinker
+    assert p.outputs == () or p.meta.keys() & {"advindex", "metadata", "optional"}, p
 
 
 def test_sampler_is_a_pure_function_of_seed_and_index():

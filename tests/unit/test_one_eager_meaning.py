@@ -59,6 +59,21 @@ BREAKS = {
          Op("add_.Scalar", ("b",), {"other": 1}, ("r",))],
         storages=(StorageSpec("s", 16, "bool", "zeros"),),
     ),
+    "leaf-inplace": _program(
+        [Op("add_.Scalar", ("x",), {"other": 1.0}, ("r",))],
+        (TensorSpec("x", "s", (8,), (1,), requires_grad=True),),
+    ),
+    "autograd-grad": _program(  # y = sin(w) does not require grad
+        [Op("sin", ("w",), {}, ("y",)), Op("autograd_grad", ("y", "x"), {"retain_graph": True}, ("g",))],
+        (TensorSpec("x", "s", (8,), (1,), requires_grad=True), TensorSpec("w", "t", (8,), (1,))),
+        (StorageSpec("s", 16), StorageSpec("t", 8)),
+        ("g",),
+    ),
+    "multi-output-view": _program(  # x.chunk(2)[0] written in place
+        [Op("neg", ("x",), {}, ("y",)), Op("chunk", ("y",), {"chunks": 2, "dim": 0}, ("a", "b")),
+         Op("add_.Scalar", ("a",), {"other": 1.0}, ("r",))],
+        (TensorSpec("x", "s", (8,), (1,), requires_grad=True),),
+    ),
 }
 
 

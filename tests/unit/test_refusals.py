@@ -211,3 +211,21 @@ def test_a_set_of_an_input_with_other_mutations_is_a_refusal():
     assert _rule("aot_eager", said) == "aot-set-input-with-other-mutations"
     other = Failure("trace", "AssertionError", "Encountered a set_ on a graph input")
     assert _rule("aot_eager", other) is None
+
+
+@pytest.mark.parametrize("name,rule", [
+    ("crash-decomposition-bdf17677d9", "fx-untyped-storage-argument"),
+    ("crash-functionalization-5986472bef", "functorch-requires-grad-inside-transform"),
+])
+def test_fx_reinplace_refusing_set_storage_and_requires_grad_is_unsupported(name, rule):
+    """Audit 21's two false positives (campaign 21: crash-decomposition-bdf17677d9,
+    crash-functionalization-5986472bef): make_fx has no FX argument for an UntypedStorage,
+    and functionalize refuses requires_grad_() by design; both are refusals of fx-reinplace
+    only (aot_eager runs the same programs)."""
+    from aliasfuzz.campaign import _judge
+
+    program = Program.loads((NOT_FINDINGS / name / "program.json").read_text())
+    fx = _judge.evaluate(program, "fx-reinplace", "cpu")
+    assert fx["verdict"] == Verdict.UNSUPPORTED.value, fx["explanation"]
+    assert fx["explanation"].startswith(f"{rule}: "), fx["explanation"]
+    assert _judge.evaluate(program, "aot_eager", "cpu")["verdict"] == Verdict.OK.value

@@ -293,8 +293,13 @@ def test_adapter_fills_the_pipelines_execution():
     ex = Execution(pipeline="torchscript", device="cpu")
     torchscript_adapter(run, ex)
     assert judge(ex) == (Verdict.OK, "")
-    assert [r.phase for r in ex.extra["calls"]] == ["profiled", "optimized", "optimized"]
-    assert ex.inputs_after[0] is run.inputs[0] and ex.outputs[0].requires_grad
+    calls = ex.extra["calls"]
+    assert [r.phase for r in calls] == ["profiled", "optimized", "optimized"]
+    assert ex.inputs_after[0] is run.inputs[0]
+    # the caller's inputs require grad: the last call drops it (drop_grad_last), as
+    # run_torchscript does on fresh inputs, and the calls before keep it
+    assert calls[-2].result.outputs[0].requires_grad
+    assert not ex.outputs[0].requires_grad and run.inputs[0].requires_grad
 
 
 def test_adapter_rejects_triton_launches_at_the_frontend():
