@@ -32,6 +32,7 @@ import contextlib
 import importlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,6 +40,8 @@ import tempfile
 import traceback
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
+
+from aliasfuzz.fuzz.process import PARENT_ENV, parent_pid, watch_parent
 
 __all__ = ["HEAP_CORRUPTION", "Died", "heap_check", "portable_error", "run_isolated"]
 
@@ -234,6 +237,9 @@ def run_isolated(target: str, args: tuple = (), *, timeout: float = 600.0,
         request, answer = os.path.join(tmp, "request.pt"), os.path.join(tmp, "answer.pt")
         torch.save((target, args, check_heap), request)
         env = {k: v for k, v in os.environ.items() if k != "ALIASFUZZ_PHASE_FILE"}
+        # the child ends itself, and removes this folder, when this process is gone (a
+        # campaign worker's own PARENT_ENV names the driver: replaced by this pid)
+        env[PARENT_ENV] = str(os.getpid())
         stderr = os.path.join(tmp, "stderr")
         with open(stderr, "wb") as err:
             proc = subprocess.Popen([sys.executable, "-m", __name__, request, answer],
@@ -246,6 +252,11 @@ def run_isolated(target: str, args: tuple = (), *, timeout: float = 600.0,
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 code = None
+            except BaseException:  # Ctrl-C, a SystemExit from a signal handler: no orphan
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                raise
         with open(stderr, "rb") as err:
             err.seek(max(0, os.path.getsize(stderr) - _LOG_TAIL))
             log = err.read().decode(errors="replace")
@@ -287,7 +298,23 @@ def _main(request: str, answer: str) -> None:
         os._exit(code)
 
 
+def _watch(request: str) -> None:
+    """End this child, its process group and its temporary folder (the one holding
+    ``request``, which the parent's ``TemporaryDirectory`` would have removed) once the
+    parent that started it is gone: fresh user 21's child outlived a SIGTERM'd pytest with
+    its ``/tmp/aliasfuzz-isolated-*`` folder. Started before torch is imported (seconds)."""
+    folder = os.path.dirname(os.path.abspath(request))
+
+    def cleanup() -> None:
+        # only a folder run_isolated made: a hand-run child's request may sit anywhere
+        if os.path.basename(folder).startswith("aliasfuzz-isolated-"):
+            shutil.rmtree(folder, ignore_errors=True)
+
+    watch_parent(parent_pid(), cleanup=cleanup)
+
+
 if __name__ == "__main__":  # run as the module itself, so that _Chain pickles by its name
     from aliasfuzz.fuzz import isolated
 
+    isolated._watch(sys.argv[1])
     isolated._main(sys.argv[1], sys.argv[2])

@@ -29,21 +29,27 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-from collections.abc import Iterator
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "PARENT_ENV",
     "PHASE_BYTES",
     "PHASE_ENV",
     "TORCH_CHECKED",
     "HookNotFound",
     "harness",
+    "parent_pid",
     "phase",
     "read_phase",
     "resolve",
     "setup",
     "system_under_test",
+    "watch_parent",
 ]
 
 #: The torch version whose internals the adapters were checked against.
@@ -53,6 +59,10 @@ TORCH_CHECKED = "2.13.0"
 PHASE_ENV = "ALIASFUZZ_PHASE_FILE"
 #: Bytes of the phase record (a label, space-padded).
 PHASE_BYTES = 128
+#: The pid of the process that started a child (a campaign driver its worker, a worker
+#: its isolated step), given to the child in its environment (:func:`watch_parent`): read
+#: at the child's start, getppid() may already be the reaper's.
+PARENT_ENV = "ALIASFUZZ_PARENT_PID"
 
 _SETUP_DONE = False
 _stack: list[tuple[bool, str]] = []
@@ -154,3 +164,37 @@ def read_phase(path: str | Path) -> str | None:
         return None
     text = data.decode(errors="replace").strip(" \0")
     return text or None
+
+
+def watch_parent(parent: int, interval: float = 0.5,
+                 cleanup: Callable[[], None] | None = None) -> None:
+    """End this process, and its process group when it leads one (a campaign worker and an
+    isolated step's child do: each is started in a session of its own, with Inductor's
+    compile workers), once process ``parent`` is no longer its parent: the parent died
+    (``kill -9``, a SIGTERM to pytest) and the child was re-parented. ``cleanup`` runs
+    first (an isolated child removes its temporary folder, which its dead parent would
+    have). Without this, a worker ran its task to the end (up to the per-task timeout)
+    before it read the end of its input (fresh user 20's two orphans lived about 30 s),
+    and an isolated child outlived a killed pytest with its folder (fresh user 21). Polled
+    from a daemon thread (``PR_SET_PDEATHSIG`` would fire when the thread that started the
+    child ends, and the driver and the blame start children from pool threads), so it
+    works where ``prctl`` does not."""
+
+    def poll() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        if cleanup is not None:
+            with contextlib.suppress(Exception):
+                cleanup()
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+        os._exit(1)
+
+    threading.Thread(target=poll, name="aliasfuzz-parent-watch", daemon=True).start()
+
+
+def parent_pid() -> int:
+    """The pid of the process that started this one: :data:`PARENT_ENV` when set to a pid,
+    else ``os.getppid()``."""
+    parent = os.environ.get(PARENT_ENV, "")
+    return int(parent) if parent.isdigit() else os.getppid()

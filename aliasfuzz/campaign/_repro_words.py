@@ -128,6 +128,27 @@ def mismatch(said: str) -> str:
     return _ALIAS_NOTE.split(line)[0]
 
 
+#: The differential's mismatch where no value was compared (``oracle/differential.py``,
+#: ``_compare`` and ``_values``): a tensor's ``shape`` or ``dtype`` (``out0: shape (4, 4)
+#: in eager, (1, 4, 4) compiled``), or how many outputs or inputs there are.
+_METADATA = re.compile(r"^(?P<where>[^:;]+): (?P<what>shape|dtype) \S.* in eager, .* compiled")
+_COUNT = re.compile(r"^\d+ (?P<kind>\w+) in eager, \d+ compiled")
+
+
+def _through_metadata(check: str | None, said: str) -> str | None:
+    """The effect of a ``values`` or ``inputs`` mismatch that is a tensor's shape or dtype,
+    or the number of outputs, not its values (fresh user 21: ``resize_as_`` of a view,
+    ``out0: shape (4, 4) in eager, (1, 4, 4) compiled``, was titled "returns wrong
+    values"), or None."""
+    line = first_line(said, 10_000)
+    if m := _METADATA.match(line):
+        verb = "leaves" if check == "inputs" else "returns"
+        return f"{verb} {m['where']} with the wrong {m['what']} (values not compared)"
+    if m := _COUNT.match(line):
+        return f"returns another number of {m['kind']} than eager"
+    return None
+
+
 def _through_aliasing(said: str) -> str | None:
     """The effect of a values mismatch caused by output aliasing, from the note, or None."""
     m = _ALIAS_NOTE.search(first_line(said, 10_000))
@@ -178,7 +199,7 @@ def ts_check(explanation: str) -> str | None:
 def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
     """What goes wrong, in words, from the entry's check and mismatch (or a ``sighting``'s:
     a hit of ``meta["hits"]``): ``returns wrong values``, ``mutates an input differently
-    from eager``, ``returns out0 as a copy where eager's out0 shares storage with x, ...``
+    from eager``, ``returns out0 with the wrong shape (values not compared)``, ``returns out0 as a copy where eager's out0 shares storage with x, ...``
     (the title's verb phrase; the verdict only for findings without a check)."""
     exp = sighting or meta.get("expected") or {}
     verdict, check = exp.get("verdict", ""), exp.get("check")
@@ -194,6 +215,10 @@ def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
         aliased = _through_aliasing(_said(meta, sighting))
         if aliased:
             return aliased
+    if verdict == "miscompile" and check in ("values", "inputs"):
+        metadata = _through_metadata(check, _said(meta, sighting))
+        if metadata:  # the failed comparison was of a shape or dtype, not of values
+            return metadata
     return _EFFECTS.get((verdict, check)) or _EFFECTS.get((verdict, None), verdict)
 
 

@@ -7,7 +7,9 @@ Output: one line per result on stdout, errors as one line on stderr. Exit codes:
 * ``replay``: 0 every entry reproduces or is fixed, 1 some entry's verdict changed to
   another finding, 2 a corrupt entry (the others still run) or a bad path.
 * ``check``: 0 every ``expect`` line holds, 1 one is contradicted, 2 a bad file.
-* ``report``: 0, or 2 when there is no such campaign.
+* ``report``: 0, or 2 when there is no such campaign, a corrupt corpus entry (as ``run``
+  refuses it) or a ``--corpus`` holding none of the campaign's root-cause entries; some of
+  them missing is a warning line on stderr, exit 0.
 """
 
 from __future__ import annotations
@@ -374,8 +376,35 @@ def _cmd_report(args) -> int:
     from aliasfuzz.campaign.known import load_known
 
     load_known(corpus)  # a malformed known.toml is the same one-line error as in run
+    _check_report_corpus(cid, args.state, corpus)
     print(f"report: {write_report(cid, state=args.state, corpus=corpus, out=out)}")
     return 0
+
+
+def _check_report_corpus(cid: str, state: str, corpus: str) -> None:
+    """Refuse, before anything is written, a corpus that ``report`` would turn into a report
+    with silent holes (fresh user 21: exit 0, nothing on stderr, no issue draft for the new
+    root cause whose ``meta.json`` was corrupt): a corrupt entry (as ``run`` refuses it,
+    :func:`_check_entries`), or a corpus holding none of the campaign's root-cause entries
+    (the wrong ``--corpus``, or the default one for a campaign run with another). Some of
+    them missing (entries deleted since) is one warning line on stderr; the report marks
+    those rows. Raises :class:`InvalidArgument`."""
+    from aliasfuzz.campaign.corpus import list_entries, load_entry
+    from aliasfuzz.report.data import root_ids
+
+    ids = root_ids(cid, state=state)
+    _check_entries(corpus, list_entries, load_entry)
+    missing = [i for i in ids if not (Path(corpus) / i).is_dir()]
+    if not missing:
+        return
+    names = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+    if len(missing) == len(ids):
+        raise InvalidArgument(
+            f"--corpus {corpus}: holds none of the {len(ids)} root-cause entries of campaign "
+            f"{cid} ({names}); name the corpus it ran with (--corpus)")
+    print(f"aliasfuzz: warning: --corpus {corpus}: {len(missing)} of the {len(ids)} root-cause "
+          f"entries of campaign {cid} are not there ({names}); their rows say so",
+          file=sys.stderr)
 
 
 def _add_report(sub) -> None:

@@ -385,6 +385,65 @@ def _read_json(path: Path) -> Any:
         raise InvalidArgument(f"{path}: not valid JSON ({e})") from None
 
 
+_STR, _OPT_STR, _INT = (str,), (str, type(None)), (int,)
+
+#: The keys of ``meta.json`` that aliasfuzz reads, with the types it reads them as (an
+#: absent key is allowed: older entries and hand-written ones lack some). A wrong type
+#: was accepted by replay, report and run's start-up check and failed (or was written
+#: over) only when a later campaign added a sighting (fresh user 21: ``"hits": "oops"``).
+_META_TYPES: dict[str, tuple[type, ...]] = {
+    "hits": (list,), "root": (dict,), "expected": (dict,), "pipeline_options": (dict,),
+    "device": _STR, "stages": (list,), "trail": (list,), "related": (list,), "ops": (list,),
+    "statements": (dict,), "versions": (dict,), "known": (dict, type(None)),
+    "explanation": _STR, "diff": _STR, "blame_reason": _STR, "full": _OPT_STR, "id": _STR,
+    "dynamic": (bool,),
+}
+_ROOT_TYPES = {"stage": _STR, "verdict": _STR, "check": _OPT_STR, "evidence": (list,)}
+_EXPECTED_TYPES = {"pipeline": _STR, "verdict": _STR, "check": _OPT_STR}
+#: A sighting's keys (``hits[k]``); ``program_of`` is checked by :func:`hit_program`.
+_HIT_TYPES = {
+    "pipeline": _STR, "campaign": _STR, "verdict": _STR, "check": _OPT_STR,
+    "stage": _OPT_STR, "full": _OPT_STR, "explanation": _STR, "program": (dict,),
+    "program_index": _INT, "seed": _INT, "statements": (dict,),
+}
+
+
+def _type_words(types: tuple[type, ...]) -> str:
+    words = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
+             dict: "an object", type(None): "null"}
+    return " or ".join(words[t] for t in types)
+
+
+def _check_fields(obj: dict[str, Any], types: dict[str, tuple[type, ...]], where: str,
+                  name: str, required: tuple[str, ...] = ()) -> None:
+    for key in required:
+        if key not in obj:
+            raise InvalidArgument(f"{where}: {name}{key} missing")
+    for key, want in types.items():
+        v = obj.get(key)
+        # bool is an int subclass: a true program_index is as wrong as a string
+        if key in obj and (not isinstance(v, want) or (isinstance(v, bool) and bool not in want)):
+            raise InvalidArgument(f"{where}: {name}{key} must be {_type_words(want)}, "
+                                  f"not {json.dumps(v)[:40]}")
+
+
+def _check_meta_types(meta: dict[str, Any], where: Path) -> None:
+    """Raise :class:`InvalidArgument` (one line naming ``where``) when a key of ``meta``
+    that aliasfuzz reads has the wrong type (:data:`_META_TYPES`): ``hits`` a list of
+    objects, ``root`` an object with ``stage``, ``verdict``, ``check`` and ``evidence``,
+    ``expected`` an object of strings, and so on."""
+    _check_fields(meta, _META_TYPES, str(where), "")
+    _check_fields(meta["expected"], _EXPECTED_TYPES, str(where), "expected.")
+    if "root" in meta:
+        _check_fields(meta["root"], _ROOT_TYPES, str(where), "root.",
+                      required=tuple(_ROOT_TYPES))
+    for k, hit in enumerate(meta.get("hits") or []):
+        if not isinstance(hit, dict):
+            raise InvalidArgument(f"{where}: hits[{k}] must be an object, "
+                                  f"not {json.dumps(hit)[:40]}")
+        _check_fields(hit, _HIT_TYPES, str(where), f"hits[{k}].")
+
+
 def load_entry(path: str | os.PathLike) -> CorpusEntry:
     """Load ``path`` (an entry folder) from JSON; :class:`InvalidArgument` if corrupt."""
     p = Path(path)
@@ -399,6 +458,7 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
     for key in ("pipeline", "verdict"):
         if not isinstance(meta["expected"].get(key), str):
             raise InvalidArgument(f"{p / 'meta.json'}: expected.{key} missing")
+    _check_meta_types(meta, p / "meta.json")
     data = _read_json(p / "program.json")  # its errors already name the file
     try:
         program = Program.from_json(data)

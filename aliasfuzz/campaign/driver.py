@@ -41,7 +41,7 @@ from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.oracle.heap import may_be_corruption
 from aliasfuzz.oracle.verdict import Verdict
 
-__all__ = ["CampaignResult", "program_at", "run_campaign", "unconfirmed_death"]
+__all__ = ["CampaignResult", "program_at", "run_campaign", "time_bounds", "unconfirmed_death"]
 
 
 #: Seconds between two writes of a running campaign's ``elapsed`` file: what a ``kill -9``
@@ -55,6 +55,19 @@ def tail_seconds(budget: float) -> float:
     unshrunk or partly shrunk and unblamed (:meth:`~aliasfuzz.campaign.pool.Pool.late`);
     fresh user 20's 200 s campaign ran 270 s, most of it the last findings' shrinks."""
     return max(30.0, 0.1 * budget)
+
+
+def time_bounds(t0: float, budget: float, elapsed_before: float) -> tuple[float, float]:
+    """``(deadline, tail_until)`` on the clock of ``t0`` (``time.monotonic()`` when this run
+    of a ``--time budget`` campaign started) for a campaign that had already spent
+    ``elapsed_before`` seconds (a resumed one): no program starts after ``deadline``,
+    findings are shrunk and blamed until ``tail_until``. Both count the seconds already
+    spent, so ``elapsed_before + (tail_until - t0)`` is at most ``budget +``
+    :func:`tail_seconds` (more only when the campaign had spent that before). Fresh user
+    21: killed 11 s into the tail of a 150 s budget and resumed, the campaign got another
+    whole tail (30 s) and ended at 192 s, the bound being 180 s."""
+    deadline = t0 + max(0.0, budget - elapsed_before)
+    return deadline, t0 + max(0.0, budget + tail_seconds(budget) - elapsed_before)
 
 
 def program_at(seed: int, i: int, max_statements: int = 8) -> Program:
@@ -487,10 +500,10 @@ class _Campaign:
         clean_temp(opts.corpus)
         self._record("running")
         t0 = time.monotonic()
-        deadline = None if opts.time is None else t0 + max(0.0, opts.time - self.elapsed_before)
+        deadline = None
         pool = Pool(opts, self.dir / "workers", self.bugs)
-        if deadline is not None:  # findings still in flight then are shrunk and blamed no longer
-            pool.tail_until = deadline + tail_seconds(opts.time)
+        if opts.time is not None:  # findings in flight after the tail are shrunk and blamed no longer
+            deadline, pool.tail_until = time_bounds(t0, opts.time, self.elapsed_before)
         in_flight, i, feeding = 0, 0, True
         progress = Progress(opts, show=self.show, done=len({k[0] for k in self.done}))
         try:

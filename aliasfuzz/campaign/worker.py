@@ -44,12 +44,17 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.fuzz.isolated import HEAP_CORRUPTION
-from aliasfuzz.fuzz.process import PHASE_BYTES, PHASE_ENV, read_phase
+from aliasfuzz.fuzz.process import (
+    PARENT_ENV,
+    PHASE_BYTES,
+    PHASE_ENV,
+    parent_pid,
+    read_phase,
+    watch_parent,  # re-exported: the worker's watch on its driver
+)
 
 __all__ = ["Worker", "attribute_death", "main", "watch_parent"]
 
-#: The driver's pid, given to its worker children (:func:`watch_parent`).
-PARENT_ENV = "ALIASFUZZ_PARENT_PID"
 
 #: Starts of a worker child killed by a signal before it was ready (:meth:`Worker._start`).
 _START_TRIES = 3
@@ -453,32 +458,10 @@ def _serve(proto) -> None:
             os._exit(0)  # no CUDA teardown: a poisoned context can hang on it
 
 
-def watch_parent(parent: int, interval: float = 0.5) -> None:
-    """End this process, and its process group when it leads one (a worker does: the
-    driver starts it in a session of its own, with Inductor's compile workers), once
-    process ``parent`` is no longer its parent: the driver died (``kill -9``) and the
-    child was re-parented. Without this, a worker ran its task to the end (up to the
-    per-task timeout) before it read the end of its input: fresh user 20's two orphans
-    lived about 30 s. Polled from a daemon thread (``PR_SET_PDEATHSIG`` would fire when
-    the thread that started the child ends, and the driver starts children from pool
-    threads), so it works where ``prctl`` does not."""
-    import threading
-
-    def poll() -> None:
-        while os.getppid() == parent:
-            time.sleep(interval)
-        if os.getpgrp() == os.getpid():
-            os.killpg(os.getpid(), signal.SIGKILL)
-        os._exit(1)
-
-    threading.Thread(target=poll, name="aliasfuzz-parent-watch", daemon=True).start()
-
-
 def main() -> None:
     """Worker entry point: keep a private protocol stream, send fd 1 to stderr."""
-    parent = os.environ.get(PARENT_ENV, "")
     # the pid of the driver that started this worker, not getppid() now: it may be gone
-    watch_parent(int(parent) if parent.isdigit() else os.getppid())
+    watch_parent(parent_pid())
     proto = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr

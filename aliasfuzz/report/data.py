@@ -27,6 +27,7 @@ __all__ = [
     "collect",
     "rejection_reason",
     "root_causes",
+    "root_ids",
     "undefined_eager_counts",
 ]
 
@@ -251,6 +252,20 @@ def _costs(events, row: dict[str, Any], workers: int, programs: int) -> dict[str
     stages = totals(events)
     rows = table(stages, wall, workers, programs or 0) if stages else []
     return {"workers": workers, "wall": wall, "rows": rows}
+
+
+def root_ids(cid: str, *, state: str | Path) -> list[str]:
+    """Ids of the corpus entries (root causes) that campaign ``cid``'s ``finding`` events
+    name, in first-seen order (the rows :func:`root_causes` reads from the corpus);
+    :class:`InvalidArgument` if there is no such campaign."""
+    d = Path(state) / "runs" / cid
+    if not (d / "options.json").exists():
+        raise InvalidArgument(f"no campaign {cid!r} under {state}")
+    ids: dict[str, None] = {}
+    for e in load_campaign(d)[2]:
+        if e.get("t") == "finding" and e.get("id"):
+            ids.update(dict.fromkeys(e.get("ids") or [e["id"]]))
+    return list(ids)
 
 
 def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any]:

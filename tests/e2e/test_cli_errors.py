@@ -197,6 +197,52 @@ def test_report_out_unwritable(tmp_path):
     assert not good.exists()
 
 
+def test_report_refuses_a_corrupt_or_absent_entry_of_its_campaign(tmp_path):
+    # fresh user 21: report with the campaign's new entry's meta.json corrupt said nothing,
+    # exit 0, and wrote no issue draft for it; replay and run say why, exit 2
+    state, corpus = tmp_path / "state", tmp_path / "corpus"
+    res = driver.run_campaign(
+        CampaignOptions(programs=1, pipelines=("debug-miscompile",), workers=1, report="none",
+                        corpus=str(corpus), state=str(state), shrink=False),
+        show=False,
+    )  # fmt: skip
+    assert res.status == "done"
+    (entry,) = store.list_entries(corpus)
+    out = tmp_path / "r"
+    argv = ["report", "--state", str(state), "--corpus", str(corpus), "--out", str(out)]
+    good = (entry / "meta.json").read_text()
+    (entry / "meta.json").write_text('{"id": oops')
+    _one_line_error(argv, entry.name, "meta.json", "not valid JSON")
+    assert not out.exists()  # nothing written over a good report
+    (entry / "meta.json").write_text(good)
+    # a corpus that holds none of the campaign's entries: the wrong --corpus
+    other = tmp_path / "other"
+    other.mkdir()
+    argv_other = [*argv[:4], str(other), *argv[5:]]
+    _one_line_error(argv_other, f"--corpus {other}", "none of the 1", entry.name)
+    assert not out.exists()
+    # one of two missing (deleted since): a warning, the report still written
+    with (state / "runs" / res.id / "journal.jsonl").open("a") as f:
+        f.write(json.dumps({"t": "finding", "id": "miscompile-gone-0000000000"}) + "\n")
+    r = run_cli(*argv)
+    assert r.returncode == 0, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("aliasfuzz: warning: ") and "miscompile-gone-0000000000" in line
+    assert "1 of the 2" in line and (out / "index.html").exists()
+
+
+def test_replay_and_run_refuse_a_meta_json_of_the_wrong_shape(tmp_path):
+    # fresh user 21: "hits": "oops" replayed as `reproduces` and a campaign ran beside it
+    c = tmp_path / "corpus"
+    e = _entry(c, hits="oops")
+    r = run_cli("replay", e)
+    (line,) = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and "hits must be a list" in line and str(e / "meta.json") in line
+    argv = _run(tmp_path)
+    _one_line_error(argv, "1 corrupt entry", e.name, "hits must be a list")
+    assert not (tmp_path / "state").exists()
+
+
 # -- run: config files --------------------------------------------------------------------
 @pytest.mark.parametrize(
     "text, needle",

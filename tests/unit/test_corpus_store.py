@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -138,6 +139,38 @@ def test_repro_is_standalone_python(tmp_path):
     compile(src, "repro.py", "exec")
     assert "import aliasfuzz" not in src and "from aliasfuzz" not in src
     assert "def inputs" in src and "def f(" in src and "torch.compile" in src
+
+
+@pytest.mark.parametrize(("key", "value", "needle"), [
+    ("hits", "oops", "hits must be a list"),
+    ("hits", [1], "hits[0] must be an object"),
+    ("hits", [{"pipeline": 3}], "hits[0].pipeline must be a string"),
+    ("hits", [{"program_index": True}], "hits[0].program_index must be an integer"),
+    ("hits", [{"program": "p"}], "hits[0].program must be an object"),
+    ("root", "r", "root must be an object"),
+    ("root", {"stage": "reinplace", "verdict": "miscompile", "check": "values"},
+     "root.evidence missing"),
+    ("root", {"stage": 1, "verdict": "miscompile", "check": "values", "evidence": []},
+     "root.stage must be a string"),
+    ("root", {"stage": "s", "verdict": "miscompile", "check": "values", "evidence": "e"},
+     "root.evidence must be a list"),
+    ("expected", {"pipeline": "aot_eager", "verdict": "ok", "check": 3},
+     "expected.check must be a string or null"),
+    ("stages", "reinplace", "stages must be a list"),
+    ("known", "x#1", "known must be an object or null"),
+    ("explanation", ["x"], "explanation must be a string"),
+])
+def test_a_meta_key_of_the_wrong_type_is_corrupt(tmp_path, key, value, needle):
+    # fresh user 21: "hits": "oops" passed replay, report and run's start-up check
+    p = _program()
+    path, _ = store.write_entry(tmp_path, p, _meta(p))
+    store.load_entry(path)  # the entry as written loads
+    m = json.loads((path / "meta.json").read_text())
+    m[key] = value
+    (path / "meta.json").write_text(json.dumps(m))
+    with pytest.raises(InvalidArgument, match=re.escape(needle)) as e:
+        store.load_entry(path)
+    assert str(path / "meta.json") in str(e.value) and "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize("damage", ["bad-json", "no-program", "bad-program", "no-expected"])

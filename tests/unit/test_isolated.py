@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
 import torch
 
 from aliasfuzz.fuzz import isolated
@@ -102,3 +110,59 @@ def test_a_step_that_raises_is_a_harness_error_with_its_traceback():
 def test_a_step_s_answer_comes_back():
     got = run_isolated("torch:arange", (6,))
     assert torch.equal(got, torch.arange(6))
+
+
+def _children_isolated(parent: int) -> list[tuple[int, str]]:
+    """``(pid, request path)`` of the running isolated children of ``parent`` (/proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and b"aliasfuzz.fuzz.isolated" in argv:
+            out.append((int(d.name), argv[argv.index(b"aliasfuzz.fuzz.isolated") + 1].decode()))
+    return out
+
+
+def test_an_isolated_child_ends_with_its_folder_once_its_parent_is_killed():
+    # fresh user 21: a child outlived its SIGTERM'd pytest (re-parented to init) and its
+    # /tmp/aliasfuzz-isolated-* folder stayed; it now watches its parent as workers do
+    if not Path("/proc").is_dir():
+        pytest.skip("reads process states from /proc")
+    parent = subprocess.Popen(
+        [sys.executable, "-c",
+         "from aliasfuzz.fuzz.isolated import run_isolated; "
+         "run_isolated('time:sleep', (300,), timeout=600)"],
+        cwd=Path(__file__).parents[2],
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240  # two torch imports on a loaded box
+        found = []
+        while not found and time.monotonic() < deadline and parent.poll() is None:
+            time.sleep(0.1)
+            found = _children_isolated(parent.pid)
+        assert found, "the isolated child never started"
+        (child, request), = found
+        folder = Path(request).parent
+        assert folder.name.startswith("aliasfuzz-isolated-") and folder.is_dir()
+    finally:
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while (_alive(child) or folder.exists()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the isolated child outlived its killed parent"
+    assert not folder.exists(), f"{folder} stayed behind"
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead and waiting for its reaper, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"

@@ -172,3 +172,29 @@ def test_a_crash_title_quotes_the_error_not_the_wrappers_every_crash_shares(said
             "expected": {"pipeline": "aot_eager", "verdict": "crash", "check": "exceptions"}}
     got = title(meta)
     assert got.endswith(f": {detail}") and "_Failed" not in got and "backend=" not in got, got
+
+
+@pytest.mark.parametrize(
+    ("check", "said", "words"),
+    [
+        ("values", "out0: shape (4, 4) in eager, (1, 4, 4) compiled",
+         "returns out0 with the wrong shape (values not compared)"),
+        ("values", "out1: dtype torch.float32 in eager, torch.float64 compiled",
+         "returns out1 with the wrong dtype (values not compared)"),
+        ("inputs", "input x0: shape (4,) in eager, (2, 2) compiled",
+         "leaves input x0 with the wrong shape (values not compared)"),
+        ("values", "2 outputs in eager, 1 compiled", "returns another number of outputs than eager"),
+    ],
+)
+def test_a_shape_or_dtype_mismatch_is_not_called_wrong_values(check, said, words):
+    # fresh user 21: resize_as_ of a view, only out0's shape differs, titled "wrong values"
+    meta = {"expected": {"verdict": "miscompile", "check": check, "pipeline": "fx-reinplace"},
+            "root": {"stage": "functionalization"}, "explanation": said}
+    assert effect(meta) == words
+    head = R.title(meta)
+    assert head == f"[functorch] torch.func.functionalize {words}: {said}"
+    assert "wrong values" not in head
+    # the same check with a values mismatch keeps its words
+    where = "input x0" if check == "inputs" else "out0"
+    values = {**meta, "explanation": f"{where}: values differ at [0]: 1.0 in eager, 2.0 compiled"}
+    assert effect(values) in ("returns wrong values", "mutates an input differently from eager")

@@ -155,7 +155,10 @@ def test_claims_and_invariants_compare_what_they_need(results):
 
 def test_fx_repro_states_the_blamed_stage(results):
     text = results["fx-overlapping-inputs"][0]
-    assert "# blamed stage: make_fx(functionalize(f)) alone already departs" in text
+    # fresh user 21: the comment said functionalize "alone" while the code runs reinplace too
+    (comment,) = [line for line in text.splitlines() if line.startswith("# blamed stage:")]
+    assert "functionalize" in comment and "reinplace, run as the pipeline does" in comment
+    assert "alone" not in comment and "reinplace(gm, *b)" in text
     assert "torch.fx.passes.reinplace import reinplace" in text
     # twelfth audit wave E: say that torch.compile does not run this pass
     program, meta, _ = CASES["fx-overlapping-inputs"]
