@@ -53,7 +53,7 @@ def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, mo
     monkeypatch.setenv("AF_TEST_MARK", str(tmp_path / "died"))
     opts = CampaignOptions(programs=1, seed=1, pipelines=("inductor",), workers=1,
                            corpus=str(tmp_path / "corpus"), state=str(tmp_path / "state"),
-                           report="none")
+                           report="none", timeout=300.0)  # the cut's compiles on a loaded box
     res = run_campaign(opts, show=False)
     assert (tmp_path / "died").exists()  # the worker did die in aliasfuzz
     assert res.status == "done" and res.internal_errors == 0

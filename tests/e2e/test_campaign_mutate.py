@@ -7,7 +7,12 @@ import hashlib
 import json
 
 from aliasfuzz.campaign import sources
+from aliasfuzz.campaign.options import CampaignOptions
 from tests.common.cli import run_cli
+
+
+#: the campaign's default --dynamic-share marks programs (meta "dynamic") that the hashes see
+_DYNAMIC = CampaignOptions.dynamic_share
 
 
 def _run(tmp, *extra):
@@ -30,7 +35,7 @@ def test_a_mutating_campaign_runs_mutants_of_its_saved_sources(tmp_path):
     (run,) = (tmp_path / "state" / "runs").glob("*")
     saved = sources.load(run)
     assert saved and any(i.startswith("seeds/") for i, _ in saved)
-    progs = sources.Programs(5, 8, 1.0, saved)
+    progs = sources.Programs(5, 8, 1.0, saved, dynamic_share=_DYNAMIC)
     want = {i: hashlib.sha256(progs[i].dumps().encode()).hexdigest()[:16] for i in range(6)}
     assert _hashes(tmp_path / "state") == want
     assert sum(progs[i].meta.get("generator") == "mutation" for i in range(6)) >= 4
@@ -49,7 +54,7 @@ def test_a_resumed_mutating_campaign_draws_from_the_sources_saved_at_its_start(t
                 env={"ALIASFUZZ_DEBUG_PIPELINES": "1"}, timeout=300)
     assert r.returncode in (0, 1), r.stderr
     assert sources.load(run) == saved
-    progs = sources.Programs(5, 8, 0.5, saved)
+    progs = sources.Programs(5, 8, 0.5, saved, dynamic_share=_DYNAMIC)
     want = {i: hashlib.sha256(progs[i].dumps().encode()).hexdigest()[:16] for i in range(6)}
     assert _hashes(tmp_path / "state") == want
 
