@@ -15,6 +15,7 @@ import torch
 from aliasfuzz.fuzz import isolated
 from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.fuzz.isolated import Died, portable_error, run_isolated
+from tests.common.procs import alive
 
 
 class BackendCompilerFailed(Exception):  # as torch._dynamo.exc's: not a built-in type
@@ -153,16 +154,7 @@ def test_an_isolated_child_ends_with_its_folder_once_its_parent_is_killed():
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
     deadline = time.monotonic() + 10
-    while (_alive(child) or folder.exists()) and time.monotonic() < deadline:
+    while (alive(child) or folder.exists()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(child), "the isolated child outlived its killed parent"
+    assert not alive(child), "the isolated child outlived its killed parent"
     assert not folder.exists(), f"{folder} stayed behind"
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead and waiting for its reaper, does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"

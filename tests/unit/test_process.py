@@ -17,6 +17,7 @@ import torch
 
 from aliasfuzz.campaign.worker import attribute_death, innermost_frame
 from aliasfuzz.fuzz import process
+from tests.common.procs import alive
 
 M6 = Path(__file__).resolve().parents[2] / "bench" / "mutants" / "programs" / "m6_triton_readonly.py"
 
@@ -240,20 +241,11 @@ def test_a_worker_ends_with_its_group_once_the_driver_is_killed(tmp_path):
         while not (pids.exists() and " " in pids.read_text()) and time.monotonic() < deadline:
             time.sleep(0.05)
         worker, sleeper = map(int, pids.read_text().split())
-        assert _alive(worker) and _alive(sleeper)
+        assert alive(worker) and alive(sleeper)
     finally:
         os.kill(d.pid, signal.SIGKILL)
         d.wait()
     deadline = time.monotonic() + 10
-    while (_alive(worker) or _alive(sleeper)) and time.monotonic() < deadline:
+    while (alive(worker) or alive(sleeper)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(worker) and not _alive(sleeper)
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead and waiting for its reaper, does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
+    assert not alive(worker) and not alive(sleeper)
