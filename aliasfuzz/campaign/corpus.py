@@ -385,7 +385,7 @@ def _read_json(path: Path) -> Any:
         raise InvalidArgument(f"{path}: not valid JSON ({e})") from None
 
 
-_STR, _OPT_STR, _INT = (str,), (str, type(None)), (int,)
+_STR, _OPT_STR, _OPT_INT = (str,), (str, type(None)), (int, type(None))
 
 #: The keys of ``meta.json`` that aliasfuzz reads, with the types it reads them as (an
 #: absent key is allowed: older entries and hand-written ones lack some). A wrong type
@@ -401,10 +401,12 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
 _ROOT_TYPES = {"stage": _STR, "verdict": _STR, "check": _OPT_STR, "evidence": (list,)}
 _EXPECTED_TYPES = {"pipeline": _STR, "verdict": _STR, "check": _OPT_STR}
 #: A sighting's keys (``hits[k]``); ``program_of`` is checked by :func:`hit_program`.
+#: ``campaign``, ``seed`` and ``program_index`` are null for a sighting whose program did
+#: not come from a campaign (:func:`record`'s provenance holds none for it).
 _HIT_TYPES = {
-    "pipeline": _STR, "campaign": _STR, "verdict": _STR, "check": _OPT_STR,
+    "pipeline": _STR, "campaign": _OPT_STR, "verdict": _STR, "check": _OPT_STR,
     "stage": _OPT_STR, "full": _OPT_STR, "explanation": _STR, "program": (dict,),
-    "program_index": _INT, "seed": _INT, "statements": (dict,),
+    "program_index": _OPT_INT, "seed": _OPT_INT, "statements": (dict,),
 }
 
 
