@@ -20,6 +20,7 @@ from aliasfuzz.fuzz.ops.core import NoEagerMeaning
 from aliasfuzz.fuzz.ops.metadata import OPS
 from aliasfuzz.fuzz.sample import generate
 from aliasfuzz.fuzz.validate import infer
+from tests.common.validation import run_unchecked
 
 ROWS = {d.name for d in OPS}
 
@@ -140,17 +141,8 @@ def test_detach_in_place_of_what_may_be_a_view_is_refused(body):
         infer(p)
     if len(body) > 1 and body[1].op == "t":  # eager refuses it too
         with pytest.raises(RuntimeError, match="Can't detach views in-place"):
-            _run_unchecked(p)
+            run_unchecked(p)
 
-
-def _run_unchecked(p: Program) -> None:
-    """Run ``p``'s statements on eager inputs without validation (what eager says)."""
-    from aliasfuzz.fuzz.ops import REGISTRY
-
-    env = dict(zip((t.name for t in p.inputs), make_inputs(p), strict=True))
-    for op in p.body:
-        got = REGISTRY[op.op].apply(tuple(env[a] for a in op.args), op.params)
-        env.update(zip(op.out, got if isinstance(got, tuple) else (got,), strict=False))
 
 
 def test_generated_programs_detach_only_bases():

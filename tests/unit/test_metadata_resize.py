@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.fuzz.eager import make_inputs, run_eager
+from aliasfuzz.fuzz.eager import run_eager
 from aliasfuzz.fuzz.grads import grad_exclusion
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
 from aliasfuzz.fuzz.layout_contract import LAYOUT_READOUT
@@ -26,6 +26,7 @@ from aliasfuzz.fuzz.ops.core import NoEagerMeaning
 from aliasfuzz.fuzz.sample import generate, generate_one
 from aliasfuzz.fuzz.validate import infer
 from aliasfuzz.oracle.opinions import deterministic_one_thread
+from tests.common.validation import run_unchecked
 
 NUMEL = 64
 # (shape, stride, offset) on a float32 storage of NUMEL elements
@@ -182,14 +183,8 @@ def test_requires_grad_takes_floating_bases_and_freezes_their_storage():
         with pytest.raises(InvalidArgument, match="leaf requiring grad since statement 1"):
             infer(bad)
         with pytest.raises(RuntimeError, match="leaf Variable that requires grad|require grad"):
-            _run_unchecked(bad)
+            run_unchecked(bad)
 
-
-def _run_unchecked(p: Program) -> None:
-    env = dict(zip((t.name for t in p.inputs), make_inputs(p), strict=True))
-    for op in p.body:
-        got = REGISTRY[op.op].apply(tuple(env[a] for a in op.args), op.params)
-        env.update(zip(op.out, got if isinstance(got, tuple) else (got,), strict=False))
 
 
 def test_requires_grad_is_a_gradient_source():
