@@ -257,9 +257,7 @@ def run_isolated(target: str, args: tuple = (), *, timeout: float = 600.0,
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 raise
-        with open(stderr, "rb") as err:
-            err.seek(max(0, os.path.getsize(stderr) - _LOG_TAIL))
-            log = err.read().decode(errors="replace")
+        log = _log_of(stderr)
         if code is None:
             return Died(f"timeout after {timeout:g} s", log)
         if code < 0:
@@ -270,6 +268,20 @@ def run_isolated(target: str, args: tuple = (), *, timeout: float = 600.0,
         if code != 0 or not os.path.exists(answer):
             return Died(f"exit {code}", log)
         return _walk(torch.load(answer, weights_only=False), _Chain, _rebuild)
+
+
+def _log_of(path: str) -> str:
+    """The last :data:`_LOG_TAIL` characters of a dead child's stderr at ``path``, behind
+    the first line that says why it aborted (:data:`_ABORT_REASON`) when that line is
+    further back: faulthandler's dump of every thread after glibc's heap message can
+    outgrow the tail, and an abort without its reason reads as a kill from outside."""
+    with open(path, "rb") as f:
+        text = f.read().decode(errors="replace")
+    tail = text[-_LOG_TAIL:]
+    reason = _ABORT_REASON.search(text)
+    if reason is not None and reason.start() < len(text) - len(tail):
+        return f"{reason.group(0)}\n[...]\n{tail}"
+    return tail
 
 
 def _main(request: str, answer: str) -> None:

@@ -715,8 +715,10 @@ class _Isolation:
                 continue
             if not (self.signal and agrees(got)):
                 return got
-        if faults and isinstance(got, Died) and not got.fault:
-            return faults[-1]  # a death by the step's own fault answers
+        if faults and isinstance(got, Died):
+            # no run survived: a death by the step's own fault answers, whichever came
+            # last (CI 55: an unexplained abort, then two faults, stopped the blame)
+            return faults[-1]
         if outside and (isinstance(got, Died) or self.signal):
             # no answer, or an agreement short of _TRIES clean runs (a signal death's)
             raise KilledFromOutside(

@@ -233,6 +233,12 @@ def test_a_child_killed_from_outside_does_not_answer_for_a_signal_death(monkeypa
     # an outside kill then the stage's own fault: the fault answers
     answers[:] = [outside[0], isolated.Died("signal SIGSEGV")]
     assert isinstance(iso.stage("lowering")[0].result.error, blame_mod.WorkerDied)
+    # a value finding whose children all died, one killed from outside and two by their
+    # own fault (CI 55): the fault answers, as it would have without the kill
+    iso.signal = False
+    answers[:] = [outside[0], isolated.Died("signal SIGSEGV"), isolated.Died("signal SIGBUS")]
+    assert isinstance(iso.stage("lowering")[0].result.error, blame_mod.ChildDied)
+    iso.signal = True
     # an agreement short of three clean runs is no answer either
     answers[:] = [[StageRun("lowering", EAGER)], outside[1], [StageRun("lowering", EAGER)]]
     with pytest.raises(blame_mod.KilledFromOutside):

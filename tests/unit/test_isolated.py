@@ -95,6 +95,18 @@ def test_a_death_is_read_by_what_the_dying_process_said():
     assert Died("signal SIGBUS").heap == "SIGBUS" and Died("signal SIGFPE").heap is None
 
 
+def test_an_abort_keeps_its_reason_behind_a_long_dump(tmp_path):
+    # glibc's message, then a faulthandler dump longer than the kept tail: the death still
+    # reads as the child's own fault, not as a kill from outside (CI 55)
+    log = tmp_path / "stderr"
+    log.write_text("free(): invalid pointer\n" + "  File \"x.py\", line 1\n" * 2000)
+    kept = isolated._log_of(str(log))
+    assert Died("signal SIGABRT", kept).heap == "free(): invalid pointer"
+    assert len(kept) < isolated._LOG_TAIL + 100
+    log.write_text("Fatal Python error: Aborted\n" + "x\n" * 5000)
+    assert not Died("signal SIGABRT", isolated._log_of(str(log))).fault
+
+
 def test_a_child_past_its_timeout_is_killed():
     assert run_isolated("time:sleep", (60,), timeout=5) == Died("timeout after 5 s")
 
