@@ -125,7 +125,8 @@ class _Chain:
 
 
 def portable_error(e: BaseException) -> BaseException:
-    """A copy of exception ``e`` and its ``__cause__``/``__context__`` chain built from type
+    """A copy of exception ``e`` and its ``__cause__``/``__context__`` chain (and a
+    wrapper's ``inner_exception``, as :func:`aliasfuzz.oracle.blame._chain` reads) built from type
     names and messages only: built-in types kept, others rebuilt as ``RuntimeError``
     subclasses of the same name (the blame reads names and messages only,
     :func:`aliasfuzz.oracle.blame._same_error`)."""
@@ -137,7 +138,10 @@ def _chain(e: BaseException) -> _Chain:
     cur: BaseException | None = e
     while cur is not None and all(cur is not x for x in links):
         links.append(cur)
+        inner = getattr(cur, "inner_exception", None)  # Dynamo's wrapper, raised `from None`
         cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
+        if cur is None and isinstance(inner, BaseException):
+            cur = inner
     return _Chain(tuple((type(x).__name__, str(x), _args(x)) for x in links))
 
 
