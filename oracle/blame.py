@@ -342,20 +342,9 @@ _COMPILED = ("lowering", "scheduler")
 
 
 def _chain(e: BaseException) -> list[BaseException]:
-    """``e`` and the exceptions behind it: ``__cause__``, ``__context__`` unless
-    suppressed, and a wrapper's ``inner_exception`` (Dynamo raises ``BackendCompilerFailed``
-    ``from None`` in ``OutputGraph.call_user_compiler``, torch/_dynamo/output_graph.py, so
-    the backend's own error is chained only there: CI 53's cut of a zero-size
-    ``view(float16)`` raised it for backend ``'recorded'``, the pipeline for ``'backend'``)."""
-    out: list[BaseException] = []
-    cur: BaseException | None = e
-    while cur is not None and all(cur is not x for x in out):
-        out.append(cur)
-        inner = getattr(cur, "inner_exception", None)
-        cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
-        if cur is None and isinstance(inner, BaseException):
-            cur = inner
-    return out
+    from aliasfuzz.fuzz.isolated import exception_chain
+
+    return exception_chain(e)
 
 
 def _same_error(e: BaseException, finding: str) -> bool:
