@@ -447,6 +447,13 @@ def blame(
                 # and departing ones may be the write order's (nineteenth audit 5a04852caa)
                 od = f"order-dependent write: {r.extra['order_dependent']}"
                 why = od if why is None else f"{why}; {od}"
+            if r.extra.get("fresh_output_alias"):
+                # the graph hands the caller an input's storage as a fresh tensor: a departure
+                # whatever the finding, since later graphs and the caller see the alias
+                # without its ._base (audit 21 finding 5, passes.stages
+                # fresh_output_aliasing_input)
+                fa = f"aliasing: {r.extra['fresh_output_alias']}"
+                why = fa if why is None else f"{why}; {fa}"
             inconclusive = False
             if r.result.error is not None and eager.error is None:
                 weak = _raising_verdict(pipeline, r.stage, r.result.error, crash, error)
@@ -464,7 +471,7 @@ def blame(
         trail.append((r.stage, said))
         mask = None
         if why is not None:
-            agrees = why.startswith("order-dependent write")
+            agrees = why.startswith(("order-dependent write", "aliasing: "))
             mask = _masks(eager, r.result) if r.result.error is None and not agrees else [True]
         kept.append((r, mask))
     if not kept or kept[-1][1] is None:

@@ -236,6 +236,47 @@ def _user_output_span() -> tuple[int, int, int] | None:
         return None
 
 
+def _fresh_user_outputs() -> tuple[int, ...]:
+    """Positions, among the outputs of the functional graph being compiled, of the user
+    outputs AOTAutograd's ``ViewAndMutationMeta`` records as fresh (``OutputType.non_alias``,
+    torch/_functorch/_aot_autograd/schemas.py): its runtime wrappers return those as the
+    graph gives them, while an output that aliases an input is regenerated from that input
+    (``gen_alias_from_base``). Empty when the metadata is missing (see
+    :func:`_user_output_span`)."""
+    span = _user_output_span()
+    if span is None:
+        return ()
+    try:
+        info = torch._guards.TracingContext.try_get().fw_metadata.output_info
+        return tuple(span[0] + i for i, o in enumerate(info[:span[1]])
+                     if o.output_type.name == "non_alias")
+    except Exception:  # an internal API: no observation rather than a wrong one
+        return ()
+
+
+def fresh_output_aliasing_input(outs: Sequence[Any], args: Sequence[Any],
+                                fresh: Sequence[int]) -> str | None:
+    """What shows a graph returning an input's storage where AOTAutograd expects a fresh
+    tensor: the first output at a position of ``fresh`` (:func:`_fresh_user_outputs`)
+    that shares the storage of a tensor of ``args`` (the graph's inputs), said in words,
+    or None. Such an output reaches the caller as a tensor that aliases the input without
+    being its view (``._base`` None): eager's result is either fresh or a view (#198094,
+    audit 21 finding 5: graph 2 of the program then asserts "mixed autograd ._base
+    states"). Zero-size tensors share no element and are skipped."""
+    ptrs = {}
+    for j, a in enumerate(args):
+        if isinstance(a, torch.Tensor) and a.numel() and a.untyped_storage().nbytes():
+            ptrs.setdefault(a.untyped_storage().data_ptr(), j)
+    for k in fresh:
+        o = outs[k] if k < len(outs) else None
+        if isinstance(o, torch.Tensor) and o.numel() and o.untyped_storage().nbytes():
+            j = ptrs.get(o.untyped_storage().data_ptr())
+            if j is not None:
+                return (f"graph output {k} shares graph input {j}'s storage where "
+                        "AOTAutograd's output metadata has it fresh (non_alias)")
+    return None
+
+
 def _graph_call(run: Callable, seen: _GraphOutputs | None = None,
                 span: tuple[int, int, int] | None = None,
                 gm: torch.fx.GraphModule | None = None) -> Callable:
@@ -675,6 +716,7 @@ def _inductor_stages(
     graphs: list[_Snapshots] = []
     selected: list[str] = [""]
     unordered: dict[str, str | None] = {}  # snapshot -> order_dependent_copy of its first call
+    aliasing: dict[str, str] = {}  # snapshot -> a fresh output returning an input's storage
 
     def begin(gm) -> _Snapshots:
         rec.current = _Snapshots()
@@ -711,7 +753,7 @@ def _inductor_stages(
         post_grad(gm, is_inference=inference)
         rec.current = None
 
-        return _snapshot_runner(snaps, selected, unordered)
+        return _snapshot_runner(snaps, selected, unordered, _fresh_user_outputs(), aliasing)
 
     def backend(gm, example_inputs):
         return compile_fx(gm, example_inputs, inner_compile=inner)
@@ -729,8 +771,9 @@ def _inductor_stages(
             order = _stage_order(graphs[0].names)
 
             def said(snapshot: str) -> dict[str, Any]:
-                why = unordered.get(snapshot)
-                return {"order_dependent": why} if why else {}
+                found = {"order_dependent": unordered.get(snapshot),
+                         "fresh_output_alias": aliasing.get(snapshot)}
+                return {k: v for k, v in found.items() if v}
 
             runs = [StageRun("aot", first, _code(graphs[0], "aot"), time.perf_counter() - t0,
                              said("aot"))]
@@ -747,10 +790,14 @@ def _inductor_stages(
 
 
 def _snapshot_runner(snaps: _Snapshots, selected: list[str],
-                     unordered: dict[str, str | None] | None = None) -> Callable:
+                     unordered: dict[str, str | None] | None = None,
+                     fresh: Sequence[int] = (),
+                     aliasing: dict[str, str] | None = None) -> Callable:
     """A boxed callable that runs the snapshot of ``snaps`` named ``selected[0]`` (the
     stage being cut), made runnable once (:func:`_runnable`). With ``unordered``, the first
-    call of each snapshot records its :func:`order_dependent_copy` there."""
+    call of each snapshot records its :func:`order_dependent_copy` there; with
+    ``aliasing``, the first call that returns an input's storage at a ``fresh`` position
+    records :func:`fresh_output_aliasing_input` there."""
     def dispatch(args):
         i = _index_for(snaps.names, selected[0])
         if unordered is not None and selected[0] not in unordered:
@@ -758,7 +805,13 @@ def _snapshot_runner(snaps: _Snapshots, selected: list[str],
         run = snaps.runnable.get(snaps.names[i])
         if run is None:
             run = snaps.runnable[snaps.names[i]] = _runnable(snaps.graphs[i])
-        return run(args)
+        inputs = list(args) if fresh and aliasing is not None else ()  # run may clear args
+        outs = run(args)
+        if inputs and selected[0] not in aliasing:
+            why = fresh_output_aliasing_input(outs, inputs, fresh)
+            if why is not None:
+                aliasing[selected[0]] = why
+        return outs
 
     dispatch._boxed_call = True  # AOTAutograd passes the argument list itself
     return dispatch

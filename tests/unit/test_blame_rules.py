@@ -688,9 +688,6 @@ def test_sequential_copy_keeps_the_last_index_that_reaches_each_element():
 # -- audit 21, finding 5: a crash whose cause is the reinplace pass, blamed on lowering -------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "audit 21 finding 5 (crash-lowering-d4deef0338): the audit blames the reinplace pass; the "
-    "cut blames lowering, and no observable it compares shows the pass's part (see the test)"))
 def test_audit_21_finding_5_mixed_base_crash_is_blamed_on_the_reinplace_pass():
     # Graph 1 (before the non-contiguous out= graph break) gets x0, a 0-d view into x1's
     # storage, mutates x1 and returns v0 = dropout(x0, training=False). Eager returns x0
@@ -700,8 +697,10 @@ def test_audit_21_finding_5_mixed_base_crash_is_blamed_on_the_reinplace_pass():
     # is, so graph 2 compiles; full Inductor returns it through reinterpret_tensor with
     # ._base None, and graph 2's AOTAutograd asserts "mixed autograd ._base states". With
     # the reinplace pass disabled the pipeline agrees with eager. Every stage up to
-    # `reinplace` agrees on the program's observables (no outputs; inputs after the call),
-    # so the cut blames `lowering`, the first stage that raises.
+    # `reinplace` agrees on the program's observables (no outputs; inputs after the call);
+    # what shows the pass's part is graph 1's own: its output, fresh in AOTAutograd's
+    # output metadata (non_alias), returns the input's storage after the pass
+    # (passes.stages.fresh_output_aliasing_input), so the wrappers hand it on as is.
     from aliasfuzz.passes.pipelines import PipelineOptions
 
     p = _program("crash-lowering-d4deef0338")
@@ -714,3 +713,20 @@ def test_audit_21_finding_5_mixed_base_crash_is_blamed_on_the_reinplace_pass():
     if not b.stages:
         pytest.fail(f"the cut found no departing stage: {b.trail}")
     assert b.stages[0] == "reinplace", b.trail
+    assert "aliasing: graph output" in _trail(b, "reinplace")
+    before = b.trail[:[stage for stage, _ in b.trail].index("reinplace")]
+    assert not any("aliasing: " in said for _, said in before), b.trail
+
+
+def test_a_fresh_graph_output_on_an_input_s_storage_is_named():
+    from aliasfuzz.passes.stages import fresh_output_aliasing_input
+
+    base = torch.arange(4.0)
+    x0, x1 = base[1], base
+    # output 1 is fresh in AOTAutograd's metadata and returns x1's storage: named
+    assert fresh_output_aliasing_input([base, x0.view(1)], [x0, x1], (1,)) == (
+        "graph output 1 shares graph input 0's storage where AOTAutograd's output metadata "
+        "has it fresh (non_alias)")
+    # a mutated input's new value (not a fresh position), a clone, a zero-size tensor: none
+    assert fresh_output_aliasing_input([base, x0.clone()], [x0, x1], (1,)) is None
+    assert fresh_output_aliasing_input([base[:0]], [x1], (0,)) is None
