@@ -23,6 +23,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"aliasfuzz: error: {message}\n")
 
 
+#: the generator's per-family shares ``sample`` takes as ``--NAME-share``
+#: (:func:`aliasfuzz.fuzz.strategies.make_config`'s ``NAME_share``), and what each adds
+_SHARES = {
+    "grad": "requires_grad inputs",
+    "advindex": "an advanced-indexing statement",
+    "metadata": "a metadata-mutating statement (t_, resize_, set_, requires_grad_, ...)",
+    "autograd": "a torch.autograd.grad or no_grad statement",
+    "optional": "an Optional[Tensor] input",
+}
+
+
 def _cmd_sample(args) -> int:
     flags = (("-n", args.n, 0), ("--seed", args.seed, 0),
              ("--max-statements", args.max_statements, 1))
@@ -34,7 +45,12 @@ def _cmd_sample(args) -> int:
     from aliasfuzz.fuzz.sample import sample_programs
 
     share = CampaignOptions.dynamic_share  # the campaign's default --dynamic-share
-    for i, text in enumerate(sample_programs(args.n, seed=args.seed, max_statements=args.max_statements)):
+    # a family's share flag, where given, overrides the generator's default for it
+    # (fuzz.strategies.make_config checks the value: a bad one is a one-line error)
+    shares = {f"{name}_share": v for name in _SHARES
+              if (v := getattr(args, f"{name}_share")) is not None}
+    texts = sample_programs(args.n, seed=args.seed, max_statements=args.max_statements, **shares)
+    for i, text in enumerate(texts):
         # a campaign of this seed compiles these with dynamic shapes: say so, since the
         # program text is the same either way
         dyn = "; a campaign compiles it with dynamic=True" if is_dynamic(share, args.seed, i) else ""
@@ -50,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-n", type=int, default=3, help="number of programs (default 3)")
     p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     p.add_argument("--max-statements", type=int, default=8)
+    for name, what in _SHARES.items():
+        p.add_argument(f"--{name}-share", type=float, metavar="SHARE",
+                       help=f"share of programs given {what} (0..1; default: the generator's)")
     p.set_defaults(func=_cmd_sample)
     from aliasfuzz.campaign.cli import add_parsers as _add_campaign_parsers
 

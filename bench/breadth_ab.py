@@ -19,7 +19,11 @@ generator's programs/s alone, and the ratio with/without.
 Generation differs between the arms from the first draw that picks a family slot, so the
 programs are not the same ones: the ratio measures the op mix, with its noise.
 
-    python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1] [--arms families|grads|dynamic]
+``--arms all`` compares the default campaign (every issue-15 family at its default share,
+gradients, the default dynamic share) with the generator and campaign of before issue 15
+(:func:`without_issue15`, no program dynamic): issue 15's bound on the drop in throughput.
+
+    python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1] [--arms families|grads|dynamic|all]
 
 Prints numbers; asserts nothing.
 """
@@ -39,11 +43,21 @@ from bench.stages import judge_all
 #: registry modules of the breadth families
 BREADTH = ("windows", "fallbacks", "foreach", "outs2")
 
+#: ``--arms all``: every registry module issue 15 added (the breadth families above, the
+#: index family, metadata-mutating ops, autograd rows, the Optional-input row) ...
+ISSUE15 = BREADTH + ("indexfam", "metadata", "autograd", "optional")
+#: ... and the generator's shares that draw them, all 0 in the "without" arm (with
+#: ``grad_share`` 0: no input requires grad, no backward is compared; and no program
+#: compiled with dynamic shapes): the generator and campaign of before issue 15
+ISSUE15_SHARES = {"grad_share": 0.0, "metadata_share": 0.0, "autograd_share": 0.0,
+                  "optional_share": 0.0}
+
 
 @contextlib.contextmanager
-def without_breadth():
-    """Hide the breadth families' rows from the generator (``make_config`` reads REGISTRY)."""
-    hidden = {n: d for n, d in REGISTRY.items() if d.apply.__module__.rsplit(".", 1)[-1] in BREADTH}
+def without_breadth(modules: tuple[str, ...] = BREADTH):
+    """Hide the rows of registry ``modules`` from the generator (``make_config`` reads
+    REGISTRY)."""
+    hidden = {n: d for n, d in REGISTRY.items() if d.apply.__module__.rsplit(".", 1)[-1] in modules}
     for n in hidden:
         del REGISTRY[n]
     try:
@@ -66,7 +80,25 @@ def without_grads():
         _judge.generate = real
 
 
-#: the dynamic share of the "with" arm of ``--arms dynamic`` (0 in "without")
+@contextlib.contextmanager
+def without_issue15():
+    """The generator of before issue 15 (``--arms all``, "without"): the rows of
+    :data:`ISSUE15` hidden, the shares of :data:`ISSUE15_SHARES` 0."""
+    from aliasfuzz.fuzz.sample import generate_one
+
+    real_judge, real_sample = _judge.generate, sample.generate
+    _judge.generate = lambda seed, index, m=8: generate_one(seed, index, max_statements=m,
+                                                             **ISSUE15_SHARES)
+    sample.generate = lambda n, seed, **o: real_sample(n, seed, **{**ISSUE15_SHARES, **o})
+    try:
+        with without_breadth(ISSUE15):
+            yield
+    finally:
+        _judge.generate, sample.generate = real_judge, real_sample
+
+
+#: the dynamic share of the "with" arm of ``--arms dynamic`` and ``--arms all`` (0 in
+#: "without")
 _DYNAMIC = {"share": 0.0}
 
 
@@ -104,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--arms", choices=("families", "grads", "dynamic"), default="families")
+    ap.add_argument("--arms", choices=("families", "grads", "dynamic", "all"), default="families",
+                    help="all: the default campaign against the one of before issue 15 (no "
+                    "breadth rows, no family shares, no gradients, no dynamic shapes)")
     ap.add_argument("--warmup", type=int, default=8,
                     help="programs judged before the first round (first compiles, imports)")
     args = ap.parse_args(argv)
@@ -117,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in order:
             if args.arms == "dynamic":  # "without" is the default here: no program dynamic
                 ctx = with_dynamic() if name == "with" else contextlib.nullcontext()
+            elif args.arms == "all":
+                ctx = with_dynamic() if name == "with" else without_issue15()
             else:
                 ctx = hide() if name == "without" else contextlib.nullcontext()
             with ctx:

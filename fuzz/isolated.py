@@ -125,20 +125,34 @@ class _Chain:
 
 
 def portable_error(e: BaseException) -> BaseException:
-    """A copy of exception ``e`` and its ``__cause__``/``__context__`` chain built from type
+    """A copy of exception ``e`` and its ``__cause__``/``__context__`` chain (and a
+    wrapper's ``inner_exception``, as :func:`aliasfuzz.oracle.blame._chain` reads) built from type
     names and messages only: built-in types kept, others rebuilt as ``RuntimeError``
     subclasses of the same name (the blame reads names and messages only,
     :func:`aliasfuzz.oracle.blame._same_error`)."""
     return _rebuild(_chain(e))
 
 
-def _chain(e: BaseException) -> _Chain:
+def exception_chain(e: BaseException) -> list[BaseException]:
+    """``e`` and the exceptions behind it, outermost first: ``__cause__``, ``__context__``
+    unless suppressed, and a wrapper's ``inner_exception`` (Dynamo raises
+    ``BackendCompilerFailed`` ``from None`` in ``OutputGraph.call_user_compiler``,
+    torch/_dynamo/output_graph.py, so the backend's own error is chained only there: CI 53's
+    cut of a zero-size ``view(float16)`` raised it for backend ``'recorded'``, the pipeline
+    for ``'backend'``). A cycle ends the walk."""
     links: list[BaseException] = []
     cur: BaseException | None = e
     while cur is not None and all(cur is not x for x in links):
         links.append(cur)
+        inner = getattr(cur, "inner_exception", None)
         cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
-    return _Chain(tuple((type(x).__name__, str(x), _args(x)) for x in links))
+        if cur is None and isinstance(inner, BaseException):
+            cur = inner
+    return links
+
+
+def _chain(e: BaseException) -> _Chain:
+    return _Chain(tuple((type(x).__name__, str(x), _args(x)) for x in exception_chain(e)))
 
 
 def _args(x: BaseException) -> tuple:

@@ -342,12 +342,9 @@ _COMPILED = ("lowering", "scheduler")
 
 
 def _chain(e: BaseException) -> list[BaseException]:
-    out: list[BaseException] = []
-    cur: BaseException | None = e
-    while cur is not None and all(cur is not x for x in out):
-        out.append(cur)
-        cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
-    return out
+    from aliasfuzz.fuzz.isolated import exception_chain
+
+    return exception_chain(e)
 
 
 def _same_error(e: BaseException, finding: str) -> bool:

@@ -17,6 +17,7 @@
 #       script, save state+corpus to $OUT/resume.tgz (a campaign longer than one device call)
 #   bash bench/gpu/h200.sh campaign-resume                # .gpu/resume.tgz: --resume it
 #   bash bench/gpu/h200.sh cpu-campaign PROGRAMS SEED     # default CPU campaign, all cores
+#   bash bench/gpu/h200.sh breadth-ab N ROUNDS PAR        # issue 15's A/B, PAR pinned processes
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
@@ -163,6 +164,22 @@ while [ $# -gt 0 ]; do
       grep -E "^(root causes|campaign|report|internal)" "$OUT/cpu-campaign-$seed.log"
       summary "cpu-campaign-$seed-summary.json"
       tar czf "$OUT/cpu-campaign-$seed-corpus.tgz" -C /tmp "af-corpus-cpu-$seed" 2>/dev/null
+      ;;
+    breadth-ab)  # breadth-ab N ROUNDS PAR: bench/breadth_ab.py --arms all (issue 15's
+      # throughput bound, CPU) in PAR processes of seeds 0..PAR-1, each pinned to 2 cores, so
+      # that one call gives PAR times the programs; then the mean programs/s of each arm
+      n=$1 rounds=$2 par=$3
+      shift 3
+      pids=()
+      for k in $(seq 0 $((par - 1))); do
+        taskset -c $((2 * k)),$((2 * k + 1)) python3 -m bench.breadth_ab -n "$n" --rounds "$rounds" \
+          --arms all --seed "$k" --warmup 4 > "/tmp/breadth-ab-$k.txt" 2>&1 &
+        pids+=($!)
+      done
+      wait "${pids[@]}"
+      grep -h "^round\|^ratio" /tmp/breadth-ab-*.txt > "$OUT/breadth-ab-all.txt"
+      awk '/^round/ {s[$3] += $5; c[$3]++} END {for (a in s) printf "%s mean %.3f programs/s over %d arm runs\n", a, s[a] / c[a], c[a]; printf "ratio with/without %.3f\n", (s["with"] / c["with"]) / (s["without"] / c["without"])}' \
+        "$OUT/breadth-ab-all.txt" | tee -a "$OUT/breadth-ab-all.txt"
       ;;
     *) echo "h200.sh: unknown phase $phase" >&2; exit 2 ;;
   esac

@@ -27,6 +27,7 @@ from aliasfuzz.fuzz.gradflow import loss_refusal
 from aliasfuzz.fuzz.sample import generate
 from aliasfuzz.fuzz.validate import infer
 from aliasfuzz.oracle.verdict import Verdict
+from tests.common.judged import assert_judged_valid_and_no_finding
 
 _PER_ROW = int(os.environ.get("ALIASFUZZ_AUTOGRAD_EXAMPLES", "1"))
 _OPTS = dict(families=("view", "inplace", "functional"), max_statements=4,
@@ -76,12 +77,7 @@ def test_autograd_programs_have_one_eager_meaning(program):
 
 @pytest.mark.parametrize("program", _per_row(), ids=lambda p: f"{p.meta['index']}-{p.meta['autograd']}")
 def test_autograd_programs_judge_ok_on_aot_eager(program):
-    out = _judge.evaluate(program, "aot_eager", "cpu")
-    assert out["verdict"] != Verdict.INVALID_PROGRAM.value, out["explanation"]
-    assert out["verdict"] == Verdict.OK.value or not Verdict(out["verdict"]).is_finding, (
-        f"{out['verdict']} (check {out['check']}): {out['explanation']}\n{out['diff']}\n"
-        f"{program.dumps()}"
-    )
+    assert_judged_valid_and_no_finding(program, "aot_eager")
 
 
 def _first(kind: str):

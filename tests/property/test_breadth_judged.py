@@ -11,9 +11,12 @@ precision bug of the family's rows: a footprint, a layout or a validation rule.
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
+import torch
 from hypothesis import HealthCheck, assume, given, settings
 
 from aliasfuzz.campaign import _judge
@@ -137,3 +140,82 @@ def _judged(module: str):
 def test_breadth_family_programs_judge_ok_on_aot_eager(module):
     assert _rows(module), f"no registry rows in fuzz/ops/{module}.py"
     _judged(module)()
+
+
+# -- the departures CI 53's random examples drew (bench/runs/ci53-departures-judged-2026-12-03.md)
+
+DEPARTURES = Path(__file__).resolve().parents[1] / "data" / "departures"
+
+
+def _filed(name: str):
+    """Judge ``tests/data/departures/<name>.json`` on aot_eager as a campaign does, blame it,
+    and match its root causes against ``corpus/known.toml``: (judge result, blame, the known
+    bugs' issues, or None per root)."""
+    from aliasfuzz.campaign.corpus import roots
+    from aliasfuzz.campaign.known import load_known, match
+    from aliasfuzz.fuzz.ir import Program
+    from aliasfuzz.oracle.blame import blame_program
+
+    program = Program.from_json(json.loads((DEPARTURES / f"{name}.json").read_text()))
+    out = _judge.evaluate(program, "aot_eager", "cpu")
+    crash = out["verdict"] in ("crash", "timeout")
+    b = blame_program(program, "aot_eager", out["verdict"], out["check"],
+                      error=out["explanation"] if crash else None)
+    bugs = load_known(Path(__file__).resolve().parents[2] / "corpus")
+    ops = {op.op for op in program.body}
+    known = [getattr(match(bugs, r, ops, {"aot_eager"})[0], "issue", None)
+             for r in roots(program, out, "aot_eager", {"stages": list(b.stages)})]
+    return out, b, known
+
+
+def test_ci53_as_strided_copy_after_add_is_filed_as_pytorch_133512():
+    # x0 = (1, 3, 1) at strides (6, 2, 1) of 5 elements; x0.add_(x0);
+    # as_strided_copy(x0, (), (), 2): eager reads storage slot 2 (x0[0, 1, 0]), aot_eager
+    # slot 2 of the contiguous copy functionalization made of x0 (x0[0, 2, 0])
+    out, b, known = _filed("ci53-windows-as-strided-copy-after-add")
+    assert (out["verdict"], out["check"]) == ("miscompile", "values"), out["explanation"]
+    assert b.stages == ("functionalization",), b.trail
+    assert known == ["pytorch/pytorch#133512"], known
+
+
+def test_ci53_zero_size_float16_view_write_is_filed_as_a_functionalization_crash():
+    # _foreach_mul_([x0], [x0]) of a (1, 1, 0) float32 input, then x0.view(float16).add_(x0)
+    out, b, known = _filed("ci53-foreach-view-float16-zero-size")
+    assert (out["verdict"], out["check"]) == ("crash", "exceptions"), out["explanation"]
+    assert "to view Half as Float" in out["explanation"]
+    assert b.stages == ("functionalization",), b.trail
+    # the cut raises the pipeline's own error (Dynamo's wrapper names another backend)
+    assert "differs" not in dict(b.trail)["functionalization"], b.trail
+    # no upstream issue found (bench/runs/ci53-departures-judged-2026-12-03.md): a new bug
+    assert known == [None], known
+
+
+def _as_strided_copy_after_add(x):
+    x.add_(x)
+    return torch.as_strided_copy(x, (), (), 2)
+
+
+@pytest.mark.xfail(strict=True, reason="PyTorch #133512: functionalization does not keep a written input's strides")
+def test_repro_as_strided_copy_after_add_on_a_strided_input():
+    torch._dynamo.reset()
+    eager = torch.arange(1.0, 6.0).as_strided((1, 3, 1), (6, 2, 1))
+    compiled = torch.arange(1.0, 6.0).as_strided((1, 3, 1), (6, 2, 1))
+    want = _as_strided_copy_after_add(eager)
+    got = torch.compile(_as_strided_copy_after_add, backend="aot_eager", fullgraph=True)(compiled)
+    assert torch.equal(want, got)  # eager 6.0 (slot 2); aot_eager 10.0 (slot 4)
+
+
+def _write_through_a_float16_view(x):
+    v = x.view(torch.float16)
+    v.add_(1)
+    return v
+
+
+@pytest.mark.xfail(strict=True, raises=torch._dynamo.exc.BackendCompilerFailed,
+                   reason="PyTorch: functionalization replays a write through view(float16) of a "
+                          "zero-size tensor as view(float32) of a fresh one, which fails the stride check")
+def test_repro_write_through_a_float16_view_of_a_zero_size_tensor():
+    torch._dynamo.reset()
+    want = _write_through_a_float16_view(torch.empty(2, 0))  # eager: a (2, 0) float16 view
+    got = torch.compile(_write_through_a_float16_view, backend="aot_eager", fullgraph=True)(torch.empty(2, 0))
+    assert got.shape == want.shape and got.dtype == want.dtype

@@ -114,6 +114,48 @@ def test_a_pass_snapshot_raising_another_error_than_the_crash_is_inconclusive():
     assert _trail(b, "reinplace").startswith("inconclusive")
 
 
+def _backend_failed(inner: Exception, backend: str) -> BaseException:
+    """Dynamo's wrapper as ``OutputGraph.call_user_compiler`` raises it: ``from None``, so
+    the wrapped error is only its ``inner_exception`` (torch/_dynamo/output_graph.py)."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    def named():
+        pass
+
+    named.__name__ = backend
+    try:
+        raise BackendCompilerFailed(named, inner, None) from None
+    except BackendCompilerFailed as e:
+        return e
+
+
+def test_a_wrapped_crash_is_the_finding_s_error_under_another_backend_name():
+    # CI 53's zero-size view(float16) after _foreach_mul_: the stage's cut raises Dynamo's
+    # BackendCompilerFailed for backend 'recorded', the pipeline's for 'backend'; the error
+    # it wraps (chained `from None`, kept in inner_exception) is the same one
+    msg = "self.stride(0) must be divisible by 2 to view Half as Float (different element sizes), but got 1"
+    error = (f"compiled raises _Failed: trace: BackendCompilerFailed: backend='backend' raised: "
+             f"RuntimeError: {msg}; eager does not")
+    runs = [_ok("dynamo"), _raises("decomposition", _backend_failed(RuntimeError(msg), "recorded")),
+            _raises("functionalization", _backend_failed(RuntimeError(msg), "recorded"))]
+    b = blame("aot_eager", "crash", "exceptions", EAGER, runs, [], error=error)
+    # our decomposition cut raising the finding's own error departs (another error would be
+    # inconclusive there), and no trail says the error differs
+    assert b.stages == ("decomposition",), b.trail
+    assert "differs" not in _trail(b, "decomposition")
+    # so does the copy a child interpreter sends back (fuzz.isolated.portable_error)
+    from aliasfuzz.fuzz.isolated import portable_error
+
+    sent = [_ok("dynamo"), _raises("decomposition", portable_error(runs[1].result.error))]
+    assert blame("aot_eager", "crash", "exceptions", EAGER, sent, [], error=error).stages == (
+        "decomposition",)
+    other = [_ok("dynamo"), _raises("decomposition", _backend_failed(RuntimeError("other"), "recorded")),
+             _raises("functionalization", _backend_failed(RuntimeError(msg), "recorded"))]
+    b = blame("aot_eager", "crash", "exceptions", EAGER, other, [], error=error)
+    assert b.stages == ("functionalization",), b.trail
+    assert _trail(b, "decomposition").startswith("inconclusive")
+
+
 # -- the fourth audit's programs, cut for real ----------------------------------------------
 
 

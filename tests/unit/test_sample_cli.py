@@ -17,3 +17,18 @@ def test_sample_marks_the_programs_a_default_campaign_compiles_with_dynamic_shap
     campaign = Programs(seed, 8, dynamic_share=CampaignOptions.dynamic_share)
     assert marked == {i for i in range(n) if campaign[i].meta.get("dynamic")}
     assert marked  # seed 1's first 40 hold some at the default share of 0.1
+
+
+def test_a_family_share_flag_reaches_the_generator(capsys):
+    # every program given an Optional[Tensor] input at --optional-share 1, none at 0
+    assert main(["sample", "-n", "6", "--seed", "3", "--optional-share", "1"]) == 0
+    every = capsys.readouterr().out
+    assert main(["sample", "-n", "6", "--seed", "3", "--optional-share", "0"]) == 0
+    none = capsys.readouterr().out
+    assert every.count("Optional[") >= 6 and "Optional[" not in none
+
+
+def test_a_bad_share_is_a_one_line_error(capsys):
+    assert main(["sample", "--autograd-share", "1.5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "autograd_share" in err
