@@ -167,6 +167,11 @@ def _cmd_run(args) -> int:
 
         print(f"where the time went ({opts.workers} workers x {res.seconds:.1f} s):")
         print(format_table(table(res.stages, res.seconds, opts.workers, res.programs)))
+    if res.gpus:
+        from aliasfuzz.campaign.gpus import format_row
+
+        for row in res.gpus:
+            print(format_row(row))
     if res.flaky:
         print(
             f"note: {res.flaky} crash/timeout verdicts did not recur when re-run in a fresh "
@@ -282,7 +287,10 @@ def _add_run(sub) -> None:
         help=f"comma list (default: {','.join(DEFAULT_PIPELINES)})",
     )
     p.add_argument("--device", help="cpu (default) or cuda")
-    p.add_argument("--workers", type=int, help="worker processes (default: min(4, cores))")
+    p.add_argument("--workers", type=int,
+                   help="worker processes (default: min(4, cores); with --device cuda and N "
+                        "GPUs, min(4, cores // N) per GPU: worker k runs on GPU k mod N "
+                        "through CUDA_VISIBLE_DEVICES)")
     p.add_argument("--timeout", type=float, help="seconds per program and pipeline (120)")
     p.add_argument("--recycle", type=int, help="tasks before a worker is replaced (200)")
     p.add_argument("--fail-on", help="verdicts whose new findings exit 1 (miscompile)")

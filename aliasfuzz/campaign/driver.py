@@ -27,6 +27,7 @@ from typing import Any
 from aliasfuzz.campaign import sources
 from aliasfuzz.campaign.corpus import clean_temp, known_signatures, record, signature, versions
 from aliasfuzz.campaign.follow import follow_key
+from aliasfuzz.campaign.gpus import GpuSampler, merge_rows
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import Journal
 from aliasfuzz.campaign.known import load_known
@@ -298,6 +299,9 @@ class CampaignResult:
     report: Path | None = None
     #: wall seconds per stage (:mod:`aliasfuzz.campaign.costs`), summed over every worker
     stages: Counter = field(default_factory=Counter)
+    #: a CUDA campaign's GPUs, one row each (:meth:`aliasfuzz.campaign.gpus.GpuSampler.stop`,
+    #: every run of a resumed campaign merged); empty on CPU
+    gpus: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def failing(self) -> list[dict[str, Any]]:
@@ -427,6 +431,7 @@ class _Campaign:
         self.leading: dict[tuple[int, str], tuple] = {}  # (i, leader pipeline) -> key
         self.elapsed_before = 0.0
         self.gen_seconds: dict[int, float] = {}  # generation time, journaled with a task
+        self.gpu_runs: list[list[dict[str, Any]]] = []  # "gpus" events of earlier runs
         self._replay(events)
         self.elapsed_before = max(self.elapsed_before, _read_elapsed(self.dir))
         self._elapsed_at = 0.0
@@ -452,6 +457,8 @@ class _Campaign:
                     self._note_internal(internal_error_row(e))
             elif e["t"] == "internal":
                 self._note_internal(internal_error_row(e))
+            elif e["t"] == "gpus":
+                self.gpu_runs.append(e["gpus"])
             elif e["t"] == "finding":
                 self.pending.pop(key, None)
                 self.res.harness_only += str(e.get("dismissed") or "").startswith("fast-path-only")
@@ -504,6 +511,8 @@ class _Campaign:
         pool = Pool(opts, self.dir / "workers", self.bugs)
         if opts.time is not None:  # findings in flight after the tail are shrunk and blamed no longer
             deadline, pool.tail_until = time_bounds(t0, opts.time, self.elapsed_before)
+        # utilization per GPU, sampled beside the campaign (never fails it: .gpus)
+        sampler = GpuSampler(pool.gpus, pool.workers_per_gpu()).start() if pool.gpus else None
         in_flight, i, feeding = 0, 0, True
         progress = Progress(opts, show=self.show, done=len({k[0] for k in self.done}))
         try:
@@ -552,6 +561,10 @@ class _Campaign:
         finally:
             pool.close()
             res.seconds = self.elapsed_before + (time.monotonic() - t0)
+            if sampler is not None:
+                rows = sampler.stop()
+                self._log({"t": "gpus", "gpus": rows})
+                res.gpus = merge_rows([*self.gpu_runs, rows])
             if res.status == "running":  # an internal error is on its way up: not resumable
                 res.status = "failed"
             if res.status in ("done", "failed"):

@@ -133,10 +133,6 @@ def _check_types(opts: CampaignOptions) -> None:
             raise InvalidArgument(f"option {name} must be a list of strings")
 
 
-def _default_workers() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
-
-
 #: Where a campaign's workers keep Inductor's kernel cache (:class:`CampaignOptions`).
 KERNEL_CACHES = ("shared", "worker")
 
@@ -148,8 +144,11 @@ class CampaignOptions:
     """Everything one campaign needs; JSON-able (it is saved in the campaign directory).
 
     Budget: ``programs`` (a count) or ``time`` (seconds of wall clock); with neither, 120 s.
-    ``timeout`` is seconds per program and pipeline; ``recycle`` is the number of tasks a
-    worker runs before it is replaced (bounds memory growth). ``fail_on`` names the
+    ``workers``: worker processes; by default ``min(4, cores)``, with ``device`` cuda that
+    many per GPU of each GPU's share of the cores (the workers are spread over the GPUs:
+    :func:`aliasfuzz.campaign.gpus.default_workers`). ``timeout`` is seconds per program
+    and pipeline; ``recycle`` is the number of tasks a worker runs before it is replaced
+    (bounds memory growth). ``fail_on`` names the
     verdicts whose new findings make ``aliasfuzz run`` exit 1. ``shrink_budget`` is the
     number of re-executions a finding's minimization may spend. ``plugins`` are pass
     plugin files (:mod:`aliasfuzz.plugins`) every worker imports before its first program.
@@ -184,7 +183,7 @@ class CampaignOptions:
     seed: int = 0
     pipelines: tuple[str, ...] = DEFAULT_PIPELINES
     device: str = "cpu"
-    workers: int = field(default_factory=_default_workers)
+    workers: int | None = None  # None: aliasfuzz.campaign.gpus.default_workers
     timeout: float = 120.0
     recycle: int = 200
     fail_on: tuple[str, ...] = ("miscompile",)
@@ -213,6 +212,10 @@ class CampaignOptions:
             setattr(self, name, tuple(v))
         if self.programs is None and self.time is None:
             self.time = 120.0
+        if self.workers is None:  # min(4, cores); with --device cuda, per GPU (.gpus)
+            from aliasfuzz.campaign.gpus import default_workers
+
+            self.workers = default_workers(self.device)
 
     def validate(self, known_pipelines: set[str] | None = None) -> CampaignOptions:
         """Check every field; raise :class:`InvalidArgument` on the first bad one.

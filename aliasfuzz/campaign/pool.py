@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign.follow import accepts
+from aliasfuzz.campaign.gpus import visible_gpus, worker_gpu
 from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
 from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS, Worker
@@ -132,13 +133,16 @@ class Pool:
         cache = kernel_cache_dir(opts)
         if cache is not None:
             env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+        #: the GPUs a CUDA campaign's workers are spread over (:mod:`.gpus`), worker k on
+        #: ``gpus[k % len(gpus)]``; empty on CPU (workers see what the driver sees)
+        self.gpus = visible_gpus() if opts.device == "cuda" else []
         self.workers = [
             Worker(
                 root / f"w{k}",
                 timeout=opts.timeout,
                 recycle=opts.recycle,
                 device=opts.device,
-                env=env,
+                env={**env, **worker_gpu(k, self.gpus)},  # kept by every restart
             )
             for k in range(opts.workers)
         ]
@@ -147,6 +151,10 @@ class Pool:
         ]
         for t in self.threads:
             t.start()
+
+    def workers_per_gpu(self) -> list[int]:
+        """The number of workers on each GPU of :attr:`gpus`."""
+        return [len(range(g, len(self.workers), len(self.gpus))) for g in range(len(self.gpus))]
 
     def submit(self, priority: int, job: tuple) -> None:
         self._seq += 1

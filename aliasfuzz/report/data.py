@@ -5,7 +5,9 @@ the corpus and the history. Everything here is JSON data; nothing runs a program
 ``finding`` events name, see :func:`root_causes`), ``counts`` (raw findings: runs judged a
 finding; shrunk findings: ``finding`` events; root causes, by status) and ``findings``
 (the ``finding`` events themselves); ``costs``: the per-stage cost table
-(:func:`aliasfuzz.campaign.costs.table` over the journal's ``costs``).
+(:func:`aliasfuzz.campaign.costs.table` over the journal's ``costs``); ``gpus``: a CUDA
+campaign's utilization per GPU (:func:`aliasfuzz.campaign.gpus.merge_rows` over the
+journal's ``gpus`` events; ``samples`` 0: not measured), empty on CPU.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from aliasfuzz.campaign.corpus import load_entry
 from aliasfuzz.campaign.driver import INTERNAL, internal_error_row, load_campaign
+from aliasfuzz.campaign.gpus import merge_rows
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.repro import plan, program_text, render_repro, title
 from aliasfuzz.errors import InvalidArgument
@@ -333,6 +336,8 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         },
         "internal_errors": internal_errors(events),
         "costs": _costs(events, row, opts.workers, row.get("programs", len(programs))),
+        # a CUDA campaign's utilization per GPU, every run of it merged; empty on CPU
+        "gpus": merge_rows(e["gpus"] for e in events if e["t"] == "gpus"),
         "history": [
             {
                 "id": c["id"],

@@ -292,6 +292,7 @@ def test_help_names_the_real_default_pipelines():
 class _DeadPool:
     def __init__(self, opts, root, bugs=()):
         self.results = self
+        self.gpus: list[str] = []  # a CPU campaign's (Pool.gpus)
 
     def submit(self, prio, job):
         pass
