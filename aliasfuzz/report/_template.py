@@ -135,6 +135,16 @@ the worker time, {{ costs.workers }} workers &times; {{ "%.1f"|format(costs.wall
 <td>{{ "%.1f"|format(r.ms_per_program) if r.ms_per_program is not none else "" }}</td>
 <td>{{ "%.1f%%"|format(100 * r.share) if r.share is not none else "" }}</td></tr>{% endfor %}</table>
 {% else %}<p class="muted">No stage times in this campaign's journal.</p>{% endif %}
+{% if gpus %}<h3>GPUs</h3>
+<p class="muted">Utilization and memory sampled every 2 s while the campaign ran; workers are
+spread over the GPUs (CUDA_VISIBLE_DEVICES per worker).</p>
+<table id="gpus"><tr><th class="l">GPU</th><th class="l">CUDA_VISIBLE_DEVICES</th><th>workers</th>
+<th>utilization mean</th><th>utilization max</th><th>memory max (MiB)</th><th>samples</th></tr>
+{% for g in gpus %}<tr><td class="l">{{ g.index }} {{ g.name or "" }}</td><td class="l">{{ g.device }}</td>
+<td>{{ g.workers }}</td>{% if g.samples %}<td>{{ "%.0f%%"|format(g.util_mean_percent) }}</td>
+<td>{{ "%.0f%%"|format(g.util_max_percent) }}</td><td>{{ g.mem_max_mib }}</td>
+{% else %}<td class="muted" colspan="3">not measured (no pynvml, or NVML failed)</td>{% endif %}
+<td>{{ g.samples }}</td></tr>{% endfor %}</table>{% endif %}
 
 <h2>Trends across campaigns</h2>
 {% if charts.trend %}<img alt="trends" src="{{ charts.trend }}">{% endif %}

@@ -61,6 +61,11 @@ def test_gpu_rows_reach_the_result_the_journal_and_summary_json(tmp_path, monkey
     events = [json.loads(x) for x in (res.dir / "journal.jsonl").read_text().splitlines()]
     assert [e["gpus"] for e in events if e["t"] == "gpus"] == [want]
     assert _summary(tmp_path, res)["gpus"] == want
+    # the report's page has the table, one row per GPU
+    page = (tmp_path / "report" / "index.html").read_text()
+    table = page[page.index('<table id="gpus">'):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr>") == 3 and "Fake 5" in table and "60%" in table
 
 
 def test_a_cpu_campaign_samples_no_gpu(tmp_path, monkeypatch):
@@ -72,6 +77,7 @@ def test_a_cpu_campaign_samples_no_gpu(tmp_path, monkeypatch):
                        show=False)
     assert res.status == "done" and res.gpus == []
     assert _summary(tmp_path, res)["gpus"] == []
+    assert 'id="gpus"' not in (tmp_path / "report" / "index.html").read_text()
 
 
 @pytest.mark.gpu
