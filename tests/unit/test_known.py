@@ -310,6 +310,18 @@ def test_a_stride_sensitive_read_after_an_in_place_op_is_the_strides_bug():
     assert none is None
 
 
+def test_contiguous_after_an_in_place_op_on_a_strided_input_is_the_strides_bug():
+    # audit 22, 7b3b3d63ca: x.add_(1); x.contiguous().add_(1) on a (7, 1)-strided input,
+    # fx-reinplace's functionalize (the tool had filed it as new)
+    bugs = load_known(CORPUS)
+    root = _root("functionalization", ["functional", "inplace", "strided-inputs"])
+    bug, _ = match(bugs, root, {"add_.Scalar", "contiguous"}, {"fx-reinplace"})
+    assert bug is not None and bug.issue.endswith("#133512") and not bug.related
+    none, _ = match(bugs, _root("functionalization", ["functional"]), {"contiguous"},
+                    {"fx-reinplace"})
+    assert none is None
+
+
 @pytest.mark.parametrize(("release", "known_here"), [("2.11.0", True), ("2.12.1", True), ("2.13.0", False)])
 def test_a_bug_of_older_releases_is_known_only_on_them(monkeypatch, release, known_here):
     # PyTorch #148952: index_fill_'s decomposition mutates below functionalization on torch
