@@ -310,6 +310,19 @@ def test_a_stride_sensitive_read_after_an_in_place_op_is_the_strides_bug():
     assert none is None
 
 
+def test_a_slice_update_then_index_put_temporary_is_the_generalized_scatter_bug():
+    # audit 22, 28782ce57a: x[1:-1] += 1; x.index_put_(...) keeps a full-size temporary; the
+    # tool had named #152346 (the += spelling), whose program alone costs only the slice
+    bugs = load_known(CORPUS)
+    root = _root("reinplace", ["scatter:missed"], "missed-reinplace")
+    bug, _ = match(bugs, root, {"setitem_iadd.Scalar", "index_put_"}, {"inductor-reinplace"})
+    assert bug is not None and bug.issue.endswith("#195285"), bug
+    bug, _ = match(bugs, root, {"slice", "add_.Scalar", "index_put_"}, {"inductor-reinplace"})
+    assert bug is not None and bug.issue.endswith("#195285"), bug
+    alone, _ = match(bugs, root, {"setitem_iadd.Scalar"}, {"inductor-reinplace"})
+    assert alone is not None and alone.issue.endswith("#152346")
+
+
 def test_contiguous_after_an_in_place_op_on_a_strided_input_is_the_strides_bug():
     # audit 22, 7b3b3d63ca: x.add_(1); x.contiguous().add_(1) on a (7, 1)-strided input,
     # fx-reinplace's functionalize (the tool had filed it as new)
