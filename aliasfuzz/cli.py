@@ -40,6 +40,10 @@ def _cmd_sample(args) -> int:
     for flag, v, lo in flags:
         if v < lo:  # before torch is imported, in the flag's own name
             raise InvalidArgument(f"{flag} must be an integer >= {lo}, got {v}")
+    for name in _SHARES:  # likewise (make_config would name the option, after the import)
+        v = getattr(args, f"{name}_share")
+        if v is not None and not 0.0 <= v <= 1.0:  # NaN fails both comparisons
+            raise InvalidArgument(f"--{name}-share must be a number in [0, 1], got {v}")
     from aliasfuzz.campaign.options import CampaignOptions
     from aliasfuzz.campaign.sources import is_dynamic
     from aliasfuzz.fuzz.sample import sample_programs

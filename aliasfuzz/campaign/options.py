@@ -392,6 +392,16 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
 RESUMABLE = ("programs", "time", "workers", "timeout", "recycle", "fail_on", "report")
 
 
+def _unchanged(value: Any, saved: Any) -> bool:
+    """Whether a resume flag's ``value`` is the saved option ``saved``: equal, or (a folder
+    such as ``corpus``) the same path once resolved."""
+    if value == saved:
+        return True
+    if isinstance(value, str) and isinstance(saved, str) and value and saved:
+        return Path(value).resolve() == Path(saved).resolve()
+    return False
+
+
 def resume_options(saved: CampaignOptions, flags: dict[str, Any]) -> CampaignOptions:
     """The options of a resumed campaign: ``saved`` (its options.json) under ``flags``.
 
@@ -399,18 +409,24 @@ def resume_options(saved: CampaignOptions, flags: dict[str, Any]) -> CampaignOpt
     given). A budget flag (``programs`` or ``time``) replaces the saved budget, both kinds:
     the budget is the whole campaign's, so ``time`` counts the seconds spent before the
     interruption and ``programs`` the programs already done. The other :data:`RESUMABLE`
-    options replace theirs. Raises :class:`InvalidArgument` (one line) for any other flag:
+    options replace theirs; any other flag may repeat its saved value. Raises
+    :class:`InvalidArgument` (one line) for any other flag that changes it:
     changing the seed, pipelines, device, corpus, shrinking or generator options halfway
     would make the campaign's programs and findings a mix of two campaigns.
     """
     given = {k: v for k, v in flags.items() if v is not None}
+    saved_json = saved.to_json()
+    # a flag that repeats the saved value changes nothing (fresh user 22: the same --corpus)
+    given = {k: v for k, v in given.items()
+             if k in RESUMABLE or not _unchanged(v, saved_json.get(k))}
     fixed = sorted(set(given) - set(RESUMABLE))
     if fixed:
         name = {"shrink": "no-shrink", "plugins": "plugin",
                 "share_trace": "share-trace", "shrink_once": "no-shrink-once"}.get(fixed[0], fixed[0])
         raise InvalidArgument(
             f"--{name.replace('_', '-')} cannot change on --resume (the campaign keeps its "
-            f"options.json; only {', '.join('--' + r.replace('_', '-') for r in RESUMABLE)})"
+            f"options.json; only {', '.join('--' + r.replace('_', '-') for r in RESUMABLE)}, "
+            "besides --state, which names the campaign)"
         )
     merged = saved.to_json()
     if "programs" in given or "time" in given:

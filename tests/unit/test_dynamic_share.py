@@ -191,3 +191,13 @@ def test_a_size_one_dim_is_specialized_and_the_program_judged_as_any_other():
                 if n.op == "placeholder" and isinstance(n.meta.get("val"), torch.Tensor)]
     assert shape[0] == 1 and not isinstance(shape[0], torch.SymInt)
     assert isinstance(shape[1], torch.SymInt)
+
+
+def test_a_resume_flag_that_repeats_the_saved_value_is_no_change(tmp_path, monkeypatch):
+    # fresh user 22: `run --resume --corpus <the campaign's own corpus>` was refused
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kc").mkdir()
+    saved = CampaignOptions(programs=2, dynamic_share=0.5, corpus=str(tmp_path / "kc"))
+    assert resume_options(saved, {"corpus": "kc", "dynamic_share": 0.5}).corpus == saved.corpus
+    with pytest.raises(InvalidArgument, match="--corpus cannot change on --resume .*--state"):
+        resume_options(saved, {"corpus": str(tmp_path / "other")})

@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.campaign.sources import Programs
 from aliasfuzz.cli import main
@@ -28,7 +30,8 @@ def test_a_family_share_flag_reaches_the_generator(capsys):
     assert every.count("Optional[") >= 6 and "Optional[" not in none
 
 
-def test_a_bad_share_is_a_one_line_error(capsys):
-    assert main(["sample", "--autograd-share", "1.5"]) == 2
+@pytest.mark.parametrize("value", ["1.5", "-1", "nan"])
+def test_a_bad_share_is_a_one_line_error_in_the_flag_s_name(capsys, value):
+    assert main(["sample", "--autograd-share", value]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "autograd_share" in err
+    assert err.count("\n") == 1 and "--autograd-share must be a number in [0, 1]" in err
