@@ -40,20 +40,19 @@ def _cmd_sample(args) -> int:
     for flag, v, lo in flags:
         if v < lo:  # before torch is imported, in the flag's own name
             raise InvalidArgument(f"{flag} must be an integer >= {lo}, got {v}")
-    for name in _SHARES:  # likewise (make_config would name the option, after the import)
-        v = getattr(args, f"{name}_share")
-        if v is not None and not 0.0 <= v <= 1.0:  # NaN fails both comparisons
+    # a family's share flag, where given, overrides the generator's default for it; checked
+    # likewise (make_config would name the option, after the import)
+    shares = {name: v for name in _SHARES if (v := getattr(args, f"{name}_share")) is not None}
+    for name, v in shares.items():
+        if not 0.0 <= v <= 1.0:  # NaN fails both comparisons
             raise InvalidArgument(f"--{name}-share must be a number in [0, 1], got {v}")
     from aliasfuzz.campaign.options import CampaignOptions
     from aliasfuzz.campaign.sources import is_dynamic
     from aliasfuzz.fuzz.sample import sample_programs
 
     share = CampaignOptions.dynamic_share  # the campaign's default --dynamic-share
-    # a family's share flag, where given, overrides the generator's default for it
-    # (fuzz.strategies.make_config checks the value: a bad one is a one-line error)
-    shares = {f"{name}_share": v for name in _SHARES
-              if (v := getattr(args, f"{name}_share")) is not None}
-    texts = sample_programs(args.n, seed=args.seed, max_statements=args.max_statements, **shares)
+    texts = sample_programs(args.n, seed=args.seed, max_statements=args.max_statements,
+                            **{f"{name}_share": v for name, v in shares.items()})
     for i, text in enumerate(texts):
         # a campaign of this seed compiles these with dynamic shapes: say so, since the
         # program text is the same either way

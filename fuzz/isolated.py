@@ -126,7 +126,7 @@ class _Chain:
 
 def portable_error(e: BaseException) -> BaseException:
     """A copy of exception ``e`` and its ``__cause__``/``__context__`` chain (and a
-    wrapper's ``inner_exception``, as :func:`aliasfuzz.oracle.blame._chain` reads) built from type
+    wrapper's ``inner_exception``: :func:`exception_chain`) built from type
     names and messages only: built-in types kept, others rebuilt as ``RuntimeError``
     subclasses of the same name (the blame reads names and messages only,
     :func:`aliasfuzz.oracle.blame._same_error`)."""

@@ -138,6 +138,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.fuzz.eager import EagerResult
+from aliasfuzz.fuzz.isolated import exception_chain
 from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
@@ -288,7 +289,7 @@ def _describe(e: BaseException) -> str:
         text = str(x).strip()
         return f"{type(x).__name__}: {text.splitlines()[0][:200] if text else ''}"
 
-    inner = _chain(e)[-1]
+    inner = exception_chain(e)[-1]
     return one(e) if inner is e else f"{one(e)} <- {one(inner)}"
 
 
@@ -341,12 +342,6 @@ class WorkerDied(Exception):
 _COMPILED = ("lowering", "scheduler")
 
 
-def _chain(e: BaseException) -> list[BaseException]:
-    from aliasfuzz.fuzz.isolated import exception_chain
-
-    return exception_chain(e)
-
-
 def _same_error(e: BaseException, finding: str) -> bool:
     """Whether a stage's exception ``e`` can be the crash a finding's explanation
     (``finding``) reports: an exception of its chain (``__cause__``/``__context__``) whose
@@ -354,7 +349,7 @@ def _same_error(e: BaseException, finding: str) -> bool:
     are too coarse: our decomposition cut's ``AssertionError: sources must not be empty``
     is not AOTAutograd's ``AssertionError: incorrect out shape``). A wrapper such as
     ``BackendCompilerFailed`` carries the error it wraps in its chain."""
-    for x in _chain(e):
+    for x in exception_chain(e):
         if isinstance(x, WorkerDied):
             return True
         name = type(x).__name__
@@ -370,7 +365,7 @@ def _overlap(e: BaseException) -> bool:
     """Whether ``e`` (or an exception of its chain) is one of ATen's overlap refusals or its
     storage-bounds refusal (:data:`OVERLAP_ERRORS`, :data:`BOUNDS_ERRORS`)."""
     return any(OVERLAP_ERRORS.search(str(x)) or BOUNDS_ERRORS.search(str(x))
-               for x in _chain(e))
+               for x in exception_chain(e))
 
 
 def _raising_verdict(

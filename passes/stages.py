@@ -715,8 +715,8 @@ def _inductor_stages(
     rec = _Recorder()
     graphs: list[_Snapshots] = []
     selected: list[str] = [""]
-    unordered: dict[str, str | None] = {}  # snapshot -> order_dependent_copy of its first call
-    aliasing: dict[str, str] = {}  # snapshot -> a fresh output returning an input's storage
+    # snapshot -> what its first calls showed (_snapshot_runner): StageRun.extra's keys
+    observed: dict[str, dict[str, str | None]] = {}
 
     def begin(gm) -> _Snapshots:
         rec.current = _Snapshots()
@@ -753,7 +753,7 @@ def _inductor_stages(
         post_grad(gm, is_inference=inference)
         rec.current = None
 
-        return _snapshot_runner(snaps, selected, unordered, _fresh_user_outputs(), aliasing)
+        return _snapshot_runner(snaps, selected, observed, _fresh_user_outputs())
 
     def backend(gm, example_inputs):
         return compile_fx(gm, example_inputs, inner_compile=inner)
@@ -771,9 +771,7 @@ def _inductor_stages(
             order = _stage_order(graphs[0].names)
 
             def said(snapshot: str) -> dict[str, Any]:
-                found = {"order_dependent": unordered.get(snapshot),
-                         "fresh_output_alias": aliasing.get(snapshot)}
-                return {k: v for k, v in found.items() if v}
+                return {k: v for k, v in observed.get(snapshot, {}).items() if v}
 
             runs = [StageRun("aot", first, _code(graphs[0], "aot"), time.perf_counter() - t0,
                              said("aot"))]
@@ -790,27 +788,26 @@ def _inductor_stages(
 
 
 def _snapshot_runner(snaps: _Snapshots, selected: list[str],
-                     unordered: dict[str, str | None] | None = None,
-                     fresh: Sequence[int] = (),
-                     aliasing: dict[str, str] | None = None) -> Callable:
+                     observed: dict[str, dict[str, str | None]] | None = None,
+                     fresh: Sequence[int] = ()) -> Callable:
     """A boxed callable that runs the snapshot of ``snaps`` named ``selected[0]`` (the
-    stage being cut), made runnable once (:func:`_runnable`). With ``unordered``, the first
-    call of each snapshot records its :func:`order_dependent_copy` there; with
-    ``aliasing``, the first call that returns an input's storage at a ``fresh`` position
-    records :func:`fresh_output_aliasing_input` there."""
+    stage being cut), made runnable once (:func:`_runnable`). With ``observed``, what the
+    snapshot's calls show is kept under its name: ``order_dependent``, the first call's
+    :func:`order_dependent_copy`; ``fresh_output_alias``, the first
+    :func:`fresh_output_aliasing_input` of a call (an output at a ``fresh`` position)."""
     def dispatch(args):
         i = _index_for(snaps.names, selected[0])
-        if unordered is not None and selected[0] not in unordered:
-            unordered[selected[0]] = order_dependent_copy(snaps.graphs[i], args)
+        seen = observed.setdefault(selected[0], {}) if observed is not None else None
+        if seen is not None and "order_dependent" not in seen:
+            seen["order_dependent"] = order_dependent_copy(snaps.graphs[i], args)
         run = snaps.runnable.get(snaps.names[i])
         if run is None:
             run = snaps.runnable[snaps.names[i]] = _runnable(snaps.graphs[i])
-        inputs = list(args) if fresh and aliasing is not None else ()  # run may clear args
+        check = fresh and seen is not None and not seen.get("fresh_output_alias")
+        inputs = list(args) if check else ()  # run may clear args
         outs = run(args)
-        if inputs and selected[0] not in aliasing:
-            why = fresh_output_aliasing_input(outs, inputs, fresh)
-            if why is not None:
-                aliasing[selected[0]] = why
+        if check:
+            seen["fresh_output_alias"] = fresh_output_aliasing_input(outs, inputs, fresh)
         return outs
 
     dispatch._boxed_call = True  # AOTAutograd passes the argument list itself

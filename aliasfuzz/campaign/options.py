@@ -414,11 +414,10 @@ def resume_options(saved: CampaignOptions, flags: dict[str, Any]) -> CampaignOpt
     changing the seed, pipelines, device, corpus, shrinking or generator options halfway
     would make the campaign's programs and findings a mix of two campaigns.
     """
-    given = {k: v for k, v in flags.items() if v is not None}
-    saved_json = saved.to_json()
+    merged = saved.to_json()
     # a flag that repeats the saved value changes nothing (fresh user 22: the same --corpus)
-    given = {k: v for k, v in given.items()
-             if k in RESUMABLE or not _unchanged(v, saved_json.get(k))}
+    given = {k: v for k, v in flags.items() if v is not None
+             and (k in RESUMABLE or not _unchanged(v, merged.get(k)))}
     fixed = sorted(set(given) - set(RESUMABLE))
     if fixed:
         name = {"shrink": "no-shrink", "plugins": "plugin",
@@ -428,7 +427,6 @@ def resume_options(saved: CampaignOptions, flags: dict[str, Any]) -> CampaignOpt
             f"options.json; only {', '.join('--' + r.replace('_', '-') for r in RESUMABLE)}, "
             "besides --state, which names the campaign)"
         )
-    merged = saved.to_json()
     if "programs" in given or "time" in given:
         merged["programs"] = merged["time"] = None
     merged.update(given)
