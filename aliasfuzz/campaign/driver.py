@@ -73,7 +73,7 @@ def time_bounds(t0: float, budget: float, elapsed_before: float) -> tuple[float,
 
 def program_at(seed: int, i: int, max_statements: int = 8) -> Program:
     """Program ``i`` of a campaign with ``seed`` that mutates nothing (what the driver runs
-    without ``--mutate``)."""
+    with ``--mutate 0``)."""
     return sources.Programs(seed, max_statements)[i]
 
 
@@ -286,6 +286,8 @@ class CampaignResult:
     dir: Path
     options: CampaignOptions
     programs: int = 0
+    #: of ``programs``, those made by mutating a corpus program or seed (``--mutate``)
+    mutants: int = 0
     tasks: int = 0
     seconds: float = 0.0
     verdicts: Counter = field(default_factory=Counter)
@@ -295,6 +297,9 @@ class CampaignResult:
     flaky: int = 0
     #: fast-path findings full torch.compile does not show or cannot run here (:func:`fast_path_only`)
     harness_only: int = 0
+    #: ``harness_only`` by ``(case, verdict)``: case ``hidden`` (full torch.compile does not
+    #: show it) or ``unsupported`` (full torch.compile cannot run here: unconfirmed)
+    fast_path: Counter = field(default_factory=Counter)
     status: str = "running"
     report: Path | None = None
     #: wall seconds per stage (:mod:`aliasfuzz.campaign.costs`), summed over every worker
@@ -423,6 +428,7 @@ class _Campaign:
         self.res = CampaignResult(cid, self.dir, opts)
         self.known = set(self.start["known"])
         self.done: set[tuple[int, str]] = set()
+        self.mutant_ids: set[int] = set()  # programs that are mutants (sources.Programs)
         self.pending: dict[tuple[int, str], dict[str, Any]] = {}
         self.prekeys: set[tuple] = set()
         #: shrink once per program failure (:mod:`.follow`): key -> the leader's pipeline,
@@ -433,6 +439,7 @@ class _Campaign:
         self.gen_seconds: dict[int, float] = {}  # generation time, journaled with a task
         self.gpu_runs: list[list[dict[str, Any]]] = []  # "gpus" events of earlier runs
         self._replay(events)
+        self._count_programs()
         self.elapsed_before = max(self.elapsed_before, _read_elapsed(self.dir))
         self._elapsed_at = 0.0
         self.journal = Journal(self.dir / "journal.jsonl")
@@ -449,6 +456,8 @@ class _Campaign:
             self.res.stages.update(e.get("costs") or {})
             if e["t"] == "task":
                 self.done.add(key)
+                if e.get("mutated_from"):
+                    self.mutant_ids.add(e["i"])
                 self._count(e["pipeline"], e["outcome"])
                 self.res.flaky += is_flaky(e["outcome"])
                 if is_finding(e["outcome"]["verdict"]):
@@ -461,7 +470,7 @@ class _Campaign:
                 self.gpu_runs.append(e["gpus"])
             elif e["t"] == "finding":
                 self.pending.pop(key, None)
-                self.res.harness_only += str(e.get("dismissed") or "").startswith("fast-path-only")
+                self._note_dismissed(str(e.get("dismissed") or ""))
                 if e.get("prekey"):
                     self.prekeys.add(tuple(json.dumps(x) for x in e["prekey"]))
                 if e.get("id"):
@@ -470,6 +479,22 @@ class _Campaign:
                 self.elapsed_before = max(self.elapsed_before, e["ts"] - self.start["started"])
             if e["t"] == "interrupted":
                 self.elapsed_before = max(self.elapsed_before, float(e.get("elapsed") or 0.0))
+
+    def _note_dismissed(self, why: str) -> None:
+        """Count a finding :func:`fast_path_only` dismissed (``why``: its reason), and among
+        them the ones full ``torch.compile`` could not run here (the reason says
+        ``unconfirmed``), so the summary tells the two cases apart (fresh user 23)."""
+        head = why.split(":", 1)[0]  # "fast-path-only VERDICT[, unconfirmed]"
+        if head.startswith("fast-path-only "):
+            verdict, _, unconfirmed = head.removeprefix("fast-path-only ").partition(", ")
+            self.res.harness_only += 1
+            self.res.fast_path["unsupported" if unconfirmed else "hidden", verdict] += 1
+
+    def _count_programs(self) -> None:
+        """``programs`` and ``mutants``: the programs every pipeline has judged, and of
+        them those that are mutants (their task events name ``mutated_from``)."""
+        full = {k[0] for k in self.done if self._fully_done(k[0])}
+        self.res.programs, self.res.mutants = len(full), len(full & self.mutant_ids)
 
     def _count(self, pipeline: str, out: dict[str, Any]) -> None:
         self.res.tasks += 1
@@ -553,7 +578,7 @@ class _Campaign:
                         continue
                     in_flight -= 1
                     in_flight += self._handle(pool, msg)
-                    res.programs = len({k[0] for k in self.done if self._fully_done(k[0])})
+                    self._count_programs()
                     progress.update(res)
             res.status = "done"
         except KeyboardInterrupt:
@@ -615,6 +640,9 @@ class _Campaign:
             }
             if program.meta.get("dynamic"):  # compiled with dynamic shapes (sources.mark_dynamic)
                 event["dynamic"] = True
+            if program.meta.get("mutated_from"):  # a mutant (sources.Programs): counted apart
+                event["mutated_from"] = program.meta["mutated_from"]
+                self.mutant_ids.add(i)
             if is_finding(out["verdict"]):
                 event["program"] = program.to_json()
             event["costs"] = self._costs(stages, i)
@@ -736,7 +764,7 @@ class _Campaign:
             if kind == "flaky":
                 self.res.flaky += 1
             else:
-                self.res.harness_only += 1
+                self._note_dismissed(why)
             return
         found = record(
             Path(self.opts.corpus), original, small, out, pipeline, blame, self.bugs,

@@ -271,6 +271,19 @@ def root_ids(cid: str, *, state: str | Path) -> list[str]:
     return list(ids)
 
 
+def _mutants(tasks: list[dict[str, Any]], pipelines: tuple[str, ...]) -> Counter:
+    """Source id -> the number of programs mutated from it (``--mutate``) that every
+    pipeline has judged: the programs a campaign counts, the journal's task events naming
+    ``mutated_from`` (:class:`aliasfuzz.campaign.sources.Programs`)."""
+    judged: dict[int, set[str]] = defaultdict(set)
+    source: dict[int, str] = {}
+    for e in tasks:
+        judged[e["i"]].add(e["pipeline"])
+        if e.get("mutated_from"):
+            source[e["i"]] = e["mutated_from"]
+    return Counter(s for i, s in source.items() if judged[i] >= set(pipelines))
+
+
 def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any]:
     """The report data of campaign ``cid``; :class:`InvalidArgument` if it does not exist."""
     d = Path(state) / "runs" / cid
@@ -292,6 +305,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         for k in e.get("op_kinds", []):
             coverage[k][v] += 1
     kinds = Counter(k for ks in programs.values() for k in ks)
+    mutated_from = _mutants(tasks, opts.pipelines)
     findings = [
         {k: e.get(k) for k in ("i", "pipeline", "id", "ids", "verdict", "check", "new", "known",
                                "stage", "stages", "full")}
@@ -311,6 +325,9 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
             "started": start["started"],
             "seconds": row.get("seconds"),
             "programs": row.get("programs", len(programs)),
+            # of the programs, mutants of a corpus program or seed (--mutate), and per source
+            "mutants": sum(mutated_from.values()),
+            "mutated_from": dict(sorted(mutated_from.items())),
             "tasks": len(tasks),
             "throughput": row.get("throughput"),
             "versions": start["versions"],

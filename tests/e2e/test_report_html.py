@@ -80,8 +80,12 @@ def _campaign(tmp_path, cid: str, started: float, with_finding: bool) -> None:
         for pl in opts.pipelines:
             bad = with_finding and i == 2 and pl == "inductor"
             rejected = i == 1 and pl == "aot_eager"
+            # program 1 a mutant of a seed (--mutate), program 0 of an entry, except in c1
+            mutant = {1: {"mutated_from": "seeds/b15"},
+                      0: {"mutated_from": "miscompile-x"} if with_finding else {}}.get(i, {})
             events.append(
                 {
+                    **mutant,
                     "t": "task",
                     "i": i,
                     "pipeline": pl,
@@ -147,6 +151,8 @@ def test_summary_json_and_self_contained_html(report):
     assert s["confusion"]["inductor"]["unsafe"] == {"reinplaced": 3, "copied": 0}
     assert s["confusion"]["aot_eager"]["safe"] == {"reinplaced": 0, "copied": 3}
     assert s["coverage"]["programs_with_kind"] == {"inplace": 3, "view": 3}
+    assert s["campaign"]["mutants"] == 2  # of its 3 programs, counted per source
+    assert s["campaign"]["mutated_from"] == {"miscompile-x": 1, "seeds/b15": 1}
     assert [h["id"] for h in s["history"]] == ["c1", "c2"]
     assert s["rejections"] == {}
     assert s["unsupported"] == {
@@ -180,6 +186,7 @@ def test_summary_json_and_self_contained_html(report):
     assert "inductor &times; 1, inductor-reinplace &times; 1" in html
     assert html.index("joint:remove_noop_ops") < html.index("decomposition") < html.index(">scheduler<")
     assert '<ol class="trail">' in html and "3</b>root causes: 1 new, 1 known upstream" in html
+    assert "3</b>programs (2 mutants of corpus programs and seeds)" in html
     sections = (
         "Summary",
         "Verdicts per pipeline",
