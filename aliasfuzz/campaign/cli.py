@@ -366,7 +366,8 @@ def _add_run(sub) -> None:
     p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
     p.add_argument("--mutate", type=float, metavar="SHARE",
                    help="share of programs made by mutating corpus entries and seeds instead of "
-                   "generating them fresh, 0 to 1 (0: off; aliasfuzz.fuzz.mutate)")
+                   "generating them fresh, 0 to 1 (0.33; 0: off, every program fresh; "
+                   "aliasfuzz.fuzz.mutate)")
     p.add_argument("--grad-share", type=float, metavar="SHARE",
                    help="share of generated programs whose unwritten float inputs require grad, "
                    "their gradients compared on every torch.compile pipeline, 0 to 1 (0.15; 0: off)")

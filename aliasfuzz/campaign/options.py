@@ -163,8 +163,10 @@ class CampaignOptions:
     once, :func:`aliasfuzz.campaign.pool.kernel_cache_dir`) or ``worker`` (one per worker
     and campaign, as before).
     ``mutate``: the share of programs made by mutating a program of the corpus or of
-    ``corpus/seeds`` (:mod:`aliasfuzz.fuzz.mutate`) instead of generating one; 0 (the
-    default) generates every program fresh. The programs to mutate are those present
+    ``corpus/seeds`` (:mod:`aliasfuzz.fuzz.mutate`) instead of generating one; 0.33 by
+    default (issue 15: a third of each campaign; audit 22 found 5 of its 10 audited
+    findings in mutants, all 5 genuine with the right stage), 0 generates every program
+    fresh. The programs to mutate are those present
     when the campaign starts (saved in its folder, so that a resumed campaign draws the
     same programs); program ``i`` is a function of the seed, ``i`` and that list.
     ``grad_share``: the share of generated programs whose unwritten floating inputs require
@@ -196,7 +198,7 @@ class CampaignOptions:
     kernel_cache: str = "shared"
     shrink_budget: int = 40
     max_statements: int = 8
-    mutate: float = 0.0
+    mutate: float = 0.33
     grad_share: float = 0.15
     dynamic_share: float = 0.1
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)

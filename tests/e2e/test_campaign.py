@@ -125,6 +125,12 @@ def test_exit_codes_dedup_report_and_determinism(tmp_path):
         "--report",
         str(tmp_path / "reports"),
         "-q",
+        # fresh programs only: the second campaign starts with the first's findings in the
+        # corpus, so it would mutate other sources (mutants are a function of the seed, the
+        # index and the sources listed at the start), and neither its programs nor its
+        # "(in corpus" findings would be the first's
+        "--mutate",
+        "0",
     ]
     (tmp_path / "corpus").mkdir()  # a named --corpus must exist
     first = run_cli(*args, "--workers", "2")
@@ -138,6 +144,16 @@ def test_exit_codes_dedup_report_and_determinism(tmp_path):
     assert html.endswith("index.html")
     summary = json.loads((tmp_path / "reports" / html.split("/")[-2] / "summary.json").read_text())
     assert summary["campaign"]["programs"] == 8 and summary["findings"]
+    # --mutate 0: no mutant, said in the headline and summary.json
+    assert summary["campaign"]["mutants"] == 0 and summary["campaign"]["mutated_from"] == {}
+    (head,) = [x for x in out1.splitlines() if x.startswith("campaign ")]
+    assert ": 8 programs (0 mutants), 8 runs in " in head, head
+    # then one line per pipeline with every verdict count (one pipeline here), as summary.json
+    lines = out1.splitlines()
+    (per,) = lines[lines.index(head) + 1:lines.index(head) + 2]
+    assert per.startswith("  debug-miscompile: "), per
+    counts = [x.rsplit(" ", 1) for x in per.split(": ", 1)[1].split(", ")]
+    assert {v: int(n) for v, n in counts} == summary["verdicts"]["debug-miscompile"]
     # the cost table: per task in the journal, in the summary, the report and the run summary
     rows = {r["stage"]: r for r in summary["costs"]["rows"]}
     assert {"generate", "worker.start", "worker", "shrink", "blame", "total"} <= set(rows)

@@ -41,11 +41,14 @@ def _campaign(tmp_path: Path, share: str) -> tuple[list[str], list[dict]]:
     spy, log = tmp_path / "spy.py", tmp_path / f"spy-{share}.log"
     spy.write_text(_SPY)
     state = tmp_path / f"state-{share}"
-    (tmp_path / "corpus").mkdir(exist_ok=True)  # run --corpus refuses a missing directory
+    # a corpus each: program 1 of seed 2 is a mutant (the default --mutate), and a finding
+    # the first campaign wrote would be a source of the second's mutants, not the same program
+    corpus = tmp_path / f"corpus-{share}"
+    corpus.mkdir(exist_ok=True)  # run --corpus refuses a missing directory
     r = run_cli("run", "--programs", "3", "--seed", "2", "--pipelines", "inductor-reinplace",
                 "--workers", "1", "--no-shrink", "-q", "--report", "none",
                 "--dynamic-share", share, "--grad-share", "0", "--plugin", spy,
-                "--corpus", tmp_path / "corpus", "--state", state,
+                "--corpus", corpus, "--state", state,
                 env={"DYNSPY_LOG": str(log)})
     assert r.returncode in (0, 1), r.stderr  # 1: a new miscompile (none seen at seed 2)
     (run,) = (state / "runs").iterdir()

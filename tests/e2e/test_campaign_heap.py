@@ -51,9 +51,12 @@ def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, mo
     plugin.write_text(_PLUGIN)
     monkeypatch.setenv("ALIASFUZZ_PLUGINS", str(plugin))
     monkeypatch.setenv("AF_TEST_MARK", str(tmp_path / "died"))
+    # mutate=0: program 0 must be the generator's (patched above); seed 1's is a mutant
+    # at the default share
     opts = CampaignOptions(programs=1, seed=1, pipelines=("inductor",), workers=1,
                            corpus=str(tmp_path / "corpus"), state=str(tmp_path / "state"),
-                           report="none", timeout=300.0)  # the cut's compiles on a loaded box
+                           report="none", timeout=300.0,  # the cut's compiles on a loaded box
+                           mutate=0.0)
     res = run_campaign(opts, show=False)
     assert (tmp_path / "died").exists()  # the worker did die in aliasfuzz
     assert res.status == "done" and res.internal_errors == 0
@@ -94,7 +97,8 @@ def test_a_triton_launch_given_dense_strides_is_blamed_on_functionalization(tmp_
     device = "cuda" if torch.cuda.is_available() else "cpu"
     opts = CampaignOptions(programs=1, seed=1, pipelines=("aot_eager", "inductor-reinplace"),
                            workers=1, device=device, corpus=str(tmp_path / "corpus"),
-                           state=str(tmp_path / "state"), report="none")
+                           state=str(tmp_path / "state"), report="none",
+                           mutate=0.0)  # program 0 is the patched generator's, not a mutant
     res = run_campaign(opts, show=False)
     assert res.status == "done" and res.internal_errors == 0
     (finding,) = res.findings  # one root cause: the fast path's sighting joins the entry

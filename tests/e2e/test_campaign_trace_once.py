@@ -32,6 +32,12 @@ def test_fixed_seed_campaign_has_the_same_verdict_counts_with_one_capture(tmp_pa
     assert alone.status == shared.status == "done"
     assert sum(alone.verdicts.values()) == 24
     assert shared.verdicts == alone.verdicts
+    # the same programs, mutants among them (the default --mutate): both campaigns list the
+    # same sources at their start (an empty corpus each, and the repository's seeds), and a
+    # mutant is a function of the seed, its index and those sources
+    assert alone.mutants == shared.mutants > 0
+    assert {(e["i"], e["h"], e.get("mutated_from")) for e in shared_tasks} == {
+        (e["i"], e["h"], e.get("mutated_from")) for e in alone_tasks}
     per_task = {(e["i"], e["pipeline"]): (e["outcome"]["verdict"], e["outcome"]["check"])
                 for e in alone_tasks}
     assert {(e["i"], e["pipeline"]): (e["outcome"]["verdict"], e["outcome"]["check"])

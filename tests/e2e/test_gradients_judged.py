@@ -174,9 +174,11 @@ def test_a_campaign_files_a_gradient_finding_blamed_with_a_repro_that_shows_it(
     monkeypatch.setattr(_judge, "generate",
                         lambda seed, i, m=8, g=None: PROGRAM if i == 0 else generate(seed, i, m, g))
     monkeypatch.setenv(plugins.ENV, str(MUTANT))  # every worker loads the fault
+    # mutate=0: program 0 must be the generator's (patched to PROGRAM); at the default
+    # share, seed 1's program 0 is a mutant of a seed, which never reaches _judge.generate
     opts = CampaignOptions(programs=1, seed=1, pipelines=("aot_eager", "inductor-reinplace"),
                            workers=1, corpus=str(tmp_path / "corpus"),
-                           state=str(tmp_path / "state"), report="none")
+                           state=str(tmp_path / "state"), report="none", mutate=0.0)
     res = run_campaign(opts, show=False)
     assert res.status == "done" and res.internal_errors == 0
     # the fault sits in a different stage of each pipeline (the backward graph is cut):
