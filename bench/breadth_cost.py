@@ -3,14 +3,17 @@
 ``bench/breadth_ab.py`` compares two generators, so its two arms judge different programs
 and its ratio carries the op mix's noise. This bench judges the default campaign's
 programs ``0..N-1`` of ``--seed`` (the generator's default shares, the campaign's default
-``--dynamic-share``) in one of three variants:
+``--dynamic-share``) in one of five variants:
 
 - ``asis``: as the default campaign judges them;
 - ``nograd``: a program whose inputs require grad (``meta["grad"]``) without the marking
   (``grad_share=0``: the same ops and inputs, no backward compared, no autograd rows, see
   :func:`aliasfuzz.fuzz.grads.mark_grad_leaves`), the others as is;
 - ``static``: a program marked dynamic (:func:`aliasfuzz.campaign.sources.mark_dynamic`)
-  compiled static, the others as is.
+  compiled static, the others as is;
+- ``nometa`` and ``noopt``: without the metadata-mutating statements (``metadata_share=0``)
+  or the Optional input (``optional_share=0``), each drawn after the rest of the program
+  from a stream of its own, so the rest is the same program.
 
 Each variant runs in a process of its own (with an Inductor cache directory of its own):
 judging the same program twice in one process, the second judgment reuses the kernels the
@@ -25,8 +28,8 @@ from a program without changing it, it prints the mean seconds of the programs t
 one against those that use none (unpaired: indicative only).
 
     TORCHINDUCTOR_CACHE_DIR=$(mktemp -d) python -m bench.breadth_cost --variant asis \
-        [-n 24] [--seed 0] [--warmup 4] > asis.txt     # the same for nograd and static
-    python -m bench.breadth_cost --combine asis.txt nograd.txt static.txt
+        [-n 24] [--seed 0] [--warmup 4] > asis.txt     # the same for each variant
+    python -m bench.breadth_cost --combine asis.txt nograd.txt static.txt nometa.txt noopt.txt
 
 Prints numbers; asserts nothing.
 """
@@ -39,6 +42,7 @@ import time
 from aliasfuzz.campaign import _judge, sources
 from aliasfuzz.campaign.options import DEFAULT_PIPELINES, CampaignOptions, task_options
 from aliasfuzz.fuzz.ops import REGISTRY
+from aliasfuzz.fuzz.sample import generate_one
 from bench.breadth_ab import ISSUE15
 from bench.stages import judge_all
 
@@ -57,36 +61,48 @@ def _uses_rows(program) -> bool:
     return any(getattr(s, "op", None) in mods for s in program.body)
 
 
+#: variant -> the generator options that remove its addition (``static``: none, the
+#: dynamic mark is dropped instead)
+VARIANTS = {"asis": {}, "nograd": {"grad_share": 0.0}, "static": {},
+            "nometa": {"metadata_share": 0.0}, "noopt": {"optional_share": 0.0}}
+#: what each variant removes, for the summary
+WHAT = {"nograd": "gradients", "static": "dynamic shapes", "nometa": "metadata ops",
+        "noopt": "Optional inputs"}
+
+
 def variant(program, name: str, seed: int, index: int):
     """``program`` (program ``index`` of ``seed``, as the campaign draws it) in variant
-    ``name`` (see the module docstring)."""
-    if name == "nograd" and program.meta.get("grad"):
-        share = CampaignOptions(programs=1).dynamic_share
-        return sources.mark_dynamic(_judge.generate(seed, index, grad_share=0.0), share, seed,
-                                    index)
-    if name == "static" and program.meta.get("dynamic"):
+    ``name`` (see the module docstring): the same program when it does not carry the
+    variant's addition."""
+    if name == "static":
+        if not program.meta.get("dynamic"):
+            return program
         return type(program)(program.storages, program.inputs, program.body, program.outputs,
                              {k: v for k, v in program.meta.items() if k != "dynamic"})
-    return program
+    if not VARIANTS[name]:
+        return program
+    share = CampaignOptions(programs=1).dynamic_share
+    bare = generate_one(seed, index, max_statements=8, **VARIANTS[name])
+    return sources.mark_dynamic(bare, share, seed, index)
 
 
 def run(name: str, n: int, seed: int) -> None:
     """Judge programs ``0..n-1`` of ``seed`` in variant ``name``; print one line per
-    program: ``t SEED INDEX SECONDS GRAD DYN ROWS`` (the last three 0/1, of the program as
-    the campaign draws it)."""
+    program: ``t SEED INDEX SECONDS DIFFERS ROWS`` (DIFFERS: 1 when the variant changed the
+    program; ROWS: 1 when the program as the campaign draws it uses an issue-15 row)."""
     share = CampaignOptions(programs=1).dynamic_share
     for i in range(n):
         program = sources.mark_dynamic(_judge.generate(seed, i), share, seed, i)
-        seconds = _seconds(variant(program, name, seed, i))
-        flags = (bool(program.meta.get("grad")), bool(program.meta.get("dynamic")),
-                 _uses_rows(program))
-        print(f"t {seed} {i} {seconds:.4f} " + " ".join(str(int(f)) for f in flags), flush=True)
+        judged = variant(program, name, seed, i)
+        seconds = _seconds(judged)
+        print(f"t {seed} {i} {seconds:.4f} {int(judged != program)} {int(_uses_rows(program))}",
+              flush=True)
 
 
 def combine(paths: list[str]) -> None:
     """Pair the ``t`` lines of the variants' outputs (each file names its variant on a
     ``variant NAME`` line) and print the summary of the module docstring."""
-    got: dict[str, dict[tuple[int, int], tuple[float, int, int, int]]] = {}
+    got: dict[str, dict[tuple[int, int], tuple[float, int, int]]] = {}
     for path in paths:
         name, rows = None, {}
         for line in open(path):
@@ -94,24 +110,26 @@ def combine(paths: list[str]) -> None:
             if parts[:1] == ["variant"]:
                 name = parts[1]
             elif parts[:1] == ["t"]:
-                rows[(int(parts[1]), int(parts[2]))] = (float(parts[3]), *map(int, parts[4:7]))
+                rows[(int(parts[1]), int(parts[2]))] = (float(parts[3]), int(parts[4]),
+                                                        int(parts[5]))
         got.setdefault(name, {}).update(rows)
     asis = got["asis"]
     total = sum(v[0] for v in asis.values())
     print(f"{len(asis)} programs, {total:.1f} s judged as is")
-    for name, col, what in (("nograd", 1, "gradients"), ("static", 2, "dynamic shapes")):
-        other = got.get(name, {})
-        keys = [k for k, v in asis.items() if v[col] and k in other]
+    for name, other in got.items():
+        if name == "asis":
+            continue
+        keys = [k for k, v in other.items() if v[1] and k in asis]
         with_s = sum(asis[k][0] for k in keys)
         without = sum(other[k][0] for k in keys)
-        print(f"{what:15s} {len(keys):3d} programs: {with_s:.1f} s with, {without:.1f} s "
+        print(f"{WHAT[name]:15s} {len(keys):3d} programs: {with_s:.1f} s with, {without:.1f} s "
               f"without; extra {with_s - without:.1f} s = {(with_s - without) / total:.1%} of all")
-        plain = [k for k, v in asis.items() if not v[1] and not v[2] and k in other]
-        a, b = sum(asis[k][0] for k in plain), sum(other[k][0] for k in plain)
-        print(f"  noise floor: {len(plain)} programs judged alike: {a:.1f} s here, {b:.1f} s "
+        alike = [k for k, v in other.items() if not v[1] and k in asis]
+        a, b = sum(asis[k][0] for k in alike), sum(other[k][0] for k in alike)
+        print(f"  noise floor: {len(alike)} programs judged alike: {a:.1f} s as is, {b:.1f} s "
               f"in {name} ({(a - b) / total:+.1%} of all)")
-    rows = [v[0] for v in asis.values() if v[3]]
-    plain = [v[0] for v in asis.values() if not v[3]]
+    rows = [v[0] for v in asis.values() if v[2]]
+    plain = [v[0] for v in asis.values() if not v[2]]
     if rows and plain:
         print(f"issue-15 rows   {len(rows)} programs use one: {sum(rows) / len(rows):.2f} s each; "
               f"{len(plain)} use none: {sum(plain) / len(plain):.2f} s each (unpaired)")
@@ -121,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=24)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--variant", choices=("asis", "nograd", "static"), default="asis")
+    ap.add_argument("--variant", choices=tuple(VARIANTS), default="asis")
     ap.add_argument("--warmup", type=int, default=4,
                     help="programs judged first, not counted (first compiles, imports)")
     ap.add_argument("--combine", nargs="+", metavar="FILE",

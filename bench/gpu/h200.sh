@@ -187,16 +187,16 @@ while [ $# -gt 0 ]; do
         "$OUT/breadth-ab-$tag.txt" | tee -a "$OUT/breadth-ab-$tag.txt"
       ;;
     breadth-cost)  # breadth-cost N PAR: bench/breadth_cost.py, seeds 0..PAR-1, each seed's
-      # three variants one after another (order rotated) in one 2-core slot, each process
+      # five variants one after another (order rotated) in one 2-core slot, each process
       # with an Inductor cache of its own; then the paired summary
       n=$1 par=$2
       shift 2
       pids=()
       for k in $(seq 0 $((par - 1))); do
         (
-          vs=(asis nograd static)
-          for j in 0 1 2; do
-            v=${vs[$(((j + k) % 3))]}
+          vs=(asis nograd static nometa noopt)
+          for j in 0 1 2 3 4; do
+            v=${vs[$(((j + k) % 5))]}
             TORCHINDUCTOR_CACHE_DIR=$(mktemp -d) taskset -c $((2 * k)),$((2 * k + 1)) \
               python3 -m bench.breadth_cost -n "$n" --seed "$k" --warmup 3 --variant "$v" \
               > "/tmp/breadth-cost-$v-$k.txt" 2>/dev/null
@@ -205,9 +205,9 @@ while [ $# -gt 0 ]; do
         pids+=($!)
       done
       wait "${pids[@]}"
-      for v in asis nograd static; do cat /tmp/breadth-cost-$v-*.txt | grep -v '^variant' \
+      for v in asis nograd static nometa noopt; do cat /tmp/breadth-cost-$v-*.txt | grep -v '^variant' \
         | sed "1i variant $v" > "$OUT/breadth-cost-$v.txt"; done
-      python3 -m bench.breadth_cost --combine "$OUT"/breadth-cost-{asis,nograd,static}.txt \
+      python3 -m bench.breadth_cost --combine "$OUT"/breadth-cost-{asis,nograd,static,nometa,noopt}.txt \
         | tee "$OUT/breadth-cost.txt"
       ;;
     *) echo "h200.sh: unknown phase $phase" >&2; exit 2 ;;
