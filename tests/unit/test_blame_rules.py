@@ -21,6 +21,7 @@ from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle.blame import WorkerDied, _loaded, blame, blame_program
 from aliasfuzz.passes import stages as stages_mod
 from aliasfuzz.passes.stages import StageRun
+from tests.common.frames import SITE, caught
 from tests.common.torch_versions import on_torch_2_11
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "blame"
@@ -372,6 +373,61 @@ def test_a_vectorized_cpp_codegen_assert_is_blamed_on_cpp_codegen_not_lowering()
                       error=out["explanation"])
     assert b.stages == ("codegen:cpp-vectorized",), b.trail
     assert _trail(b, "scalar-codegen") == "cpp.simdlen=1: agrees"
+
+
+# -- where in Inductor a crash of full Inductor was raised (audit 22 88f92dc7f4) -----------
+
+_GRAPH = (SITE + "torch/_inductor/graph.py", "codegen")
+_SCHED = (SITE + "torch/_inductor/scheduler.py", "compute_ancestors")
+_HELPER = (SITE + "torch/_inductor/utils.py", "helper")
+
+
+@pytest.mark.parametrize(("frames", "component"), [
+    ([_GRAPH, _SCHED, _HELPER], "scheduler"),  # a helper file names nothing: the next out
+    ([_GRAPH, (SITE + "torch/_inductor/lowering.py", "fn")], "lowering"),
+    ([_SCHED, (SITE + "torch/_inductor/codegen/cpp.py", "store")], "codegen"),
+    ([(SITE + "torch/_inductor/fx_passes/post_grad.py", "run")], "fx_passes/post_grad"),
+    ([(SITE + "torch/_functorch/aot_autograd.py", "f"), _HELPER], None),
+])
+def test_the_innermost_inductor_frame_names_the_component(frames, component):
+    from aliasfuzz.fuzz.isolated import portable_error
+    from aliasfuzz.passes.stages import inductor_component
+
+    e = caught(frames, KeyError("op1"))
+    got = inductor_component(e)
+    assert (got and got[0]) == component
+    assert inductor_component(portable_error(e)) == got  # as a child interpreter sends it
+
+
+def test_a_crash_blamed_on_full_inductor_names_the_component_that_raised_it():
+    # the lowering stage is full Inductor with fusion off: its crash may be the scheduler's
+    error = "compiled raises _Failed: compile: InductorError: KeyError: 'op1'; eager does not"
+    boom = caught([_GRAPH, _SCHED], KeyError("op1"))
+    runs = [_ok("dynamo"), _ok("reinplace"), _raises("lowering", boom), _raises("scheduler", boom)]
+    b = blame("inductor", "crash", "exceptions", EAGER, runs, [], error=error)
+    assert (b.stage, b.component) == ("lowering", "scheduler")
+    assert _trail(b, "raised-in") == "scheduler (torch/_inductor/scheduler.py:compute_ancestors)"
+    # a stage that is not full Inductor keeps no component (its error's frames say another
+    # thing: our eager run of a snapshot)
+    early = blame("inductor", "crash", "exceptions", EAGER,
+                  [_ok("dynamo"), _raises("reinplace", boom), _raises("lowering", boom)], [],
+                  error=error)
+    assert early.stage == "reinplace" and early.component is None
+    assert "raised-in" not in dict(early.trail)
+
+
+def test_audit_22_88f92dc7f4_scheduler_keyerror_is_named_the_scheduler_s():
+    # index_fill_ on strides (2, 1, 1) becomes index_put + prims.copy_strided; the reinplace
+    # pass lets the custom op write that buffer in place, and Inductor raises KeyError 'op1'
+    # in Scheduler.compute_ancestors. Filed as lowering (fusion off raises too) with nothing
+    # saying the scheduler raised it; the stage stays, the component names the scheduler
+    p = _program("crash-lowering-88f92dc7f4")
+    out = _judge.evaluate(p, "inductor", "cpu")
+    assert out["verdict"] == "crash" and "KeyError" in out["explanation"], out["explanation"]
+    b = blame_program(p, "inductor", "crash", out["check"], error=out["explanation"])
+    assert b.stage == "lowering", b.trail
+    assert b.component == "scheduler", b.trail
+    assert _trail(b, "raised-in").startswith("scheduler (torch/_inductor/scheduler.py:")
 
 
 def test_the_scalar_codegen_control_leaves_a_fusion_bug_on_the_scheduler():
