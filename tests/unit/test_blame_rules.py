@@ -522,6 +522,44 @@ def test_tenth_audit_ac49bfc94f_is_functionalization_s_alone():
 # -- known bugs matched by their control ---------------------------------------------------------
 
 
+def test_an_internal_error_of_the_cut_says_what_it_was_in_the_finding():
+    # audit 22 c9602fbf04: filed "unblamed" with "internal error while cutting the pipeline"
+    # and nothing more; the cause (an ImportError: the campaign's source tree changed under
+    # it) was only in the run's internal-errors.log. The finding's reason now carries it
+    import queue
+    from types import SimpleNamespace
+
+    from aliasfuzz.campaign.pool import Pool
+
+    stack = ("Traceback (most recent call last):\n  File \"/work/main/oracle/blame.py\", "
+             "line 345, in _chain\nImportError: cannot import name 'exception_chain' from "
+             "'aliasfuzz.fuzz.isolated' (/work/main/fuzz/isolated.py)\n")
+    pool = SimpleNamespace(bugs=[], results=queue.Queue(),
+                           _task=lambda program, pipeline: {"program": {}, "pipeline": pipeline,
+                                                            "device": "cpu", "options": {}})
+    w = _Worker([{"internal_error": stack, "summary": "ImportError"}])
+    got = Pool._blame(pool, w, None, "aot_eager", {"verdict": "crash", "check": "exceptions"}, 5)
+    assert got["stage"] is None
+    assert got["reason"] == ("internal error while cutting the pipeline (ImportError: cannot "
+                             "import name 'exception_chain' from 'aliasfuzz.fuzz.isolated' "
+                             "(/work/main/fuzz/isolated.py))")
+    assert pool.results.get_nowait()[0] == "internal"  # still logged and counted
+
+
+def test_audit_22_c9602fbf04_dtype_view_replay_crash_is_aot_runtime_s():
+    # v = x.view(bfloat16); x.add_(1).squeeze_(0); return v: AOTAutograd's gen_alias_from_base
+    # replays the dtype view on the squeezed base; its as_strided fallback applies the bf16
+    # sizes to the float32 base (setStorage out of bounds). The functional graph ran; the
+    # runtime wrappers raised. Campaign 22 filed it unblamed (an internal error of its mixed
+    # source trees, tests/data/blame/README.md); the cut itself names aot-runtime
+    p = _program("crash-unblamed-aot-eager-c9602fbf04")
+    out = _judge.evaluate(p, "aot_eager", "cpu")
+    assert out["verdict"] == "crash" and "setStorage" in out["explanation"], out["explanation"]
+    b = blame_program(p, "aot_eager", "crash", out["check"], error=out["explanation"])
+    assert b.stages == ("aot-runtime",), b.trail
+    assert _trail(b, "functionalization").startswith("agrees (the functional graph traced")
+
+
 def test_blame_in_runs_the_control_of_a_known_bug_whose_fields_match():
     from aliasfuzz.campaign.known import load_known
 
