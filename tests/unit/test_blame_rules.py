@@ -416,18 +416,25 @@ def test_a_crash_blamed_on_full_inductor_names_the_component_that_raised_it():
     assert "raised-in" not in dict(early.trail)
 
 
-def test_audit_22_88f92dc7f4_scheduler_keyerror_is_named_the_scheduler_s():
-    # index_fill_ on strides (2, 1, 1) becomes index_put + prims.copy_strided; the reinplace
-    # pass lets the custom op write that buffer in place, and Inductor raises KeyError 'op1'
-    # in Scheduler.compute_ancestors. Filed as lowering (fusion off raises too) with nothing
-    # saying the scheduler raised it; the stage stays, the component names the scheduler
-    p = _program("crash-lowering-88f92dc7f4")
+@pytest.mark.parametrize(("path", "error", "component", "frame"), [
+    # audit 22 88f92dc7f4: index_fill_ on strides (2, 1, 1) becomes index_put +
+    # prims.copy_strided; the reinplace pass lets the custom op write that buffer in place,
+    # and Inductor raises KeyError 'op1' in Scheduler.compute_ancestors. Filed as lowering
+    # (fusion off raises too) with nothing saying the scheduler raised it
+    (DATA / "crash-lowering-88f92dc7f4.json", "KeyError", "scheduler", "scheduler.py:"),
+    # the corpus's lowering crash (ExpandView's broadcast assert) is lowering's own
+    (DATA.parents[2] / "corpus" / "crash-lowering-b8e12830a7" / "program.json",
+     "Broadcast failed", "lowering", "ir.py:"),
+])
+def test_a_crash_of_full_inductor_names_the_component_that_raised_it(path, error, component,
+                                                                     frame):
+    p = Program.from_json(json.loads(path.read_text()))
     out = _judge.evaluate(p, "inductor", "cpu")
-    assert out["verdict"] == "crash" and "KeyError" in out["explanation"], out["explanation"]
+    assert out["verdict"] == "crash" and error in out["explanation"], out["explanation"]
     b = blame_program(p, "inductor", "crash", out["check"], error=out["explanation"])
-    assert b.stage == "lowering", b.trail
-    assert b.component == "scheduler", b.trail
-    assert _trail(b, "raised-in").startswith("scheduler (torch/_inductor/scheduler.py:")
+    assert b.stage == "lowering", b.trail  # the stage (and the entry's id) stays
+    assert b.component == component, b.trail
+    assert _trail(b, "raised-in").startswith(f"{component} (torch/_inductor/{frame}")
 
 
 def test_the_scalar_codegen_control_leaves_a_fusion_bug_on_the_scheduler():
