@@ -257,3 +257,14 @@ def test_a_campaign_refuses_aliasfuzz_put_together_from_two_source_trees():
     wheel_and_tree["aliasfuzz.campaign"] = "/work/c22/aliasfuzz/campaign/__init__.py"
     assert "aliasfuzz.campaign from /work/c22/aliasfuzz/campaign" in (
         mixed_sources(wheel_and_tree) or "")
+
+
+def test_run_campaign_refuses_mixed_sources_before_any_work(tmp_path, monkeypatch):
+    from aliasfuzz.campaign.driver import run_campaign
+    from aliasfuzz.campaign.options import CampaignOptions
+
+    monkeypatch.setattr(store, "mixed_sources", lambda: "aliasfuzz is imported from two trees")
+    state = tmp_path / "state"
+    with pytest.raises(InvalidArgument, match="imported from two trees"):
+        run_campaign(CampaignOptions(programs=1, state=str(state), corpus=str(tmp_path)))
+    assert not state.exists()  # no campaign directory was made
