@@ -20,8 +20,9 @@ A step is a module-level function named ``"module:function"`` and arguments that
 (the IR program as JSON, options dataclasses). What crosses back: the step's return value
 pickled by ``torch.save`` (tensors keep their strides and the storages they share), with
 every exception held in a dataclass field replaced by a copy that keeps what the blame
-reads of it: each exception of its ``__cause__`` / ``__context__`` chain as its type's name
-and its message (:func:`portable_error`). Built-in exception types come back as
+reads of it: each exception of its ``__cause__`` / ``__context__`` chain as its type's name,
+its message and the few innermost frames of PyTorch's own code it was raised from
+(:func:`portable_error`, :func:`raise_frames`). Built-in exception types come back as
 themselves, others as a subclass of ``RuntimeError`` of the same name.
 """
 
@@ -43,7 +44,8 @@ from typing import Any
 
 from aliasfuzz.fuzz.process import PARENT_ENV, parent_pid, watch_parent
 
-__all__ = ["HEAP_CORRUPTION", "Died", "heap_check", "portable_error", "run_isolated"]
+__all__ = ["HEAP_CORRUPTION", "Died", "exception_chain", "heap_check", "portable_error", "raise_frames",
+           "run_isolated"]
 
 #: Exit status of a child whose step raised in the harness (not a death of PyTorch).
 _HARNESS_ERROR = 3
@@ -118,19 +120,64 @@ class Died:
 
 @dataclass(frozen=True)
 class _Chain:
-    """An exception chain as data (pickle drops ``__cause__`` and ``__context__``):
-    ``(type name, message, args)`` from the outermost exception inward."""
+    """An exception chain as data (pickle drops ``__cause__``, ``__context__`` and
+    ``__traceback__``): ``(type name, message, args, frames)`` from the outermost exception
+    inward, ``frames`` as :func:`raise_frames` gives them."""
 
-    links: tuple[tuple[str, str, tuple], ...]
+    links: tuple[tuple[str, str, tuple, tuple[str, ...]], ...]
 
 
 def portable_error(e: BaseException) -> BaseException:
     """A copy of exception ``e`` and its ``__cause__``/``__context__`` chain (and a
     wrapper's ``inner_exception``: :func:`exception_chain`) built from type
-    names and messages only: built-in types kept, others rebuilt as ``RuntimeError``
-    subclasses of the same name (the blame reads names and messages only,
-    :func:`aliasfuzz.oracle.blame._same_error`)."""
+    names, messages and raise sites only: built-in types kept, others rebuilt as
+    ``RuntimeError`` subclasses of the same name (the blame reads names and messages,
+    :func:`aliasfuzz.oracle.blame._same_error`, and where in PyTorch an Inductor crash was
+    raised, :func:`raise_frames`)."""
     return _rebuild(_chain(e))
+
+
+#: Frames of PyTorch's own code kept per exception by :func:`raise_frames` (the innermost).
+_FRAMES = 8
+#: The attribute of a rebuilt exception that holds the frames its original was raised from.
+_FRAMES_ATTR = "_aliasfuzz_frames"
+
+
+def _short_path(filename: str) -> str | None:
+    """``torch/_inductor/scheduler.py`` for a file of the ``torch`` package, wherever it is
+    installed (``.../site-packages/torch/...`` or a source checkout's ``.../torch/...``);
+    None for any other file (Python's own, sympy, aliasfuzz)."""
+    path = filename.replace("\\", "/")
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in path:
+            path = path.rsplit(marker, 1)[1]
+            return path if path.startswith("torch/") else None
+    at = path.rfind("/torch/")
+    return path[at + 1:] if at >= 0 else None
+
+
+def raise_frames(e: BaseException) -> tuple[str, ...]:
+    """Where in PyTorch ``e`` itself (not its chain) was raised: the innermost
+    :data:`_FRAMES` frames of its traceback that run code of the ``torch`` package, outermost
+    first, each as ``torch/<path>.py:<function>`` (``torch/_inductor/scheduler.py:
+    compute_ancestors``). A copy made by :func:`portable_error` in a child interpreter has
+    no traceback; it answers the frames its original had. ``()`` when none is known.
+
+    Why only PyTorch's frames and only a few: the blame names the component of Inductor
+    (:func:`aliasfuzz.passes.stages.inductor_component`) that raised a crash of its full
+    compile (audit 22 88f92dc7f4: a ``KeyError`` of ``Scheduler.compute_ancestors`` was
+    filed as ``lowering``), and a copy crosses the process boundary small."""
+    if e.__traceback__ is None:
+        return tuple(getattr(e, _FRAMES_ATTR, ()))
+    frames: list[str] = []
+    tb = e.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        short = _short_path(code.co_filename)
+        if short is not None:
+            frames.append(f"{short}:{code.co_name}")
+        tb = tb.tb_next
+    return tuple(frames[-_FRAMES:])
 
 
 def exception_chain(e: BaseException) -> list[BaseException]:
@@ -152,7 +199,8 @@ def exception_chain(e: BaseException) -> list[BaseException]:
 
 
 def _chain(e: BaseException) -> _Chain:
-    return _Chain(tuple((type(x).__name__, str(x), _args(x)) for x in exception_chain(e)))
+    return _Chain(tuple((type(x).__name__, str(x), _args(x), raise_frames(x))
+                        for x in exception_chain(e)))
 
 
 def _args(x: BaseException) -> tuple:
@@ -164,7 +212,7 @@ def _args(x: BaseException) -> tuple:
 
 def _rebuild(chain: _Chain) -> BaseException:
     out: BaseException | None = None
-    for name, message, args in reversed(chain.links):
+    for name, message, args, frames in reversed(chain.links):
         kind = getattr(builtins, name, None)
         if not (isinstance(kind, type) and issubclass(kind, BaseException)):
             kind = _named(name)
@@ -174,6 +222,7 @@ def _rebuild(chain: _Chain) -> BaseException:
             copy = None
         if copy is None or str(copy) != message:
             copy = _named(name)(message)
+        setattr(copy, _FRAMES_ATTR, frames)
         copy.__cause__ = out
         out = copy
     assert out is not None

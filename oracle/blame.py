@@ -97,6 +97,17 @@ codegen (``CppVecKernel``), blamed as :data:`CPP_VECTORIZED` (seventh audit 64c5
 assert in ``CppVecKernel.store``, filed as ``lowering``). The pass-off control is not run
 then.
 
+**Where in Inductor** (:data:`RAISED_IN`, :attr:`Blame.component`): ``lowering`` and
+``scheduler`` are full Inductor (fusion off, then on), so a crash blamed there may have been
+raised by lowering, by the scheduler, by codegen or by the compile of the generated code.
+The innermost Inductor frame of the blamed stage's error
+(:func:`aliasfuzz.passes.stages.inductor_component`; a child interpreter's error keeps its
+frames, :func:`aliasfuzz.fuzz.isolated.raise_frames`) names that component in the trail
+(``raised-in``: ``scheduler (torch/_inductor/scheduler.py:compute_ancestors)``) and in the
+repro's notes. The stage itself is not renamed: finding ids and the corpus's dedupe key on
+it, and it says what the cut separated (audit 22 88f92dc7f4: ``KeyError: 'op1'`` raised by
+``Scheduler.compute_ancestors`` with fusion off and on, filed as ``lowering``).
+
 **AOTAutograd's runtime wrappers** (``aot-runtime``): when the ``functionalization`` stage
 raises from the code AOTAutograd wraps around its functional graph at run time (synthetic
 bases, the replay of outputs that alias inputs, input-mutation epilogues:
@@ -144,7 +155,7 @@ from aliasfuzz.oracle.differential import differential, tolerance
 __all__ = [
     "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "GRADS_NOT_CUT",
     "NOT_REPRODUCED",
-    "OVERLAP_ERRORS", "Blame",
+    "OVERLAP_ERRORS", "RAISED_IN", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off",
     "scalar_codegen",
 ]
@@ -203,17 +214,23 @@ class Blame:
 
     ``stage``: the blamed stage (None when no cut reproduces the finding: ``reason`` says
     why); ``stages``: every blamed stage, ``stage`` first; ``trail``: one
-    ``(stage, what happened)`` pair per stage run, in pipeline order, for the report.
+    ``(stage, what happened)`` pair per stage run, in pipeline order, for the report (and
+    the controls', and :data:`RAISED_IN`'s); ``component``: for a crash blamed on full
+    Inductor (``lowering``, ``scheduler``), the part of Inductor that raised it
+    (:func:`aliasfuzz.passes.stages.inductor_component`: ``scheduler``, ``lowering``,
+    ``codegen``, ...), else None.
     """
 
     stage: str | None
     stages: tuple[str, ...] = ()
     trail: list[tuple[str, str]] = field(default_factory=list)
     reason: str = ""
+    component: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "stages": list(self.stages),
-                "trail": [list(t) for t in self.trail], "reason": self.reason}
+                "trail": [list(t) for t in self.trail], "reason": self.reason,
+                "component": self.component}
 
 
 def _mismatch(e: Any, c: Any) -> torch.Tensor | bool:
@@ -483,7 +500,33 @@ def blame(
             for i, (p, c) in enumerate(zip(prev, cur, strict=True))
         ):
             stages.append(kept[k][0].stage)
-    return Blame(stages[0], tuple(stages), trail)
+    component = _raised_in(kept[first][0], trail)
+    return Blame(stages[0], tuple(stages), trail, component=component)
+
+
+#: The trail's name for where in Inductor a crash blamed on ``lowering`` or ``scheduler``
+#: was raised (:func:`_raised_in`); its entry reads ``scheduler
+#: (torch/_inductor/scheduler.py:compute_ancestors)``.
+RAISED_IN = "raised-in"
+
+
+def _raised_in(run: Any, trail: list[tuple[str, str]]) -> str | None:
+    """The Inductor component (:func:`aliasfuzz.passes.stages.inductor_component`) that
+    raised blamed stage ``run``'s error, when that stage is full Inductor
+    (:data:`_COMPILED`); noted in ``trail`` as :data:`RAISED_IN`. The stage name stays
+    (finding ids and the corpus's dedupe use it; it is what our cut can separate: fusion
+    off or on): the component tells the engineer which part of the compile to read (audit
+    22 88f92dc7f4, ``lowering`` whose ``KeyError`` the scheduler raised)."""
+    from aliasfuzz.passes.stages import inductor_component
+
+    error = run.result.error
+    if run.stage not in _COMPILED or error is None or isinstance(error, WorkerDied):
+        return None
+    site = inductor_component(error)
+    if site is None:
+        return None
+    trail.append((RAISED_IN, f"{site[0]} ({site[1]})"))
+    return site[0]
 
 
 def blame_program(
@@ -777,7 +820,8 @@ def scalar_codegen(
     got = runner((opts or PipelineOptions()).with_inductor_config(**{"cpp.simdlen": 1}))
     if got == "agrees":
         return Blame(CPP_VECTORIZED, (CPP_VECTORIZED,),
-                     [*b.trail, ("scalar-codegen", "cpp.simdlen=1: agrees")])
+                     [*b.trail, ("scalar-codegen", "cpp.simdlen=1: agrees")],
+                     component=b.component)
     b.trail.append(("scalar-codegen", f"cpp.simdlen=1: {got}; blame stands"))
     return b
 

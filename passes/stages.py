@@ -75,8 +75,8 @@ from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
-__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "order_dependent_copy", "sequential_copy",
-           "raised_by_aot_runtime"]
+__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "inductor_component",
+           "order_dependent_copy", "sequential_copy", "raised_by_aot_runtime"]
 
 #: The fixed stages of each pipeline, in order; ``<inductor>`` stands for the stages
 #: discovered from Inductor's named passes (``aot``, ``joint:*``, ``post-grad:*``,
@@ -605,6 +605,57 @@ def raised_by_aot_runtime(e: BaseException) -> bool:
     return (not graph_ran_here
             and any(m in f for f in files for m in _AOT_RUNTIME_FILES)
             and not any(m in f for f in files for m in _COMPILE_FILES))
+
+
+#: Inductor's files (``torch/_inductor/``, torch 2.11 and 2.13) -> the component a crash
+#: raised there is in. The ``lowering`` and ``scheduler`` stages are full Inductor (the
+#: first with fusion off), so their crash may be lowering's (``GraphLowering`` running the
+#: FX graph: ``graph.py``, ``lowering.py``, ``ir.py``), the scheduler's (``Scheduler``:
+#: dependencies, fusion, ordering; ``GraphLowering.codegen`` builds it), the generated
+#: code's (``codegen/``: C++ and Triton kernels, the wrapper) or its compile's (the C++
+#: compiler behind ``codecache.py``). A prefix ending in ``/`` names a folder; files of no
+#: component (``utils.py``, ``virtualized.py``, ``sizevars.py``, ``dependencies.py``,
+#: ``compile_fx.py``'s driver) are helpers of all of them: the next frame out decides.
+INDUCTOR_COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("torch/_inductor/scheduler.py", "scheduler"),
+    ("torch/_inductor/codegen/", "codegen"),
+    ("torch/_inductor/codecache.py", "codecache"),
+    ("torch/_inductor/cpp_builder.py", "codecache"),
+    ("torch/_inductor/async_compile.py", "codecache"),
+    ("torch/_inductor/lowering.py", "lowering"),
+    ("torch/_inductor/graph.py", "lowering"),
+    ("torch/_inductor/ir.py", "lowering"),
+    ("torch/_inductor/kernel/", "lowering"),
+    ("torch/_inductor/mkldnn_lowerings.py", "lowering"),
+    ("torch/_inductor/fx_passes/", "fx_passes"),  # named by the pass's file
+)
+
+
+def inductor_component(e: BaseException) -> tuple[str, str] | None:
+    """``(component, frame)``: where in Inductor ``e`` was raised, by the innermost frame of
+    :data:`INDUCTOR_COMPONENTS`' files on the stack of the innermost exception of its chain
+    that has one (:func:`aliasfuzz.fuzz.isolated.raise_frames`, which a copy from a child
+    interpreter keeps). The component is ``scheduler``, ``lowering``, ``codegen``,
+    ``codecache`` or ``fx_passes/<file>`` (``fx_passes/post_grad``); ``frame`` is
+    ``torch/_inductor/scheduler.py:compute_ancestors``. None when no frame of those files is
+    known (an error raised outside Inductor, a child's death).
+
+    Why: the ``lowering`` stage is full Inductor with fusion off, so the cut cannot tell
+    lowering from the scheduler or codegen by itself (audit 22 88f92dc7f4:
+    ``KeyError: 'op1'`` raised by ``Scheduler.compute_ancestors`` after reinplacing a
+    custom op onto ``prims.copy_strided``'s buffer was filed as ``lowering``)."""
+    from aliasfuzz.fuzz.isolated import exception_chain, raise_frames
+
+    for x in reversed(exception_chain(e)):
+        for frame in reversed(raise_frames(x)):
+            path = frame.rsplit(":", 1)[0]
+            for prefix, component in INDUCTOR_COMPONENTS:
+                if path == prefix or (prefix.endswith("/") and path.startswith(prefix)):
+                    if component == "fx_passes":
+                        stem = path[len(prefix):].removesuffix(".py")
+                        component = f"fx_passes/{stem}"
+                    return component, frame
+    return None
 
 
 def _compiled_stage(

@@ -147,6 +147,43 @@ def versions() -> dict[str, str]:
     return {"torch": torch.__version__, "triton": tv, "python": platform.python_version()}
 
 
+#: aliasfuzz's packages that ``pyproject.toml`` maps from the repository root (``fuzz/``,
+#: ``oracle/``, ``passes/``) and those nested in ``aliasfuzz/``.
+_ROOT_PACKAGES = ("aliasfuzz.fuzz", "aliasfuzz.oracle", "aliasfuzz.passes")
+_NESTED_PACKAGES = ("aliasfuzz.campaign", "aliasfuzz.report")
+
+
+def mixed_sources(files: dict[str, str] | None = None) -> str | None:
+    """Why this process's aliasfuzz is put together from more than one source tree, or None.
+
+    ``files``: package name -> its ``__init__.py`` (default: the imported packages). An
+    editable install maps ``aliasfuzz.fuzz``/``oracle``/``passes`` to ``<root>/fuzz`` etc.
+    (``pyproject.toml``'s ``package-dir``); a wheel puts them in ``<site>/aliasfuzz/``.
+    A clone run with another clone's virtual environment and ``PYTHONPATH=.`` gets
+    ``aliasfuzz`` (and ``campaign``, ``report``) from itself and the rest from the tree the
+    environment was installed from: campaign 22 ran ``/work/c22``'s driver with
+    ``/work/main``'s oracle while ``/work/main`` moved on, and its cut raised ImportError
+    (audit 22 c9602fbf04, filed unblamed)."""
+    if files is None:
+        import importlib
+
+        files = {name: str(importlib.import_module(name).__file__)
+                 for name in ("aliasfuzz", *_ROOT_PACKAGES, *_NESTED_PACKAGES)}
+    top = Path(files["aliasfuzz"]).resolve().parent
+    odd = []
+    for name, file in files.items():
+        home = Path(file).resolve().parent
+        ok = (home == top if name == "aliasfuzz" else home.parent == top
+              if name in _NESTED_PACKAGES else home.parent in (top, top.parent))
+        if not ok:
+            odd.append(f"{name} from {home}")
+    if not odd:
+        return None
+    return (f"aliasfuzz is imported from more than one source tree (aliasfuzz from {top}; "
+            f"{'; '.join(odd)}): run it with the virtual environment installed from this "
+            "tree (pip install -e .), so that one version of the code runs the campaign")
+
+
 @dataclass(frozen=True)
 class CorpusEntry:
     """A loaded entry: its folder, program and meta (``meta["expected"]`` has the verdict)."""

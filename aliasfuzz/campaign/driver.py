@@ -829,5 +829,13 @@ class _Campaign:
 def run_campaign(
     opts: CampaignOptions, *, resume: Path | None = None, show: bool = True
 ) -> CampaignResult:
-    """Run (or resume) a campaign; see the module docstring. Ctrl-C stops it resumably."""
+    """Run (or resume) a campaign; see the module docstring. Ctrl-C stops it resumably.
+
+    Raises :class:`~aliasfuzz.errors.InvalidArgument` when this process's aliasfuzz comes
+    from more than one source tree (:func:`~aliasfuzz.campaign.corpus.mixed_sources`)."""
+    from aliasfuzz.campaign.corpus import mixed_sources
+
+    mixed = mixed_sources()
+    if mixed is not None:
+        raise InvalidArgument(mixed)
     return _Campaign(opts, resume, show).run()

@@ -364,8 +364,13 @@ class Pool:
             return out["blame"]
         if "internal_error" in out:
             self.results.put(("internal", i, pipeline, out, None))
+            # the error's last line goes with the finding: campaign 22's c9602fbf04 was filed
+            # unblamed by an ImportError of a source tree changed under the running campaign,
+            # and only the run's internal-errors.log said so (audit 22 finding 7)
+            said = str(out.get("internal_error") or "").strip().splitlines()
             return {"stage": None, "stages": [], "trail": [],
-                    "reason": "internal error while cutting the pipeline"}
+                    "reason": "internal error while cutting the pipeline"
+                              + (f" ({said[-1][:200]})" if said else "")}
         return {"stage": None, "stages": [], "trail": [],
                 "reason": f"cutting the pipeline ended in {out.get('verdict')}: "
                           f"{out.get('explanation', '')}"}

@@ -183,6 +183,8 @@ def plan(program: Program, meta: dict[str, Any]) -> Plan:
 
 
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
+    from aliasfuzz.oracle.blame import RAISED_IN
+
     root = meta.get("root") or {}
     stage = root.get("stage")
     _, words = stage_words(stage, plan_.pipeline)
@@ -203,7 +205,13 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         blamed = f"Blamed stage: {named}, the first whose result departs from eager."
         if len(stages) > 1:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
-    notes = [blamed, f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits}."]
+    notes = [blamed]
+    raised_in = next((str(what) for st, what in meta.get("trail") or [] if st == RAISED_IN), None)
+    if raised_in and stage and not stage.startswith("unblamed"):
+        # the stage is full Inductor; the component tells which part of it to read (audit 22)
+        notes += textwrap.wrap(f"Inductor raised it in its {raised_in}.", 92,
+                               break_on_hyphens=False)
+    notes.append(f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits}.")
     if not plan_.own:  # an auditor compared this program with program.json and was puzzled
         notes += textwrap.wrap(
             f"Shown by another sighting ({plan_.pipeline}), the most public one; program.json "

@@ -21,6 +21,7 @@ from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle.blame import WorkerDied, _loaded, blame, blame_program
 from aliasfuzz.passes import stages as stages_mod
 from aliasfuzz.passes.stages import StageRun
+from tests.common.frames import SITE, caught
 from tests.common.torch_versions import on_torch_2_11
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "blame"
@@ -374,6 +375,68 @@ def test_a_vectorized_cpp_codegen_assert_is_blamed_on_cpp_codegen_not_lowering()
     assert _trail(b, "scalar-codegen") == "cpp.simdlen=1: agrees"
 
 
+# -- where in Inductor a crash of full Inductor was raised (audit 22 88f92dc7f4) -----------
+
+_GRAPH = (SITE + "torch/_inductor/graph.py", "codegen")
+_SCHED = (SITE + "torch/_inductor/scheduler.py", "compute_ancestors")
+_HELPER = (SITE + "torch/_inductor/utils.py", "helper")
+
+
+@pytest.mark.parametrize(("frames", "component"), [
+    ([_GRAPH, _SCHED, _HELPER], "scheduler"),  # a helper file names nothing: the next out
+    ([_GRAPH, (SITE + "torch/_inductor/lowering.py", "fn")], "lowering"),
+    ([_SCHED, (SITE + "torch/_inductor/codegen/cpp.py", "store")], "codegen"),
+    ([(SITE + "torch/_inductor/fx_passes/post_grad.py", "run")], "fx_passes/post_grad"),
+    ([(SITE + "torch/_functorch/aot_autograd.py", "f"), _HELPER], None),
+])
+def test_the_innermost_inductor_frame_names_the_component(frames, component):
+    from aliasfuzz.fuzz.isolated import portable_error
+    from aliasfuzz.passes.stages import inductor_component
+
+    e = caught(frames, KeyError("op1"))
+    got = inductor_component(e)
+    assert (got and got[0]) == component
+    assert inductor_component(portable_error(e)) == got  # as a child interpreter sends it
+
+
+def test_a_crash_blamed_on_full_inductor_names_the_component_that_raised_it():
+    # the lowering stage is full Inductor with fusion off: its crash may be the scheduler's
+    error = "compiled raises _Failed: compile: InductorError: KeyError: 'op1'; eager does not"
+    boom = caught([_GRAPH, _SCHED], KeyError("op1"))
+    runs = [_ok("dynamo"), _ok("reinplace"), _raises("lowering", boom), _raises("scheduler", boom)]
+    b = blame("inductor", "crash", "exceptions", EAGER, runs, [], error=error)
+    assert (b.stage, b.component) == ("lowering", "scheduler")
+    assert _trail(b, "raised-in") == "scheduler (torch/_inductor/scheduler.py:compute_ancestors)"
+    # a stage that is not full Inductor keeps no component (its error's frames say another
+    # thing: our eager run of a snapshot)
+    early = blame("inductor", "crash", "exceptions", EAGER,
+                  [_ok("dynamo"), _raises("reinplace", boom), _raises("lowering", boom)], [],
+                  error=error)
+    assert early.stage == "reinplace" and early.component is None
+    assert "raised-in" not in dict(early.trail)
+
+
+@pytest.mark.parametrize(("path", "error", "component", "frame"), [
+    # audit 22 88f92dc7f4: index_fill_ on strides (2, 1, 1) becomes index_put +
+    # prims.copy_strided; the reinplace pass lets the custom op write that buffer in place,
+    # and Inductor raises KeyError 'op1' in Scheduler.compute_ancestors. Filed as lowering
+    # (fusion off raises too) with nothing saying the scheduler raised it
+    (DATA / "crash-lowering-88f92dc7f4.json", "KeyError", "scheduler", "scheduler.py:"),
+    # the corpus's lowering crash (ExpandView's broadcast assert) is lowering's own
+    (DATA.parents[2] / "corpus" / "crash-lowering-b8e12830a7" / "program.json",
+     "Broadcast failed", "lowering", "ir.py:"),
+])
+def test_a_crash_of_full_inductor_names_the_component_that_raised_it(path, error, component,
+                                                                     frame):
+    p = Program.from_json(json.loads(path.read_text()))
+    out = _judge.evaluate(p, "inductor", "cpu")
+    assert out["verdict"] == "crash" and error in out["explanation"], out["explanation"]
+    b = blame_program(p, "inductor", "crash", out["check"], error=out["explanation"])
+    assert b.stage == "lowering", b.trail  # the stage (and the entry's id) stays
+    assert b.component == component, b.trail
+    assert _trail(b, "raised-in").startswith(f"{component} (torch/_inductor/{frame}")
+
+
 def test_the_scalar_codegen_control_leaves_a_fusion_bug_on_the_scheduler():
     # a control that still departs keeps the cut's blame, and says so in the trail
     from aliasfuzz.oracle import blame as blame_mod
@@ -464,6 +527,44 @@ def test_tenth_audit_ac49bfc94f_is_functionalization_s_alone():
 
 
 # -- known bugs matched by their control ---------------------------------------------------------
+
+
+def test_an_internal_error_of_the_cut_says_what_it_was_in_the_finding():
+    # audit 22 c9602fbf04: filed "unblamed" with "internal error while cutting the pipeline"
+    # and nothing more; the cause (an ImportError: the campaign's source tree changed under
+    # it) was only in the run's internal-errors.log. The finding's reason now carries it
+    import queue
+    from types import SimpleNamespace
+
+    from aliasfuzz.campaign.pool import Pool
+
+    stack = ("Traceback (most recent call last):\n  File \"/work/main/oracle/blame.py\", "
+             "line 345, in _chain\nImportError: cannot import name 'exception_chain' from "
+             "'aliasfuzz.fuzz.isolated' (/work/main/fuzz/isolated.py)\n")
+    pool = SimpleNamespace(bugs=[], results=queue.Queue(),
+                           _task=lambda program, pipeline: {"program": {}, "pipeline": pipeline,
+                                                            "device": "cpu", "options": {}})
+    w = _Worker([{"internal_error": stack, "summary": "ImportError"}])
+    got = Pool._blame(pool, w, None, "aot_eager", {"verdict": "crash", "check": "exceptions"}, 5)
+    assert got["stage"] is None
+    assert got["reason"] == ("internal error while cutting the pipeline (ImportError: cannot "
+                             "import name 'exception_chain' from 'aliasfuzz.fuzz.isolated' "
+                             "(/work/main/fuzz/isolated.py))")
+    assert pool.results.get_nowait()[0] == "internal"  # still logged and counted
+
+
+def test_audit_22_c9602fbf04_dtype_view_replay_crash_is_aot_runtime_s():
+    # v = x.view(bfloat16); x.add_(1).squeeze_(0); return v: AOTAutograd's gen_alias_from_base
+    # replays the dtype view on the squeezed base; its as_strided fallback applies the bf16
+    # sizes to the float32 base (setStorage out of bounds). The functional graph ran; the
+    # runtime wrappers raised. Campaign 22 filed it unblamed (an internal error of its mixed
+    # source trees, tests/data/blame/README.md); the cut itself names aot-runtime
+    p = _program("crash-unblamed-aot-eager-c9602fbf04")
+    out = _judge.evaluate(p, "aot_eager", "cpu")
+    assert out["verdict"] == "crash" and "setStorage" in out["explanation"], out["explanation"]
+    b = blame_program(p, "aot_eager", "crash", out["check"], error=out["explanation"])
+    assert b.stages == ("aot-runtime",), b.trail
+    assert _trail(b, "functionalization").startswith("agrees (the functional graph traced")
 
 
 def test_blame_in_runs_the_control_of_a_known_bug_whose_fields_match():

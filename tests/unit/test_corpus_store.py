@@ -228,3 +228,43 @@ def test_clean_temp_leaves_a_live_writers_folder(tmp_path):
         d.mkdir()
     assert clean_temp(tmp_path) == [dead]
     assert live.is_dir() and not dead.exists()
+
+
+def _layout(root: str, fuzz_root: str | None = None, wheel: bool = False) -> dict[str, str]:
+    """Package -> ``__init__.py`` of an editable install at ``root`` (``fuzz``, ``oracle``,
+    ``passes`` from ``fuzz_root`` when given) or of a wheel under ``root``."""
+    top = f"{root}/aliasfuzz"
+    mapped = top if wheel else (fuzz_root or root)
+    files = {"aliasfuzz": f"{top}/__init__.py"}
+    files |= {f"aliasfuzz.{p}": f"{mapped}/{p}/__init__.py" for p in ("fuzz", "oracle", "passes")}
+    files |= {f"aliasfuzz.{p}": f"{top}/{p}/__init__.py" for p in ("campaign", "report")}
+    return files
+
+
+def test_a_campaign_refuses_aliasfuzz_put_together_from_two_source_trees():
+    # audit 22 c9602fbf04: /work/c22's driver ran /work/main's oracle (c22's .venv was
+    # main's), main moved on mid-run, and the cut's ImportError filed the finding unblamed
+    from aliasfuzz.campaign.corpus import mixed_sources
+
+    assert mixed_sources() is None  # this checkout's own environment
+    assert mixed_sources(_layout("/work/c22")) is None  # editable, one tree
+    assert mixed_sources(_layout("/venv/site-packages", wheel=True)) is None
+    assert mixed_sources(_layout("/home/u/aliasfuzz")) is None  # a clone named aliasfuzz
+    said = mixed_sources(_layout("/work/c22", fuzz_root="/work/main"))
+    assert said is not None and "aliasfuzz.oracle from /work/main/oracle" in said
+    assert "aliasfuzz.campaign" not in said
+    wheel_and_tree = _layout("/venv/site-packages", wheel=True)
+    wheel_and_tree["aliasfuzz.campaign"] = "/work/c22/aliasfuzz/campaign/__init__.py"
+    assert "aliasfuzz.campaign from /work/c22/aliasfuzz/campaign" in (
+        mixed_sources(wheel_and_tree) or "")
+
+
+def test_run_campaign_refuses_mixed_sources_before_any_work(tmp_path, monkeypatch):
+    from aliasfuzz.campaign.driver import run_campaign
+    from aliasfuzz.campaign.options import CampaignOptions
+
+    monkeypatch.setattr(store, "mixed_sources", lambda: "aliasfuzz is imported from two trees")
+    state = tmp_path / "state"
+    with pytest.raises(InvalidArgument, match="imported from two trees"):
+        run_campaign(CampaignOptions(programs=1, state=str(state), corpus=str(tmp_path)))
+    assert not state.exists()  # no campaign directory was made

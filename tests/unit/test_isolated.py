@@ -15,6 +15,7 @@ import torch
 from aliasfuzz.fuzz import isolated
 from aliasfuzz.fuzz.eager import EagerResult
 from aliasfuzz.fuzz.isolated import Died, portable_error, run_isolated
+from tests.common.frames import SITE, raised_through
 from tests.common.procs import alive
 
 
@@ -34,6 +35,43 @@ def test_a_chained_error_keeps_type_names_and_messages():
     assert type(copy).__name__ == "BackendCompilerFailed" and isinstance(copy, RuntimeError)
     assert str(copy) == str(outer)
     assert type(copy.__cause__) is KeyError and str(copy.__cause__) == str(KeyError("inner"))
+
+
+def test_a_chained_error_keeps_where_pytorch_raised_it(tmp_path):
+    # audit 22 88f92dc7f4: the blame names the part of Inductor that raised a crash of its
+    # full compile from these frames, also when the stage ran in a child interpreter
+    run = raised_through([(SITE + "torch/_inductor/graph.py", "codegen"),
+                          ("/work/aliasfuzz/helper.py", "ours"),
+                          (SITE + "torch/_inductor/scheduler.py", "compute_ancestors")],
+                         KeyError("op1"))
+    try:
+        try:
+            run()
+        except KeyError as inner:
+            raise BackendCompilerFailed("backend='inductor' raised:") from inner
+    except Exception as e:
+        outer = e
+    want = ("torch/_inductor/graph.py:codegen", "torch/_inductor/scheduler.py:compute_ancestors")
+    assert isolated.raise_frames(outer.__cause__) == want  # only PyTorch's own frames
+    copy = portable_error(outer)
+    assert copy.__traceback__ is None and copy.__cause__.__traceback__ is None
+    assert isolated.raise_frames(copy.__cause__) == want
+    assert isolated.raise_frames(copy) == ()  # raised here, in no file of torch
+    path = tmp_path / "a.pt"  # as the child sends it back
+    torch.save(isolated._walk([outer], BaseException, isolated._chain), path)
+    back = isolated._walk(torch.load(path, weights_only=False), isolated._Chain,
+                          isolated._rebuild)[0]
+    assert isolated.raise_frames(back.__cause__) == want
+
+
+def test_only_the_innermost_frames_are_kept():
+    run = raised_through([(f"/src/pytorch/torch/_inductor/f{i}.py", f"g{i}") for i in range(20)],
+                         ValueError("deep"))
+    with pytest.raises(ValueError) as info:
+        run()
+    frames = isolated.raise_frames(portable_error(info.value))
+    assert frames == tuple(f"torch/_inductor/f{i}.py:g{i}" for i in range(20 - len(frames), 20))
+    assert 0 < len(frames) < 20
 
 
 def test_a_result_crosses_back_with_its_layout_sharing_and_error(tmp_path):

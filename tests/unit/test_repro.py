@@ -324,6 +324,23 @@ def test_stacked_blame_is_not_called_the_first_departure():
     assert "the first whose result departs" in text and "of their own: reinplace" in text
 
 
+def test_a_crash_of_full_inductor_says_which_part_of_inductor_raised_it():
+    # audit 22 88f92dc7f4: blamed on lowering (full Inductor, fusion off), raised by the
+    # scheduler; the repro's notes say so from the blame trail's raised-in entry
+    from aliasfuzz.campaign.repro import _notes, plan
+    from tests.common.repro_cases import _cases
+
+    program, meta, _ = _cases()["b03-inductor"]
+    meta = {**meta, "stages": ["lowering"], "root": {**meta["root"], "stage": "lowering"},
+            "trail": [["lowering", "departs (raises KeyError: 'op1')"],
+                      ["raised-in", "scheduler (torch/_inductor/scheduler.py:compute_ancestors)"]]}
+    text = " ".join(_notes(plan(program, meta), meta))
+    assert ("Inductor raised it in its scheduler (torch/_inductor/scheduler.py:compute_ancestors)."
+            in text)
+    meta["trail"] = meta["trail"][:1]
+    assert "Inductor raised it" not in " ".join(_notes(plan(program, meta), meta))
+
+
 def test_upstream_draft_of_a_stacked_root_names_the_earlier_stage():
     from aliasfuzz.report.upstream import render_draft
     from tests.common.repro_cases import _cases
