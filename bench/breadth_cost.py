@@ -37,6 +37,7 @@ Prints numbers; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 
 from aliasfuzz.campaign import _judge, sources
@@ -86,15 +87,35 @@ def variant(program, name: str, seed: int, index: int):
     return sources.mark_dynamic(bare, share, seed, index)
 
 
-def run(name: str, n: int, seed: int) -> None:
-    """Judge programs ``0..n-1`` of ``seed`` in variant ``name``; print one line per
+class _Late(Exception):
+    """A program judged for longer than ``--timeout`` seconds."""
+
+
+def _late(signum, frame):
+    raise _Late
+
+
+def run(name: str, n: int, seed: int, start: int = 0, timeout: int = 120) -> None:
+    """Judge programs ``start..n-1`` of ``seed`` in variant ``name``; print one line per
     program: ``t SEED INDEX SECONDS DIFFERS ROWS`` (DIFFERS: 1 when the variant changed the
-    program; ROWS: 1 when the program as the campaign draws it uses an issue-15 row)."""
+    program; ROWS: 1 when the program as the campaign draws it uses an issue-15 row), or
+    ``x SEED INDEX late`` for one judged longer than ``timeout`` seconds (left out of the
+    pairing). The judge runs in this process, unlike a campaign's isolated workers: a
+    program that crashes torch kills it, and ``bench/gpu/h200.sh`` restarts it with
+    ``--start`` past that program."""
     share = CampaignOptions(programs=1).dynamic_share
-    for i in range(n):
+    signal.signal(signal.SIGALRM, _late)
+    for i in range(start, n):
         program = sources.mark_dynamic(_judge.generate(seed, i), share, seed, i)
         judged = variant(program, name, seed, i)
-        seconds = _seconds(judged)
+        signal.alarm(timeout)
+        try:
+            seconds = _seconds(judged)
+        except _Late:
+            print(f"x {seed} {i} late", flush=True)
+            continue
+        finally:
+            signal.alarm(0)
         print(f"t {seed} {i} {seconds:.4f} {int(judged != program)} {int(_uses_rows(program))}",
               flush=True)
 
@@ -142,16 +163,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", choices=tuple(VARIANTS), default="asis")
     ap.add_argument("--warmup", type=int, default=4,
                     help="programs judged first, not counted (first compiles, imports)")
+    ap.add_argument("--start", type=int, default=0, help="first program index")
+    ap.add_argument("--timeout", type=int, default=120,
+                    help="seconds after which a program's judgment is abandoned")
     ap.add_argument("--combine", nargs="+", metavar="FILE",
                     help="pair the outputs of --variant runs and print the summary")
     args = ap.parse_args(argv)
     if args.combine:
         combine(args.combine)
         return 0
-    print(f"variant {args.variant}", flush=True)
+    if args.start == 0:
+        print(f"variant {args.variant}", flush=True)
     for i in range(args.warmup):
         _seconds(_judge.generate(args.seed + 1000, i))
-    run(args.variant, args.n, args.seed)
+    run(args.variant, args.n, args.seed, args.start, args.timeout)
     return 0
 
 
