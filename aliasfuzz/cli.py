@@ -35,8 +35,8 @@ _SHARES = {
 
 
 def _cmd_sample(args) -> int:
-    flags = (("-n", args.n, 0), ("--seed", args.seed, 0),
-             ("--max-statements", args.max_statements, 1))
+    # --seed needs no check here: parse_seed, run's own, takes only an integer >= 0 or today
+    flags = (("-n", args.n, 0), ("--max-statements", args.max_statements, 1))
     for flag, v, lo in flags:
         if v < lo:  # before torch is imported, in the flag's own name
             raise InvalidArgument(f"{flag} must be an integer >= {lo}, got {v}")
@@ -63,11 +63,15 @@ def _cmd_sample(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from aliasfuzz.campaign.cli import parse_seed
+
     parser = _Parser(prog="aliasfuzz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("sample", help="print N generated programs as Python")
     p.add_argument("-n", type=int, default=3, help="number of programs (default 3)")
-    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    # the same seed forms as run's (fresh user 22 looked at a nightly campaign's programs)
+    p.add_argument("--seed", type=parse_seed, default=0,
+                   help="generator seed (default 0); 'today' is YYYYMMDD, as for run")
     p.add_argument("--max-statements", type=int, default=8)
     for name, what in _SHARES.items():
         p.add_argument(f"--{name}-share", type=float, metavar="SHARE",

@@ -22,11 +22,13 @@ from pathlib import Path
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["add_parsers"]
+__all__ = ["add_parsers", "parse_seed"]
 
 
-def _seed(text: str) -> int:
-    """A seed flag: an integer >= 0, or ``today`` (the date as YYYYMMDD, for nightly runs)."""
+def parse_seed(text: str) -> int:
+    """A seed flag's value (argparse ``type``), shared by ``run`` and ``sample``: an integer
+    >= 0, or ``today`` (the date as YYYYMMDD, for nightly runs); raises
+    :class:`argparse.ArgumentTypeError` (one line, exit 2) for anything else."""
     import time
 
     if text == "today":
@@ -281,7 +283,7 @@ def _add_run(sub) -> None:
                         "blamed for a tenth of the budget more (at least 30 s), then "
                         "written as they are, marked 'time budget spent'")
     budget.add_argument("--programs", type=int, metavar="N", help="number of programs")
-    p.add_argument("--seed", type=_seed, help="campaign seed (default 0); 'today' is YYYYMMDD")
+    p.add_argument("--seed", type=parse_seed, help="campaign seed (default 0); 'today' is YYYYMMDD")
     p.add_argument(
         "--pipelines",
         help=f"comma list (default: {','.join(DEFAULT_PIPELINES)})",
