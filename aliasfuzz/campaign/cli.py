@@ -99,7 +99,7 @@ def _cmd_run(args) -> int:
         opts = merge_options(flags, args.config)
         # a bad value is a one-line error before torch is imported (seconds on a busy host)
         opts.validate()
-        _check_named_corpus(opts.corpus)
+        _check_named_corpus(opts.corpus, opts.source("corpus"))
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.corpus import list_entries, load_entry
     from aliasfuzz.campaign.driver import (
@@ -205,14 +205,15 @@ def _cmd_run(args) -> int:
     return 1 if res.failing else 0
 
 
-def _check_named_corpus(corpus: str) -> None:
+def _check_named_corpus(corpus: str, source: str = "--corpus") -> None:
     """A ``--corpus`` (flag or config) other than the default must exist: a mistyped one
     would start a campaign against an empty corpus, every finding in it filed as new
-    (fresh user 20). The default ``corpus`` is created when absent."""
+    (fresh user 20). The default ``corpus`` is created when absent. ``source`` names where
+    the value came from (:meth:`~aliasfuzz.campaign.options.CampaignOptions.source`)."""
     from aliasfuzz.campaign.options import CampaignOptions
 
     if Path(corpus) != Path(CampaignOptions().corpus) and not Path(corpus).exists():
-        raise InvalidArgument(f"--corpus {corpus}: no such directory (create it to start an "
+        raise InvalidArgument(f"{source} {corpus}: no such directory (create it to start an "
                               "empty corpus there)")
 
 
