@@ -9,6 +9,7 @@ Each subcommand module exposes ``add_parser(subparsers)`` and sets ``func`` to a
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from aliasfuzz.errors import InvalidArgument
@@ -89,11 +90,26 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.reconfigure(line_buffering=True)
     parser = build_parser()
     args = parser.parse_args(argv)
+    # run may leave SIGTERM/SIGINT ending the process with its code (campaign.cli's
+    # _interruptible): put back what this process had once it returns
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
     except InvalidArgument as e:
         print(f"aliasfuzz: error: {e}", file=sys.stderr)
         return 2
+    finally:
+        if argv is not None:  # called in a process that goes on (a test, a script)
+            for s, h in handlers.items():
+                signal.signal(s, h)
+    if argv is None and args.command == "run":
+        # the aliasfuzz command itself: a finished campaign has nothing left for the
+        # interpreter's shutdown (torch's modules and atexit hooks), so the process ends
+        # with the summary, and a SIGTERM from here on gets the campaign's code, not 143
+        from aliasfuzz.campaign.cli import exit_now
+
+        exit_now(code)
+    return code
 
 
 if __name__ == "__main__":

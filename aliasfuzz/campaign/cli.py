@@ -22,7 +22,7 @@ from pathlib import Path
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["add_parsers", "parse_seed"]
+__all__ = ["add_parsers", "exit_now", "parse_seed"]
 
 
 def parse_seed(text: str) -> int:
@@ -137,8 +137,11 @@ def _cmd_run(args) -> int:
     if resume is not None and not args.quiet:  # it shows nothing else until its first result
         print(f"aliasfuzz: resuming campaign {resume.name} ({resume})", file=sys.stderr,
               flush=True)
-    with _interruptible():
+    with _interruptible() as after:
         res = run_campaign(opts, resume=resume, show=not args.quiet)
+        # from here on a SIGTERM or Ctrl-C ends the process with the campaign's own code
+        # (fresh user 22 got 143 after the summary): its journal and history are written
+        after["code"] = code = 130 if res.status == "interrupted" else 1 if res.failing else 0
     for f in sorted(res.findings, key=_finding_order):
         stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
         status = "new" if f["new"] else "in corpus"
@@ -200,9 +203,7 @@ def _cmd_run(args) -> int:
             res.id, state=opts.state, corpus=opts.corpus, out=Path(opts.report) / res.id
         )
         print(f"report: {path}")
-    if res.status == "interrupted":
-        return 130
-    return 1 if res.failing else 0
+    return code
 
 
 def _check_named_corpus(corpus: str, source: str = "--corpus") -> None:
@@ -250,7 +251,15 @@ def _interruptible():
     """SIGTERM and SIGINT stop a campaign as Ctrl-C does (``interrupted``, exit 130,
     resumable): a batch scheduler's or CI's timeout sends SIGTERM, and a shell starts a
     background job with SIGINT ignored, so neither would otherwise reach the driver's
-    ``KeyboardInterrupt`` handler. The previous handlers are restored afterwards."""
+    ``KeyboardInterrupt`` handler. The driver then abandons the programs in flight
+    (:meth:`aliasfuzz.campaign.pool.Pool.abandon`).
+
+    Yields a dict: the block sets ``"code"`` once the campaign has returned. Then, instead
+    of the previous handlers, both signals end the process at once with that code
+    (:func:`exit_now`; the summary and report are all that is left to do, and everything
+    resumable is written), until :func:`aliasfuzz.cli.main` restores the handlers it
+    found: fresh user 22's SIGTERM after the summary gave 143, not the campaign's code.
+    Without a code (an error on its way up) the previous handlers are restored here."""
 
     def stop(signum, frame):
         # one interruption: a second signal while the driver closes its workers and
@@ -260,11 +269,29 @@ def _interruptible():
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    after: dict = {}
     try:
-        yield
+        yield after
     finally:
         for s, h in old.items():
-            signal.signal(s, h)
+            if "code" in after:  # replaces stop() with no moment of the old handler between
+                signal.signal(s, lambda signum, frame, code=after["code"]: exit_now(code))
+            else:
+                signal.signal(s, h)
+
+
+def exit_now(code: int) -> None:
+    """End the process with ``code`` at once: stdout and stderr flushed, no interpreter
+    shutdown (nothing of a finished campaign needs it: the journal, the history and the
+    report files are closed as they are written)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+            pass
+    os._exit(code)
 
 
 def _finding_order(f: dict) -> tuple:

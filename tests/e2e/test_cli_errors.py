@@ -329,6 +329,9 @@ class _DeadPool:
     def close(self):
         pass
 
+    def abandon(self):  # a failing campaign's pool is abandoned, as an interrupted one's
+        pass
+
 
 def test_internal_error_marks_campaign_failed_not_resumable(tmp_path, monkeypatch):
     monkeypatch.setattr(driver, "Pool", _DeadPool)
