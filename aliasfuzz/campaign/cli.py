@@ -450,7 +450,10 @@ def _add_report(sub) -> None:
     p.add_argument("--campaign", help="campaign id (default: the latest)")
     p.add_argument("--state", default=".aliasfuzz", help="state directory (.aliasfuzz)")
     p.add_argument("--corpus", help="corpus directory (corpus); named, it must exist")
-    p.add_argument("--out", help="output directory (reports/<campaign>)")
+    # --report is run's name for the same folder: a user who knew run's was refused
+    # (fresh user 22)
+    p.add_argument("--out", "--report", dest="out", metavar="DIR",
+                   help="output directory (reports/<campaign>); --report, run's name, is the same")
     p.set_defaults(func=_cmd_report)
 
 

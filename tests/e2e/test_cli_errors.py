@@ -541,3 +541,9 @@ def test_a_missing_path_fails_before_torch_is_imported(argv, needle, tmp_path):
     # fresh users waited 7-38 s for these one-line errors: torch was imported first
     err = _main_without_torch(argv, tmp_path)
     assert err.strip() == f"aliasfuzz: error: {needle}", err
+
+
+def test_report_takes_run_s_name_for_its_output_folder():
+    # fresh user 22: `report --report DIR` was refused; run calls the folder --report
+    parse = build_parser().parse_args
+    assert parse(["report", "--report", "x"]).out == parse(["report", "--out", "x"]).out == "x"
