@@ -24,6 +24,10 @@ gradients, the default dynamic share) with the generator and campaign of before 
 (:func:`without_issue15`, no program dynamic): issue 15's bound on the drop in throughput.
 
     python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1] [--arms families|grads|dynamic|all]
+        [--grad-share G] [--dynamic-share D]
+
+``--grad-share`` and ``--dynamic-share`` set the "with" arm's shares, to measure a
+candidate default.
 
 Prints numbers; asserts nothing.
 """
@@ -103,13 +107,27 @@ _DYNAMIC = {"share": 0.0}
 
 
 @contextlib.contextmanager
-def with_dynamic():
-    """Mark the campaign's default share of programs dynamic (``--arms dynamic``, "with")."""
-    _DYNAMIC["share"] = CampaignOptions(programs=1).dynamic_share
+def with_dynamic(share: float | None = None):
+    """Mark a ``share`` of programs dynamic (``--arms dynamic``, "with"; None: the
+    campaign's default share)."""
+    _DYNAMIC["share"] = CampaignOptions(programs=1).dynamic_share if share is None else share
     try:
         yield
     finally:
         _DYNAMIC["share"] = 0.0
+
+
+@contextlib.contextmanager
+def with_grad_share(share: float | None):
+    """Generate with ``grad_share=share`` (None: the generator's default): a candidate
+    default measured by ``--grad-share``."""
+    real = _judge.generate
+    if share is not None:
+        _judge.generate = lambda seed, index, m=8: real(seed, index, m, grad_share=share)
+    try:
+        yield
+    finally:
+        _judge.generate = real
 
 
 def _judged(seed: int, i: int) -> None:
@@ -141,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
                     "breadth rows, no family shares, no gradients, no dynamic shapes)")
     ap.add_argument("--warmup", type=int, default=8,
                     help="programs judged before the first round (first compiles, imports)")
+    ap.add_argument("--grad-share", type=float, default=None,
+                    help="--arms all: the \"with\" arm's grad share (a candidate default; "
+                    "default: the generator's)")
+    ap.add_argument("--dynamic-share", type=float, default=None,
+                    help="--arms all/dynamic: the \"with\" arm's dynamic share (a candidate "
+                    "default; default: the campaign's)")
     args = ap.parse_args(argv)
     hide = {"families": without_breadth, "grads": without_grads}.get(args.arms)
     for i in range(args.warmup):  # the first round's first arm paid this alone otherwise
@@ -150,9 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         order = ("with", "without") if r % 2 == 0 else ("without", "with")
         for name in order:
             if args.arms == "dynamic":  # "without" is the default here: no program dynamic
-                ctx = with_dynamic() if name == "with" else contextlib.nullcontext()
+                ctx = with_dynamic(args.dynamic_share) if name == "with" else contextlib.nullcontext()
             elif args.arms == "all":
-                ctx = with_dynamic() if name == "with" else without_issue15()
+                ctx = contextlib.ExitStack()
+                if name == "with":
+                    ctx.enter_context(with_dynamic(args.dynamic_share))
+                    ctx.enter_context(with_grad_share(args.grad_share))
+                else:
+                    ctx.enter_context(without_issue15())
             else:
                 ctx = hide() if name == "without" else contextlib.nullcontext()
             with ctx:

@@ -18,6 +18,7 @@
 #   bash bench/gpu/h200.sh campaign-resume                # .gpu/resume.tgz: --resume it
 #   bash bench/gpu/h200.sh cpu-campaign PROGRAMS SEED     # default CPU campaign, all cores
 #   bash bench/gpu/h200.sh breadth-ab N ROUNDS PAR        # issue 15's A/B, PAR pinned processes
+#   bash bench/gpu/h200.sh breadth-cost N PAR             # issue 15's additions, paired
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
@@ -167,19 +168,47 @@ while [ $# -gt 0 ]; do
       ;;
     breadth-ab)  # breadth-ab N ROUNDS PAR: bench/breadth_ab.py --arms all (issue 15's
       # throughput bound, CPU) in PAR processes of seeds 0..PAR-1, each pinned to 2 cores, so
-      # that one call gives PAR times the programs; then the mean programs/s of each arm
-      n=$1 rounds=$2 par=$3
+      # that one call gives PAR times the programs; then the mean programs/s of each arm.
+      # $AB_ARGS: more flags (a candidate's --grad-share/--dynamic-share); $AB_TAG names the
+      # output (breadth-ab-$AB_TAG.txt)
+      n=$1 rounds=$2 par=$3 tag=${AB_TAG:-all}
       shift 3
       pids=()
+      rm -f /tmp/breadth-ab-*.txt
       for k in $(seq 0 $((par - 1))); do
+        # shellcheck disable=SC2086
         taskset -c $((2 * k)),$((2 * k + 1)) python3 -m bench.breadth_ab -n "$n" --rounds "$rounds" \
-          --arms all --seed "$k" --warmup 4 > "/tmp/breadth-ab-$k.txt" 2>&1 &
+          --arms all --seed "$k" --warmup 4 ${AB_ARGS:-} > "/tmp/breadth-ab-$k.txt" 2>&1 &
         pids+=($!)
       done
       wait "${pids[@]}"
-      grep -h "^round\|^ratio" /tmp/breadth-ab-*.txt > "$OUT/breadth-ab-all.txt"
+      grep -h "^round\|^ratio" /tmp/breadth-ab-*.txt > "$OUT/breadth-ab-$tag.txt"
       awk '/^round/ {s[$3] += $5; c[$3]++} END {for (a in s) printf "%s mean %.3f programs/s over %d arm runs\n", a, s[a] / c[a], c[a]; printf "ratio with/without %.3f\n", (s["with"] / c["with"]) / (s["without"] / c["without"])}' \
-        "$OUT/breadth-ab-all.txt" | tee -a "$OUT/breadth-ab-all.txt"
+        "$OUT/breadth-ab-$tag.txt" | tee -a "$OUT/breadth-ab-$tag.txt"
+      ;;
+    breadth-cost)  # breadth-cost N PAR: bench/breadth_cost.py, seeds 0..PAR-1, each seed's
+      # five variants one after another (order rotated) in one 2-core slot, each process
+      # with an Inductor cache of its own; then the paired summary
+      n=$1 par=$2
+      shift 2
+      pids=()
+      for k in $(seq 0 $((par - 1))); do
+        (
+          vs=(asis nograd static nometa noopt)
+          for j in 0 1 2 3 4; do
+            v=${vs[$(((j + k) % 5))]}
+            TORCHINDUCTOR_CACHE_DIR=$(mktemp -d) taskset -c $((2 * k)),$((2 * k + 1)) \
+              python3 -m bench.breadth_cost -n "$n" --seed "$k" --warmup 3 --variant "$v" \
+              > "/tmp/breadth-cost-$v-$k.txt" 2>/dev/null
+          done
+        ) &
+        pids+=($!)
+      done
+      wait "${pids[@]}"
+      for v in asis nograd static nometa noopt; do cat /tmp/breadth-cost-$v-*.txt | grep -v '^variant' \
+        | sed "1i variant $v" > "$OUT/breadth-cost-$v.txt"; done
+      python3 -m bench.breadth_cost --combine "$OUT"/breadth-cost-{asis,nograd,static,nometa,noopt}.txt \
+        | tee "$OUT/breadth-cost.txt"
       ;;
     *) echo "h200.sh: unknown phase $phase" >&2; exit 2 ;;
   esac
