@@ -9,6 +9,7 @@ Each subcommand module exposes ``add_parser(subparsers)`` and sets ``func`` to a
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from aliasfuzz.errors import InvalidArgument
@@ -35,8 +36,8 @@ _SHARES = {
 
 
 def _cmd_sample(args) -> int:
-    flags = (("-n", args.n, 0), ("--seed", args.seed, 0),
-             ("--max-statements", args.max_statements, 1))
+    # --seed needs no check here: parse_seed, run's own, takes only an integer >= 0 or today
+    flags = (("-n", args.n, 0), ("--max-statements", args.max_statements, 1))
     for flag, v, lo in flags:
         if v < lo:  # before torch is imported, in the flag's own name
             raise InvalidArgument(f"{flag} must be an integer >= {lo}, got {v}")
@@ -63,11 +64,15 @@ def _cmd_sample(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from aliasfuzz.campaign.cli import parse_seed
+
     parser = _Parser(prog="aliasfuzz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("sample", help="print N generated programs as Python")
     p.add_argument("-n", type=int, default=3, help="number of programs (default 3)")
-    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    # the same seed forms as run's (fresh user 22 looked at a nightly campaign's programs)
+    p.add_argument("--seed", type=parse_seed, default=0,
+                   help="generator seed (default 0); 'today' is YYYYMMDD, as for run")
     p.add_argument("--max-statements", type=int, default=8)
     for name, what in _SHARES.items():
         p.add_argument(f"--{name}-share", type=float, metavar="SHARE",
@@ -85,11 +90,26 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.reconfigure(line_buffering=True)
     parser = build_parser()
     args = parser.parse_args(argv)
+    # run may leave SIGTERM/SIGINT ending the process with its code (campaign.cli's
+    # _interruptible): put back what this process had once it returns
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
     except InvalidArgument as e:
         print(f"aliasfuzz: error: {e}", file=sys.stderr)
         return 2
+    finally:
+        if argv is not None:  # called in a process that goes on (a test, a script)
+            for s, h in handlers.items():
+                signal.signal(s, h)
+    if argv is None and args.command == "run":
+        # the aliasfuzz command itself: a finished campaign has nothing left for the
+        # interpreter's shutdown (torch's modules and atexit hooks), so the process ends
+        # with the summary, and a SIGTERM from here on gets the campaign's code, not 143
+        from aliasfuzz.campaign.cli import exit_now
+
+        exit_now(code)
+    return code
 
 
 if __name__ == "__main__":

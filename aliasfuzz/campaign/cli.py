@@ -22,11 +22,13 @@ from pathlib import Path
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["add_parsers"]
+__all__ = ["add_parsers", "exit_now", "parse_seed"]
 
 
-def _seed(text: str) -> int:
-    """A seed flag: an integer >= 0, or ``today`` (the date as YYYYMMDD, for nightly runs)."""
+def parse_seed(text: str) -> int:
+    """A seed flag's value (argparse ``type``), shared by ``run`` and ``sample``: an integer
+    >= 0, or ``today`` (the date as YYYYMMDD, for nightly runs); raises
+    :class:`argparse.ArgumentTypeError` (one line, exit 2) for anything else."""
     import time
 
     if text == "today":
@@ -97,7 +99,7 @@ def _cmd_run(args) -> int:
         opts = merge_options(flags, args.config)
         # a bad value is a one-line error before torch is imported (seconds on a busy host)
         opts.validate()
-        _check_named_corpus(opts.corpus)
+        _check_named_corpus(opts.corpus, opts.source("corpus"))
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.corpus import list_entries, load_entry
     from aliasfuzz.campaign.driver import (
@@ -135,8 +137,11 @@ def _cmd_run(args) -> int:
     if resume is not None and not args.quiet:  # it shows nothing else until its first result
         print(f"aliasfuzz: resuming campaign {resume.name} ({resume})", file=sys.stderr,
               flush=True)
-    with _interruptible():
+    with _interruptible() as after:
         res = run_campaign(opts, resume=resume, show=not args.quiet)
+        # from here on a SIGTERM or Ctrl-C ends the process with the campaign's own code
+        # (fresh user 22 got 143 after the summary): its journal and history are written
+        after["code"] = code = 130 if res.status == "interrupted" else 1 if res.failing else 0
     for f in sorted(res.findings, key=_finding_order):
         stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
         status = "new" if f["new"] else "in corpus"
@@ -190,9 +195,7 @@ def _cmd_run(args) -> int:
             res.id, state=opts.state, corpus=opts.corpus, out=Path(opts.report) / res.id
         )
         print(f"report: {path}")
-    if res.status == "interrupted":
-        return 130
-    return 1 if res.failing else 0
+    return code
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -244,14 +247,15 @@ def dismissed_notes(res) -> list[str]:
     return out
 
 
-def _check_named_corpus(corpus: str) -> None:
+def _check_named_corpus(corpus: str, source: str = "--corpus") -> None:
     """A ``--corpus`` (flag or config) other than the default must exist: a mistyped one
     would start a campaign against an empty corpus, every finding in it filed as new
-    (fresh user 20). The default ``corpus`` is created when absent."""
+    (fresh user 20). The default ``corpus`` is created when absent. ``source`` names where
+    the value came from (:meth:`~aliasfuzz.campaign.options.CampaignOptions.source`)."""
     from aliasfuzz.campaign.options import CampaignOptions
 
     if Path(corpus) != Path(CampaignOptions().corpus) and not Path(corpus).exists():
-        raise InvalidArgument(f"--corpus {corpus}: no such directory (create it to start an "
+        raise InvalidArgument(f"{source} {corpus}: no such directory (create it to start an "
                               "empty corpus there)")
 
 
@@ -288,7 +292,15 @@ def _interruptible():
     """SIGTERM and SIGINT stop a campaign as Ctrl-C does (``interrupted``, exit 130,
     resumable): a batch scheduler's or CI's timeout sends SIGTERM, and a shell starts a
     background job with SIGINT ignored, so neither would otherwise reach the driver's
-    ``KeyboardInterrupt`` handler. The previous handlers are restored afterwards."""
+    ``KeyboardInterrupt`` handler. The driver then abandons the programs in flight
+    (:meth:`aliasfuzz.campaign.pool.Pool.abandon`).
+
+    Yields a dict: the block sets ``"code"`` once the campaign has returned. Then, instead
+    of the previous handlers, both signals end the process at once with that code
+    (:func:`exit_now`; the summary and report are all that is left to do, and everything
+    resumable is written), until :func:`aliasfuzz.cli.main` restores the handlers it
+    found: fresh user 22's SIGTERM after the summary gave 143, not the campaign's code.
+    Without a code (an error on its way up) the previous handlers are restored here."""
 
     def stop(signum, frame):
         # one interruption: a second signal while the driver closes its workers and
@@ -298,11 +310,29 @@ def _interruptible():
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    after: dict = {}
     try:
-        yield
+        yield after
     finally:
         for s, h in old.items():
-            signal.signal(s, h)
+            if "code" in after:  # replaces stop() with no moment of the old handler between
+                signal.signal(s, lambda signum, frame, code=after["code"]: exit_now(code))
+            else:
+                signal.signal(s, h)
+
+
+def exit_now(code: int) -> None:
+    """End the process with ``code`` at once: stdout and stderr flushed, no interpreter
+    shutdown (nothing of a finished campaign needs it: the journal, the history and the
+    report files are closed as they are written)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+            pass
+    os._exit(code)
 
 
 def _finding_order(f: dict) -> tuple:
@@ -322,7 +352,7 @@ def _add_run(sub) -> None:
                         "blamed for a tenth of the budget more (at least 30 s), then "
                         "written as they are, marked 'time budget spent'")
     budget.add_argument("--programs", type=int, metavar="N", help="number of programs")
-    p.add_argument("--seed", type=_seed, help="campaign seed (default 0); 'today' is YYYYMMDD")
+    p.add_argument("--seed", type=parse_seed, help="campaign seed (default 0); 'today' is YYYYMMDD")
     p.add_argument(
         "--pipelines",
         help=f"comma list (default: {','.join(DEFAULT_PIPELINES)})",
@@ -462,7 +492,10 @@ def _add_report(sub) -> None:
     p.add_argument("--campaign", help="campaign id (default: the latest)")
     p.add_argument("--state", default=".aliasfuzz", help="state directory (.aliasfuzz)")
     p.add_argument("--corpus", help="corpus directory (corpus); named, it must exist")
-    p.add_argument("--out", help="output directory (reports/<campaign>)")
+    # --report is run's name for the same folder: a user who knew run's was refused
+    # (fresh user 22)
+    p.add_argument("--out", "--report", dest="out", metavar="DIR",
+                   help="output directory (reports/<campaign>); --report, run's name, is the same")
     p.set_defaults(func=_cmd_report)
 
 

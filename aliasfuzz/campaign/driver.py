@@ -511,12 +511,12 @@ class _Campaign:
         event["ts"] = time.time()
         self.journal.append(event)
 
-    def _tick(self, t0: float) -> None:
+    def _tick(self, t0: float, force: bool = False) -> None:
         """Write the campaign's seconds so far to its ``elapsed`` file every
-        :data:`ELAPSED_EVERY` seconds: a resume after ``kill -9`` counts them towards
-        ``--time`` (the journal's last event may be minutes before the kill)."""
+        :data:`ELAPSED_EVERY` seconds (``force``: now): a resume after ``kill -9`` counts
+        them towards ``--time`` (the journal's last event may be minutes before the kill)."""
         now = time.monotonic()
-        if now - self._elapsed_at < ELAPSED_EVERY:
+        if now - self._elapsed_at < ELAPSED_EVERY and not force:
             return
         self._elapsed_at = now
         # written in place, not renamed: the folder's mtime orders campaigns (_newest_first)
@@ -584,8 +584,12 @@ class _Campaign:
         except KeyboardInterrupt:
             res.status = "interrupted"
         finally:
-            pool.close()
+            if res.status == "done":  # every job answered: the workers are idle
+                pool.close()
+            else:  # interrupted (or failing): the jobs in flight are redone by --resume
+                pool.abandon()
             res.seconds = self.elapsed_before + (time.monotonic() - t0)
+            self._tick(t0, force=True)  # elapsed is not left seconds behind the journal
             if sampler is not None:
                 rows = sampler.stop()
                 self._log({"t": "gpus", "gpus": rows})

@@ -13,7 +13,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from aliasfuzz.errors import InvalidArgument
 
@@ -127,10 +127,12 @@ def _check_types(opts: CampaignOptions) -> None:
         if v is None and name in ("programs", "time", "report"):
             continue
         if isinstance(v, bool) and bool not in types or not isinstance(v, types):
-            raise InvalidArgument(f"option {name} must be {what}, not {v!r}")
+            where = opts.from_config.get(name, f"option {name}")
+            raise InvalidArgument(f"{where} must be {what}, not {v!r}")
     for name in ("pipelines", "fail_on", "plugins"):
         if not all(isinstance(x, str) for x in getattr(opts, name)):
-            raise InvalidArgument(f"option {name} must be a list of strings")
+            raise InvalidArgument(f"{opts.from_config.get(name, f'option {name}')} must be a "
+                                  "list of strings")
 
 
 #: Where a campaign's workers keep Inductor's kernel cache (:class:`CampaignOptions`).
@@ -203,6 +205,11 @@ class CampaignOptions:
     dynamic_share: float = 0.1
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     plugins: tuple[str, ...] = ()
+    #: option name -> how an error names it when its value came from a ``--config`` file
+    #: (``config file 'c.toml': [run] mutate``; set by :func:`merge_options`): a bad value
+    #: there is not the flag's (fresh user 22 was told ``--mutate must be ...`` of a file's
+    #: ``mutate = 5``). Not a field: never saved in options.json.
+    from_config: ClassVar[dict[str, str]] = {}
 
     def __post_init__(self) -> None:
         for name in ("pipelines", "plugins", "fail_on"):
@@ -233,36 +240,39 @@ class CampaignOptions:
 
         _check_types(self)
         if self.programs is not None and self.programs < 1:
-            raise InvalidArgument("--programs must be >= 1")
+            raise self._bad("programs", "must be >= 1")
         if self.time is not None and not (math.isfinite(self.time) and self.time > 0):
-            raise InvalidArgument("--time must be a finite number > 0 of seconds")
+            raise self._bad("time", "must be a finite number > 0 of seconds")
         if self.seed < 0:
-            raise InvalidArgument("--seed must be >= 0")
+            raise self._bad("seed", "must be >= 0")
         if not 1 <= self.workers <= MAX_WORKERS:
             # each worker is a process and a thread; 100,000 failed to start a thread
-            raise InvalidArgument(f"--workers must be between 1 and {MAX_WORKERS}")
+            raise self._bad("workers", f"must be between 1 and {MAX_WORKERS}")
         if not (math.isfinite(self.timeout) and self.timeout > 0):
-            raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
+            raise self._bad("timeout", "must be a finite number > 0 of seconds")
         if self.recycle < 1:
-            raise InvalidArgument("--recycle must be >= 1")
+            raise self._bad("recycle", "must be >= 1")
         if self.shrink_budget < 0:
-            raise InvalidArgument("--shrink-budget must be >= 0")
+            raise self._bad("shrink_budget", "must be >= 0")
         if self.kernel_cache not in KERNEL_CACHES:
-            raise InvalidArgument(
-                f"--kernel-cache {self.kernel_cache!r}: one of {', '.join(KERNEL_CACHES)}")
+            raise self._bad("kernel_cache", f"must be one of {', '.join(KERNEL_CACHES)}",
+                            f"--kernel-cache {self.kernel_cache!r}: one of "
+                            f"{', '.join(KERNEL_CACHES)}")
         if self.max_statements < 1:
-            raise InvalidArgument("--max-statements must be >= 1")
-        if not (math.isfinite(self.mutate) and 0 <= self.mutate <= 1):
-            raise InvalidArgument("--mutate must be a share between 0 and 1")
-        if not (math.isfinite(self.grad_share) and 0 <= self.grad_share <= 1):
-            raise InvalidArgument("--grad-share must be a share between 0 and 1")
-        if not (math.isfinite(self.dynamic_share) and 0 <= self.dynamic_share <= 1):
-            raise InvalidArgument("--dynamic-share must be a share between 0 and 1")
-        check_device(self.device)
+            raise self._bad("max_statements", "must be >= 1")
+        for name in ("mutate", "grad_share", "dynamic_share"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and 0 <= v <= 1):
+                raise self._bad(name, "must be a share between 0 and 1")
+        try:
+            check_device(self.device)
+        except InvalidArgument as e:
+            raise self._bad("device", str(e), str(e)) from None
         if Path(self.corpus).exists() and not Path(self.corpus).is_dir():
-            raise InvalidArgument(f"--corpus {self.corpus}: exists and is not a directory")
+            raise InvalidArgument(f"{self.source('corpus')} {self.corpus}: exists and is not "
+                                  "a directory")
         if not self.pipelines:
-            raise InvalidArgument("--pipelines is empty")
+            raise self._bad("pipelines", "is empty")
         if known_pipelines is None:  # torch not imported yet: debug-* names are checked later
             bad = [p for p in self.pipelines
                    if p not in BUILTIN_PIPELINES and not str(p).startswith("debug-")]
@@ -270,13 +280,40 @@ class CampaignOptions:
             bad = [p for p in self.pipelines if p not in known_pipelines]
         if bad:
             shown = BUILTIN_PIPELINES if known_pipelines is None else known_pipelines
-            raise InvalidArgument(f"unknown pipeline {bad[0]!r} (known: {', '.join(sorted(shown))})")
+            what = f"unknown pipeline {bad[0]!r} (known: {', '.join(sorted(shown))})"
+            raise self._bad("pipelines", what, what)
         for v in self.fail_on:
-            if not Verdict.parse(v).is_finding:
-                raise InvalidArgument(f"--fail-on {v!r} is not a finding verdict")
+            try:
+                finding = Verdict.parse(v).is_finding
+            except InvalidArgument as e:
+                raise self._bad("fail_on", str(e), str(e)) from None
+            if not finding:
+                raise self._bad("fail_on", f"{v!r} is not a finding verdict",
+                                f"--fail-on {v!r} is not a finding verdict")
+        where = self.from_config.get("pipeline_options", "pipeline_options")
         for name, raw in self.pipeline_options.items():
-            pipeline_options(raw, f"pipeline_options.{name}")
+            pipeline_options(raw, f"{where}.{name}")
         return self
+
+    def source(self, name: str) -> str:
+        """How a message names option ``name``: its flag (``--shrink-budget``), or the
+        config file and key it came from (:attr:`from_config`)."""
+        return self.from_config.get(name) or "--" + name.replace("_", "-")
+
+    def _bad(self, name: str, what: str, flag_message: str | None = None) -> InvalidArgument:
+        """The one-line error of option ``name``'s bad value: ``<flag> <what>`` (or
+        ``flag_message`` whole), or, for a value from a config file, ``config file 'F':
+        [run] <key> <what>, not <value>`` (the value shown: the file is not in front of
+        the user as a flag is). A ``what`` that is a message of its own (a check's
+        InvalidArgument) follows a colon instead."""
+        if name in self.from_config:
+            value = getattr(self, name)
+            if isinstance(value, tuple):
+                value = list(value)
+            if flag_message is not None and what == flag_message:
+                return InvalidArgument(f"{self.from_config[name]} = {value!r}: {what}")
+            return InvalidArgument(f"{self.from_config[name]} {what}, not {value!r}")
+        return InvalidArgument(flag_message or f"{self.source(name)} {what}")
 
     def to_json(self) -> dict[str, Any]:
         """The fields as saved in ``options.json``; the folders (``corpus``, ``state``,
@@ -344,7 +381,15 @@ def check_writable_dir(path: str | os.PathLike, flag: str) -> None:
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a TOML config file: the ``[run]`` table if present, else the top level."""
+    """Read a TOML config file: the ``[run]`` table if present, else the top level; keys
+    with ``-`` are given as ``_``. Raises :class:`InvalidArgument` (one line) for a file
+    that is missing, not UTF-8 or not TOML, or whose ``run`` is not a table."""
+    return _load_config(path)[0]
+
+
+def _load_config(path: str | os.PathLike) -> tuple[dict[str, Any], str]:
+    """:func:`load_config`'s table, and the prefix that names a key of it in a message:
+    ``[run] `` for the ``[run]`` table, else nothing."""
     p = Path(path)
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
@@ -361,14 +406,15 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
     table = data.get("run", data)
     if not isinstance(table, dict):
         raise InvalidArgument(f"config file {str(p)!r}: 'run' must be a table, not {table!r}")
-    return {k.replace("-", "_"): v for k, v in table.items()}
+    return {k.replace("-", "_"): v for k, v in table.items()}, "[run] " * ("run" in data)
 
 
 def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignOptions:
     """Defaults < config file < flags (only flags the user gave, i.e. not None)."""
     merged: dict[str, Any] = {}
+    table, section = _load_config(config) if config else ({}, "")
     if config:
-        merged.update(load_config(config))
+        merged.update(table)
         if merged.get("programs") is not None and merged.get("time") is not None:
             raise InvalidArgument(
                 f"config file {config!r} sets both 'time' and 'programs': give one budget"
@@ -383,10 +429,15 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
         merged.pop("time", None)
     if flags.get("time") is not None and flags.get("programs") is None:
         merged.pop("programs", None)
+    # the options whose value is the file's (no flag replaced it): errors name the file
+    from_config = {k: f"config file {str(config)!r}: {section}{k}" for k in table
+                   if flags.get(k) is None}
     try:
-        return CampaignOptions.from_json(merged)
+        opts = CampaignOptions.from_json(merged)
     except TypeError as e:
         raise InvalidArgument(f"bad campaign option: {e}") from None
+    opts.from_config = from_config
+    return opts
 
 
 #: Options a ``run --resume`` command line may change: they bound or pace the rest of the

@@ -35,7 +35,12 @@ from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle.heap import HEAP_MESSAGE, may_be_corruption
 from aliasfuzz.oracle.heap import confirm as confirm_heap
 
-__all__ = ["Pool", "blame_in", "kernel_cache_dir"]
+__all__ = ["ABANDON_GRACE", "Pool", "blame_in", "kernel_cache_dir"]
+
+#: Seconds an interrupted campaign's workers get to end the jobs in flight before their
+#: children are killed (:meth:`Pool.abandon`): a supervisor's TERM-then-KILL (docker stop,
+#: systemd) waits 10 s, and a quick task or an idle child still ends politely.
+ABANDON_GRACE = 3.0
 
 
 def kernel_cache_dir(opts: CampaignOptions) -> Path | None:
@@ -376,7 +381,33 @@ class Pool:
                           f"{out.get('explanation', '')}"}
 
     def close(self) -> None:
+        """Stop the workers once every job submitted so far is done (a finished campaign's
+        pool is idle: this is quick)."""
         for _ in self.threads:
             self.submit(99, None)
         for t in self.threads:
             t.join()
+
+    def abandon(self, grace: float = ABANDON_GRACE) -> None:
+        """Stop at once, for an interrupted campaign: drop the jobs not started, give the
+        workers ``grace`` seconds to end the jobs in flight, then kill their children
+        (:meth:`Worker.abandon`) and wait for the threads (a bounded wait: a thread stuck
+        elsewhere is a daemon). What the abandoned jobs put on :attr:`results` is never
+        read: the driver journals nothing after an interruption, so ``--resume`` runs
+        exactly the tasks whose event is not in the journal, once (fresh user 22: SIGTERM
+        waited about 40 s for an in-flight Inductor compile)."""
+        while True:
+            try:
+                self.jobs.get_nowait()
+            except queue.Empty:
+                break
+        for _ in self.threads:
+            self.submit(99, None)
+        end = time.monotonic() + grace
+        for t in self.threads:
+            t.join(max(0.0, end - time.monotonic()))
+        for w in self.workers:
+            w.abandon()
+        end = time.monotonic() + ABANDON_GRACE
+        for t in self.threads:
+            t.join(max(0.0, end - time.monotonic()))

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from aliasfuzz.campaign.corpus import list_entries, load_entry
 from tests.common.cli import run_cli
@@ -130,6 +131,81 @@ def test_sigterm_interrupts_a_campaign_that_resume_finishes(tmp_path, monkeypatc
     # the seconds spent before the interruption count (the fresh user saw the total drop)
     (line,) = [x for x in r.stdout.splitlines() if x.startswith("campaign ")]
     assert float(line.split(" runs in ")[1].split(" s")[0]) >= spent
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux /proc; empty where it cannot be read)."""
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def test_sigterm_abandons_the_programs_in_flight_and_resume_redoes_each_once(tmp_path,
+                                                                             monkeypatch):
+    # fresh user 22: SIGTERM waited about 40 s for an in-flight Inductor compile, past a
+    # supervisor's TERM-then-KILL (10 s); here every program stalls 60 s in its pipeline
+    env = dict(os.environ, ALIASFUZZ_DEBUG_PIPELINES="1", ALIASFUZZ_DEBUG_DELAY="60")
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    proc = subprocess.Popen(_cmd(tmp_path, "a", "--workers", "2"), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    state = tmp_path / "a" / "state"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:  # both workers inside a program's pipeline
+        phases = [p.read_text() for p in state.glob("runs/*/workers/w*/phase")]
+        if sum(p.startswith("sut") for p in phases) == 2:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"no worker reached a program: {proc.stderr.read()}")
+    workers = _children(proc.pid)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    took = time.monotonic() - t0
+    assert proc.returncode == 130, err
+    assert took < 20, f"SIGTERM took {took:.1f} s: the programs in flight were waited for"
+    for pid in workers:  # killed and reaped, not left to finish their program
+        assert not os.path.exists(f"/proc/{pid}"), pid
+    before = _events(state)
+    assert not any(e["t"] in ("task", "end") for e in before)  # nothing judged, nothing lost
+    (spent,) = [e["elapsed"] for e in before if e["t"] == "interrupted"]
+    (elapsed,) = state.glob("runs/*/elapsed")
+    assert abs(float(elapsed.read_text()) - spent) < 1  # not left at its last 5 s tick
+
+    r = run_cli("run", "--resume", "--state", state, "-q", env={"ALIASFUZZ_DEBUG_DELAY": "0"})
+    assert r.returncode == 1, r.stderr
+    after = _events(state)
+    assert sorted(e["i"] for e in after if e["t"] == "task") == list(range(16))  # each once
+    assert after[-1]["t"] == "end"
+    assert any(e["t"] == "finding" and e.get("id") for e in after)
+
+
+def test_sigterm_after_the_summary_exits_with_the_campaign_s_code(tmp_path, monkeypatch):
+    # fresh user 22: a SIGTERM after the summary ("(done)") gave 143, not the campaign's code
+    env = dict(os.environ, ALIASFUZZ_DEBUG_PIPELINES="1")
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    proc = subprocess.Popen(_cmd(tmp_path, "d"), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:  # the summary line: the campaign is over, its code is 1
+        if line.startswith("campaign ") and "(done)" in line:
+            proc.send_signal(signal.SIGTERM)  # ProcessLookupError never: not yet waited for
+            t0 = time.monotonic()
+            break
+    proc.communicate(timeout=60)
+    assert proc.returncode == 1, proc.returncode  # -15 (143 in a shell) before
+    assert time.monotonic() - t0 < 10  # no shutdown to wait for after the summary
+
+
+def test_run_in_process_leaves_the_signal_handlers_as_it_found_them(tmp_path, monkeypatch):
+    # run's SIGTERM after its summary exits with its code (above): a caller of main() that
+    # goes on (a test, a script) gets its own handlers back
+    from aliasfuzz.cli import main as cli_main
+
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    assert cli_main(_cmd(tmp_path, "p", "--programs", "1")[3:]) in (0, 1)
+    assert {s: signal.getsignal(s) for s in before} == before
 
 
 def _cut_journal(state, keep) -> None:

@@ -253,9 +253,9 @@ def test_replay_and_run_refuse_a_meta_json_of_the_wrong_shape(tmp_path):
         ("[run]\npipeline_options = 3\n", "pipeline_options"),
         ("run = 5\n", "'run' must be a table"),
         ("[run]\nshrink = 1\n", "shrink"),
-        ('[run]\nkernel_cache = "everywhere"\n', "--kernel-cache 'everywhere'"),
+        ('[run]\nkernel_cache = "everywhere"\n', "[run] kernel_cache must be one of shared, worker"),
         ("[run]\nshrink_once = 1\n", "shrink_once"),
-        ("[run]\nseed = -1\n", "--seed must be >= 0"),
+        ("[run]\nseed = -1\n", "[run] seed must be >= 0, not -1"),
         ("[run]\ntime = 5\nprograms = 3\n", "give one budget"),
         ('[run]\npipelines = "debug-miscompile,,debug-miscompile"\n', "empty item"),
         ("[run]\n[run.pipeline_options.debug-miscompile]\nno_such_key = 1\n", "no_such_key"),
@@ -272,6 +272,32 @@ def test_config_values_of_the_wrong_type(tmp_path, text, needle):
     argv = ["run", "-q", "--state", str(tmp_path / "state"), "--config", str(cfg)]
     _one_line_error(argv, needle)
     assert not (tmp_path / "state").exists()  # not even a 'running' campaign in history
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("[run]\nmutate = 5\n", "[run] mutate must be a share between 0 and 1, not 5"),
+    ('mutate = "x"\n', "mutate must be a share between 0 and 1, not 'x'"),
+    ("[run]\nworkers = 0\n", "[run] workers must be between 1 and 512, not 0"),
+    ("[run]\ndynamic-share = nan\n", "[run] dynamic_share must be a share between 0 and 1, not nan"),
+    ('[run]\ndevice = "tpu"\n', "[run] device = 'tpu': unknown device 'tpu'"),
+])
+def test_a_bad_config_value_names_the_file_and_key_not_the_flag(tmp_path, text, needle):
+    # fresh user 22: [run] mutate = 5 was refused as "--mutate must be a share ...", a flag
+    # they had not given
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text)
+    line = _one_line_error(["run", "-q", "--state", str(tmp_path / "state"), "--config",
+                            str(cfg)], f"config file {str(cfg)!r}: {needle}")
+    assert "--" not in line, line
+    assert not (tmp_path / "state").exists()
+
+
+def test_a_flag_that_replaces_a_config_value_is_named_as_the_flag(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[run]\nmutate = 0.5\n")
+    line = _one_line_error(_run(tmp_path, "--config", str(cfg), "--mutate", "2"),
+                           "--mutate must be a share between 0 and 1")
+    assert "config file" not in line, line
 
 
 def test_config_not_utf8_or_a_directory(tmp_path):
@@ -301,6 +327,9 @@ class _DeadPool:
         raise RuntimeError("internal bug in the pool")
 
     def close(self):
+        pass
+
+    def abandon(self):  # a failing campaign's pool is abandoned, as an interrupted one's
         pass
 
 
@@ -512,3 +541,9 @@ def test_a_missing_path_fails_before_torch_is_imported(argv, needle, tmp_path):
     # fresh users waited 7-38 s for these one-line errors: torch was imported first
     err = _main_without_torch(argv, tmp_path)
     assert err.strip() == f"aliasfuzz: error: {needle}", err
+
+
+def test_report_takes_run_s_name_for_its_output_folder():
+    # fresh user 22: `report --report DIR` was refused; run calls the folder --report
+    parse = build_parser().parse_args
+    assert parse(["report", "--report", "x"]).out == parse(["report", "--out", "x"]).out == "x"

@@ -35,3 +35,24 @@ def test_a_bad_share_is_a_one_line_error_in_the_flag_s_name(capsys, value):
     assert main(["sample", "--autograd-share", value]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--autograd-share must be a number in [0, 1]" in err
+
+
+def test_sample_takes_run_s_seed_forms(capsys, monkeypatch):
+    # fresh user 22: run --seed today worked, sample --seed today was refused; both go
+    # through one parser, so sample shows the programs of tonight's campaign
+    import time
+
+    monkeypatch.setattr(time, "strftime", lambda fmt, *a: "20261203" if fmt == "%Y%m%d" else fmt)
+    assert main(["sample", "-n", "2", "--seed", "today"]) == 0
+    today = capsys.readouterr().out
+    assert main(["sample", "-n", "2", "--seed", "20261203"]) == 0
+    assert today == capsys.readouterr().out and "(seed 20261203" in today
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "1.5"])
+def test_a_bad_sample_seed_is_refused_as_run_refuses_it(capsys, value):
+    with pytest.raises(SystemExit) as e:
+        main(["sample", "--seed", value])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1, err
+    assert f"invalid seed '{value}' (an integer >= 0 or 'today')" in err
