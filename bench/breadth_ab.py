@@ -24,10 +24,12 @@ gradients, the default dynamic share) with the generator and campaign of before 
 (:func:`without_issue15`, no program dynamic): issue 15's bound on the drop in throughput.
 
     python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1] [--arms families|grads|dynamic|all]
-        [--grad-share G] [--dynamic-share D]
+        [--grad-share G] [--dynamic-share D] [--mutate M]
 
 ``--grad-share`` and ``--dynamic-share`` set the "with" arm's shares, to measure a
-candidate default.
+candidate default. Under ``--arms all`` the "with" arm also draws the campaign's default
+share of mutants (``--mutate``, issue 15's mutational generation) of the repository's seeds,
+as a default campaign with an empty corpus does; ``--mutate 0``: the generator alone.
 
 Prints numbers; asserts nothing.
 """
@@ -36,7 +38,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import tempfile
 import time
+from pathlib import Path
 
 from aliasfuzz.campaign import _judge, sources
 from aliasfuzz.campaign.options import DEFAULT_PIPELINES, CampaignOptions, task_options
@@ -130,9 +134,34 @@ def with_grad_share(share: float | None):
         _judge.generate = real
 
 
+#: ``--arms all``, "with": the share of programs that mutate a program of the
+#: repository's ``corpus/seeds`` (as a default campaign with an empty corpus draws them)
+_MUTATE: dict = {"share": 0.0, "sources": None}
+
+
+@contextlib.contextmanager
+def with_mutants(share: float):
+    """Draw a ``share`` of programs as mutants (:class:`aliasfuzz.campaign.sources.Programs`,
+    the sources a campaign with an empty corpus collects: the repository's seeds)."""
+    _MUTATE["share"] = share
+    try:
+        yield
+    finally:
+        _MUTATE["share"] = 0.0
+
+
 def _judged(seed: int, i: int) -> None:
-    """Judge program ``i`` of ``seed`` as a campaign's workers do (its dynamic mark, if any)."""
-    program = sources.mark_dynamic(_judge.generate(seed, i), _DYNAMIC["share"], seed, i)
+    """Judge program ``i`` of ``seed`` as a campaign's workers do (its dynamic mark, if any;
+    a mutant for the share of :data:`_MUTATE`)."""
+    if _MUTATE["share"]:
+        if _MUTATE["sources"] is None:  # read once, as a campaign does at its start
+            empty = Path(tempfile.gettempdir()) / "aliasfuzz-breadth-ab-empty-corpus"
+            _MUTATE["sources"] = sources.collect(empty)
+        drawn = sources.Programs(seed, 8, _MUTATE["share"], _MUTATE["sources"],
+                                 dynamic_share=_DYNAMIC["share"])
+        program = drawn[i]
+    else:
+        program = sources.mark_dynamic(_judge.generate(seed, i), _DYNAMIC["share"], seed, i)
     options = {p: task_options({}, p, program) for p in DEFAULT_PIPELINES}
     judge_all(program, DEFAULT_PIPELINES, "cpu", False, options)
 
@@ -165,7 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dynamic-share", type=float, default=None,
                     help="--arms all/dynamic: the \"with\" arm's dynamic share (a candidate "
                     "default; default: the campaign's)")
+    ap.add_argument("--mutate", type=float, default=None,
+                    help="--arms all: the \"with\" arm's share of mutants of the repository's "
+                    "seeds (default: the campaign's --mutate default)")
     args = ap.parse_args(argv)
+    mutate = CampaignOptions(programs=1).mutate if args.mutate is None else args.mutate
     hide = {"families": without_breadth, "grads": without_grads}.get(args.arms)
     for i in range(args.warmup):  # the first round's first arm paid this alone otherwise
         judge_all(_judge.generate(args.seed + 1, i), DEFAULT_PIPELINES, "cpu", False)
@@ -180,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                 if name == "with":
                     ctx.enter_context(with_dynamic(args.dynamic_share))
                     ctx.enter_context(with_grad_share(args.grad_share))
+                    ctx.enter_context(with_mutants(mutate))
                 else:
                     ctx.enter_context(without_issue15())
             else:
