@@ -78,17 +78,6 @@ REASONS: dict[str, str] = {
     "drawn with --families control)",
     "Triton probes": "probe kernels for the kernel-analysis tests; no generator",
     "factories": "factories read nothing: drawn only as the functional family's rare choice",
-    "autograd": "drawn only into programs whose inputs require grad (fuzz/_genautograd.py, after "
-    "mark_grad_leaves): measured on 2,000 default programs (seed 0), 68 (3.4 %) get leaves "
-    "(grad_share 0.15, and only where a floating storage is unwritten and no op's gradient is "
-    "excluded); autograd_share 0.5 draws about half of those for a statement, and 28 get one "
-    "(1.40 %; rejected tries: 20 autograd-grad, 1 multi-output-view, 10 with no candidate or a "
-    "loss eager could not differentiate; a program whose 6 tries all fail is left alone). "
-    "autograd_share 1 gives 66 (3.3 %, measured) but leaves almost no marked program "
-    "without the statement: fx-reinplace refuses every "
-    "autograd program and TorchScript every autograd_grad one, so half the marked programs "
-    "are kept for their plain gradient comparison on every pipeline; a larger grad_share "
-    "would change the marking (and so the gradients compared) of programs without the family",
 }
 
 PROGRAM_TARGET = 0.02

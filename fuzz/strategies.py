@@ -176,7 +176,7 @@ class GenConfig:
     rows: tuple[tuple[str, tuple[OpDef | tuple[OpDef, ...], ...]], ...] = field(repr=False)
     #: share of sampled programs whose unwritten floating inputs require grad
     #: (:func:`aliasfuzz.fuzz.grads.mark_grad_leaves`; applied by :mod:`.sample` only)
-    grad_share: float = 0.15
+    grad_share: float = 0.25
     #: share of programs given one advanced-indexing statement with program index tensors
     #: (:func:`aliasfuzz.fuzz._genadvindex.add_advindex`, drawn after the rest of the program)
     advindex_share: float = ADVINDEX_SHARE
@@ -218,7 +218,7 @@ def make_config(
     max_ndim: int = 3,
     max_size: int = 4,
     index_inputs: bool = True,
-    grad_share: float = 0.15,
+    grad_share: float = 0.25,
     advindex_share: float = ADVINDEX_SHARE,
     autograd_share: float = AUTOGRAD_SHARE,
     metadata_share: float = METADATA_SHARE,

@@ -400,7 +400,7 @@ def _add_run(sub) -> None:
                    "aliasfuzz.fuzz.mutate)")
     p.add_argument("--grad-share", type=float, metavar="SHARE",
                    help="share of generated programs whose unwritten float inputs require grad, "
-                   "their gradients compared on every torch.compile pipeline, 0 to 1 (0.15; 0: off)")
+                   "their gradients compared on every torch.compile pipeline, 0 to 1 (0.25; 0: off)")
     p.add_argument("--dynamic-share", type=float, metavar="SHARE",
                    help="share of programs compiled with dynamic shapes (torch.compile(dynamic=True)) "
                    "on every torch.compile pipeline, 0 to 1 (0.1; 0: off)")

@@ -201,7 +201,7 @@ class CampaignOptions:
     shrink_budget: int = 40
     max_statements: int = 8
     mutate: float = 0.33
-    grad_share: float = 0.15
+    grad_share: float = 0.25
     dynamic_share: float = 0.1
     pipeline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     plugins: tuple[str, ...] = ()

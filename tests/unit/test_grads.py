@@ -148,7 +148,7 @@ def test_a_campaigns_grad_share_reaches_its_programs():
             assert a.body == b.body
         marked += any(t.requires_grad for t in b.inputs)
     assert marked >= 5, marked  # 9 of 40: only programs with an unwritten float input
-    assert CampaignOptions(programs=1).grad_share == 0.15
+    assert CampaignOptions(programs=1).grad_share == 0.25
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(InvalidArgument, match="--grad-share must be a share between 0 and 1"):
             CampaignOptions(programs=1, grad_share=bad).validate()
