@@ -188,8 +188,9 @@ while [ $# -gt 0 ]; do
       ;;
     breadth-cost)  # breadth-cost N PAR: bench/breadth_cost.py, seeds 0..PAR-1, each seed's
       # five variants one after another (order rotated) in one 2-core slot, each process
-      # with an Inductor cache of its own, written straight to $OUT (a timed-out call still
-      # returns what was judged); a process that a program crashes is restarted past it
+      # with an Inductor cache of its own, written straight to $OUT, one file per variant
+      # (a timed-out call still returns what was judged); a process that a program crashes
+      # is restarted past it
       n=$1 par=$2
       shift 2
       pids=()
@@ -197,14 +198,15 @@ while [ $# -gt 0 ]; do
         (
           vs=(asis nograd static nometa noopt)
           for j in 0 1 2 3 4; do
-            v=${vs[$(((j + k) % 5))]} f="$OUT/breadth-cost-$v-$k.txt" start=0 warm=3
+            # one file per variant, every seed appending its lines: the device tool
+            # returns at most 8 files from $OUT
+            v=${vs[$(((j + k) % 5))]} f="$OUT/breadth-cost-$v.txt" start=0 warm=3
             cache=$(mktemp -d)
-            : > "$f"
             while [ "$start" -lt "$n" ]; do
               TORCHINDUCTOR_CACHE_DIR=$cache taskset -c $((2 * k)),$((2 * k + 1)) \
                 python3 -m bench.breadth_cost -n "$n" --seed "$k" --warmup "$warm" \
                 --variant "$v" --start "$start" --timeout 90 >> "$f" 2>/dev/null && break
-              last=$(awk '$1 == "t" || $1 == "x" {i = $3} END {print (i == "" ? -1 : i)}' "$f")
+              last=$(awk -v k="$k" '($1 == "t" || $1 == "x") && $2 == k {i = $3} END {print (i == "" ? -1 : i)}' "$f")
               echo "x $k $((last + 1)) crash" >> "$f"
               start=$((last + 2)) warm=1
             done
@@ -213,10 +215,6 @@ while [ $# -gt 0 ]; do
         pids+=($!)
       done
       wait "${pids[@]}"
-      for v in asis nograd static nometa noopt; do
-        { echo "variant $v"; cat "$OUT"/breadth-cost-$v-*.txt | grep -v '^variant'; } \
-          > "$OUT/breadth-cost-$v.txt"
-      done
       python3 -m bench.breadth_cost --combine "$OUT"/breadth-cost-{asis,nograd,static,nometa,noopt}.txt \
         | tee "$OUT/breadth-cost.txt"
       ;;
