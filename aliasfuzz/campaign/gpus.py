@@ -74,8 +74,17 @@ def default_workers(device: str, cores: int | None = None, gpus: int | None = No
 
 def worker_gpu(k: int, gpus: Sequence[str]) -> dict[str, str]:
     """The environment that puts worker ``k`` on its GPU: ``{"CUDA_VISIBLE_DEVICES":
-    gpus[k % len(gpus)]}``; empty without GPUs (the worker sees what its parent sees)."""
-    return {"CUDA_VISIBLE_DEVICES": gpus[k % len(gpus)]} if gpus else {}
+    gpus[k % len(gpus)], "CUDA_DEVICE_ORDER": ...}``; empty without GPUs (the worker sees
+    what its parent sees).
+
+    ``CUDA_DEVICE_ORDER`` is this process' own, or ``PCI_BUS_ID`` when it has none: CUDA
+    numbers GPUs fastest first by default, NVML (:func:`nvml_reader`) in PCI bus order, and
+    on a host of mixed GPUs index ``i`` would then be two different GPUs, the worker's and
+    the one whose utilization its row shows."""
+    if not gpus:
+        return {}
+    return {"CUDA_VISIBLE_DEVICES": gpus[k % len(gpus)],
+            "CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")}
 
 
 def nvml_reader(gpus: Sequence[str]) -> tuple[list[str], Reader] | None:
@@ -83,7 +92,13 @@ def nvml_reader(gpus: Sequence[str]) -> tuple[list[str], Reader] | None:
     ``gpus``, or None when ``pynvml`` is missing or NVML cannot start or find one of them.
     An entry is an NVML index or a UUID, as in ``CUDA_VISIBLE_DEVICES``; NVML counts in PCI
     bus order, as ``torch.cuda.utilization`` assumes too (``torch/cuda/__init__.py``
-    ``_get_nvml_device_index``)."""
+    ``_get_nvml_device_index``), and so do the workers (:func:`worker_gpu`). When this
+    process' ``CUDA_DEVICE_ORDER`` is another order and an entry is an index, the index
+    names another GPU in NVML than in CUDA: None (not measured, rather than another GPU's
+    figures)."""
+    order = os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    if order != "PCI_BUS_ID" and any(e.isdigit() for e in gpus):
+        return None
     try:
         import pynvml
 

@@ -160,6 +160,27 @@ def test_nvml_reader_maps_indices_and_uuids_and_is_none_without_pynvml(monkeypat
     assert gpus.nvml_reader(["0"]) is None
 
 
+def test_workers_and_nvml_count_gpus_in_one_order(monkeypatch):
+    # CUDA's default order (fastest first) and NVML's (PCI bus) differ on a host of mixed
+    # GPUs: a worker's index and its utilization row must name the same GPU
+    monkeypatch.delenv("CUDA_DEVICE_ORDER", raising=False)
+    assert gpus.worker_gpu(3, ["0", "1"]) == {"CUDA_VISIBLE_DEVICES": "1",
+                                              "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    assert gpus.worker_gpu(0, []) == {}
+    monkeypatch.setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST")  # the user's own order is kept
+    assert gpus.worker_gpu(0, ["0"])["CUDA_DEVICE_ORDER"] == "FASTEST_FIRST"
+    fake = types.ModuleType("pynvml")
+    fake.nvmlInit = lambda: None
+    fake.nvmlDeviceGetHandleByIndex = lambda i: ("idx", i)
+    fake.nvmlDeviceGetHandleByUUID = lambda u: ("uuid", u)
+    fake.nvmlDeviceGetName = lambda h: b"H"
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    assert gpus.nvml_reader(["0"]) is None  # an index in another order: not measured
+    assert gpus.nvml_reader(["GPU-xy"])[0] == ["H"]  # a UUID names one GPU in any order
+    monkeypatch.setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    assert gpus.nvml_reader(["0"])[0] == ["H"]
+
+
 def test_merge_rows_weights_means_by_samples():
     def row(i, mean, mx, mem, n, w=2):
         return {"index": i, "device": str(i), "name": "H", "workers": w,
