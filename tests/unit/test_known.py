@@ -323,6 +323,19 @@ def test_a_slice_update_then_index_put_temporary_is_the_generalized_scatter_bug(
     assert alone is not None and alone.issue.endswith("#152346")
 
 
+def test_a_clone_dropped_before_a_custom_op_reinplaced_into_its_input_is_the_noop_clone_bug():
+    # audit 23, 2be6c01096: c = x.clone(); op(c, x) compiles to op(x, x) (seed b01's own
+    # program, pytorch#198031); the tool had shown the issue as related only
+    bugs = load_known(CORPUS)
+    root = _root("reinplace", ["auto_functionalized_v2:reinplaced"], "miscompile")
+    bug, _ = match(bugs, root, {"clone", "fz.rotate_left_into"}, {"inductor"})
+    assert bug is not None and bug.issue.endswith("#198031") and not bug.related, bug
+    # the same family with another verdict is still only related
+    cost = _root("reinplace", ["auto_functionalized_v2:reinplaced"], "missed-reinplace")
+    none, related = match(bugs, cost, {"clone", "fz.rotate_left_into"}, {"inductor"})
+    assert none is None and any(b.issue.endswith("#198031") for b in related)
+
+
 def test_contiguous_after_an_in_place_op_on_a_strided_input_is_the_strides_bug():
     # audit 22, 7b3b3d63ca: x.add_(1); x.contiguous().add_(1) on a (7, 1)-strided input,
     # fx-reinplace's functionalize (the tool had filed it as new)
