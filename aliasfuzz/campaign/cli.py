@@ -142,18 +142,15 @@ def _cmd_run(args) -> int:
         # from here on a SIGTERM or Ctrl-C ends the process with the campaign's own code
         # (fresh user 22 got 143 after the summary): its journal and history are written
         after["code"] = code = 130 if res.status == "interrupted" else 1 if res.failing else 0
+        report = opts.report not in (None, "", "none") and res.status == "done"
+        if report:  # until it is written, a SIGTERM says what was skipped (fresh user 24)
+            after["unwritten"] = (
+                f"aliasfuzz: stopped before the report was written; `aliasfuzz report "
+                f"--state {opts.state} --corpus {opts.corpus} --campaign {res.id} --report "
+                f"{Path(opts.report) / res.id}` writes it")
     for f in sorted(res.findings, key=_finding_order):
-        stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
-        status = "new" if f["new"] else "in corpus"
-        if f.get("known"):
-            status += f", known {f['known']}"
-        if f.get("budget_spent"):  # written as found once --time's tail was over
-            status += f", time budget spent: {f['budget_spent']}"
-        full = f" full:{f['full']}" if f.get("full") else ""
-        print(
-            f"finding {f['id']} {f['verdict']} {f['pipeline']} check={f['check']} "
-            f"stage={stage}{full} ({status})"
-        )
+        for line in finding_lines(f):
+            print(line)
     if res.findings:
         ids = {i for f in res.findings for i in (f.get("ids") or [f["id"]])}
         known = {i for i in ids if _entry_known(opts.corpus, i)}
@@ -163,6 +160,9 @@ def _cmd_run(args) -> int:
               f"{len(ids) - n_new - len(known)} already in the corpus)")
     for line in summary_lines(res):
         print(line)
+    if res.status == "interrupted":  # fresh user 24: nothing said how to go on
+        print(f"aliasfuzz: interrupted; `aliasfuzz run --resume --state {opts.state}` "
+              "continues it", file=sys.stderr)
     if res.stages:
         from aliasfuzz.campaign.costs import format_table, table
 
@@ -188,14 +188,36 @@ def _cmd_run(args) -> int:
             f"{res.dir / 'internal-errors.log'}",
             file=sys.stderr,
         )
-    if opts.report not in (None, "", "none") and res.status == "done":
+    if report:
         from aliasfuzz.report import write_report
 
+        # a SIGTERM from the summary on ends the process at once (fresh user 22), but says
+        # what was skipped and how to write it (fresh user 24 got no report, and no word)
         path = write_report(
             res.id, state=opts.state, corpus=opts.corpus, out=Path(opts.report) / res.id
         )
+        after.pop("unwritten", None)
         print(f"report: {path}")
     return code
+
+
+def finding_lines(f: dict) -> list[str]:
+    """The console lines of finding ``f`` (a :class:`~aliasfuzz.campaign.driver.CampaignResult`
+    finding): one per corpus entry it filed (``f["ids"]``), so that the ``root causes: N``
+    line counts the lines above it. A finding whose blame found two departures (e.g.
+    functionalization, then reinplace) files an entry per root cause; fresh user 24 saw 6
+    root causes counted over 5 lines, the second entry named nowhere on the terminal."""
+    stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
+    status = "new" if f["new"] else "in corpus"
+    if f.get("known"):
+        status += f", known {f['known']}"
+    if f.get("budget_spent"):  # written as found once --time's tail was over
+        status += f", time budget spent: {f['budget_spent']}"
+    full = f" full:{f['full']}" if f.get("full") else ""
+    ids = f.get("ids") or [f["id"]]
+    return [f"finding {eid} {f['verdict']} {f['pipeline']} check={f['check']} "
+            f"stage={stage}{full} ({status}{f', same program as {ids[0]}' if k else ''})"
+            for k, eid in enumerate(ids)]
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -316,16 +338,21 @@ def _interruptible():
     finally:
         for s, h in old.items():
             if "code" in after:  # replaces stop() with no moment of the old handler between
-                signal.signal(s, lambda signum, frame, code=after["code"]: exit_now(code))
+                signal.signal(s, lambda signum, frame: exit_now(after["code"],
+                                                                after.get("unwritten")))
             else:
                 signal.signal(s, h)
 
 
-def exit_now(code: int) -> None:
-    """End the process with ``code`` at once: stdout and stderr flushed, no interpreter
-    shutdown (nothing of a finished campaign needs it: the journal, the history and the
-    report files are closed as they are written)."""
+def exit_now(code: int, note: str | None = None) -> None:
+    """End the process with ``code`` at once: ``note`` (what was left undone, if anything)
+    on stderr, stdout and stderr flushed, no interpreter shutdown (nothing of a finished
+    campaign needs it: the journal, the history and the report files are closed as they
+    are written)."""
     import os
+
+    if note:
+        print(note, file=sys.stderr)
 
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -495,7 +522,8 @@ def _add_report(sub) -> None:
     # --report is run's name for the same folder: a user who knew run's was refused
     # (fresh user 22)
     p.add_argument("--out", "--report", dest="out", metavar="DIR",
-                   help="output directory (reports/<campaign>); --report, run's name, is the same")
+                   help="output directory (reports/<campaign>); --report is run's name, but "
+                   "here DIR is the campaign's own folder (run --report R writes R/<campaign>)")
     p.set_defaults(func=_cmd_report)
 
 

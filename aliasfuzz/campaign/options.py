@@ -432,6 +432,11 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
     # the options whose value is the file's (no flag replaced it): errors name the file
     from_config = {k: f"config file {str(config)!r}: {section}{k}" for k in table
                    if flags.get(k) is None}
+    names = {f.name for f in dataclasses.fields(CampaignOptions)}
+    unknown = sorted(k for k in table if k not in names)
+    if unknown:  # fresh user 24: the bare option name did not say where it was written
+        where = f"config file {str(config)!r}: {section}{unknown[0]}"
+        raise InvalidArgument(f"{where} is not a campaign option")
     try:
         opts = CampaignOptions.from_json(merged)
     except TypeError as e:

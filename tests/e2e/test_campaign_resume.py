@@ -333,3 +333,30 @@ def test_findings_left_when_the_budget_and_its_tail_are_spent_are_kept_unshrunk(
     assert entries and all("time budget (--time) was spent" in e.meta["blame_reason"]
                            for e in entries)
     assert time.monotonic() - t0 < 60  # worker start and the programs in flight, no shrink
+
+
+def test_sigterm_before_the_report_is_written_says_how_to_write_it(tmp_path, monkeypatch):
+    # fresh user 24: a SIGTERM right after the summary exited 0 with no report written and
+    # no word about it; now either the report is there or stderr gives the command
+    env = dict(os.environ, ALIASFUZZ_DEBUG_PIPELINES="1")
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    reports = tmp_path / "reports"
+    proc = subprocess.Popen(_cmd(tmp_path, "r", "--programs", "2", "--report", str(reports)),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("campaign ") and "(done)" in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    if "report: " in out:  # written before the signal arrived
+        index = Path(out.split("report: ")[1].split()[0])
+    else:
+        assert "stopped before the report was written" in err, err
+        cmd = err.split("`")[1].split()
+        assert cmd[:2] == ["aliasfuzz", "report"], cmd
+        r = run_cli(*cmd[1:], env={"ALIASFUZZ_DEBUG_PIPELINES": "1"})
+        assert r.returncode == 0, r.stderr
+        index = Path(r.stdout.strip().split()[-1])
+    assert index.name == "index.html" and index.is_file(), index
+    assert index.parent.parent == reports  # where run --report would have written it

@@ -280,6 +280,8 @@ def test_config_values_of_the_wrong_type(tmp_path, text, needle):
     ("[run]\nworkers = 0\n", "[run] workers must be between 1 and 512, not 0"),
     ("[run]\ndynamic-share = nan\n", "[run] dynamic_share must be a share between 0 and 1, not nan"),
     ('[run]\ndevice = "tpu"\n', "[run] device = 'tpu': unknown device 'tpu'"),
+    # fresh user 24: an unknown key was named without its file or table
+    ("[run]\nworkerz = 2\n", "[run] workerz is not a campaign option"),
 ])
 def test_a_bad_config_value_names_the_file_and_key_not_the_flag(tmp_path, text, needle):
     # fresh user 22: [run] mutate = 5 was refused as "--mutate must be a share ...", a flag

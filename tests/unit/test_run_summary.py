@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
-from aliasfuzz.campaign.cli import dismissed_notes, summary_lines
+from aliasfuzz.campaign.cli import dismissed_notes, finding_lines, summary_lines
 from aliasfuzz.campaign.driver import CampaignResult, _Campaign, dismissal
 from aliasfuzz.campaign.options import CampaignOptions
 
@@ -76,3 +76,20 @@ def test_each_case_of_a_dismissed_fast_path_finding_has_its_own_note():
     # a flaky dismissal is not a fast-path one
     _Campaign._note_dismissed(SimpleNamespace(res=res), "crash/exceptions not reproduced")
     assert res.harness_only == 4
+
+
+def test_a_finding_of_two_root_causes_prints_a_line_per_entry():
+    # fresh user 24: "root causes: 6" above 5 finding lines; the blame of one finding had
+    # filed two entries (functionalization departs, then reinplace), the second unnamed
+    f = {"id": "miscompile-functionalization-cbd3794b15",
+         "ids": ["miscompile-functionalization-cbd3794b15", "miscompile-reinplace-c8852360b4"],
+         "verdict": "miscompile", "pipeline": "inductor", "check": "values",
+         "stages": ["functionalization", "reinplace"], "new": True}
+    lines = finding_lines(f)
+    assert [x.split()[1] for x in lines] == f["ids"]
+    assert all(" stage=functionalization,reinplace " in x for x in lines), lines
+    assert lines[1].endswith("(new, same program as miscompile-functionalization-cbd3794b15)")
+    assert "same program" not in lines[0]
+    one = finding_lines({**f, "ids": None, "stages": [], "new": False, "known": "pytorch/pytorch#1"})
+    assert one == ["finding miscompile-functionalization-cbd3794b15 miscompile inductor "
+                   "check=values stage=unblamed:inductor (in corpus, known pytorch/pytorch#1)"]
