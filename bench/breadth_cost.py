@@ -37,6 +37,7 @@ Prints numbers; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import functools
 import signal
 import time
 
@@ -56,10 +57,16 @@ def _seconds(program) -> float:
     return time.perf_counter() - t0
 
 
+@functools.cache
+def _issue15_ops() -> frozenset[str]:
+    """The registry ops of the issue-15 modules (read once: REGISTRY is fixed here)."""
+    return frozenset(n for n, d in REGISTRY.items()
+                     if d.apply.__module__.rsplit(".", 1)[-1] in ISSUE15)
+
+
 def _uses_rows(program) -> bool:
     """Whether a statement of ``program`` applies an op of an issue-15 registry module."""
-    mods = {n for n, d in REGISTRY.items() if d.apply.__module__.rsplit(".", 1)[-1] in ISSUE15}
-    return any(getattr(s, "op", None) in mods for s in program.body)
+    return any(getattr(s, "op", None) in _issue15_ops() for s in program.body)
 
 
 #: variant -> the generator options that remove its addition (``static``: none, the

@@ -433,10 +433,9 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
     from_config = {k: f"config file {str(config)!r}: {section}{k}" for k in table
                    if flags.get(k) is None}
     names = {f.name for f in dataclasses.fields(CampaignOptions)}
-    unknown = sorted(k for k in table if k not in names)
+    unknown = sorted(k for k in table if k not in names)  # no flag has their names
     if unknown:  # fresh user 24: the bare option name did not say where it was written
-        where = f"config file {str(config)!r}: {section}{unknown[0]}"
-        raise InvalidArgument(f"{where} is not a campaign option")
+        raise InvalidArgument(f"{from_config[unknown[0]]} is not a campaign option")
     try:
         opts = CampaignOptions.from_json(merged)
     except TypeError as e:
