@@ -25,7 +25,7 @@ gradients, the default dynamic share) with the generator and campaign of before 
 (:func:`without_issue15`, no program dynamic): issue 15's bound on the drop in throughput.
 
     python -m bench.breadth_ab [-n 20] [--seed 0] [--rounds 1] [--arms families|grads|dynamic|all]
-        [--grad-share G] [--dynamic-share D] [--mutate M]
+        [--grad-share G] [--dynamic-share D] [--mutate M] [--stages]
 
 ``--grad-share`` and ``--dynamic-share`` set the "with" arm's shares, to measure a
 candidate default. Under ``--arms all`` the "with" arm also draws the campaign's default
@@ -41,11 +41,12 @@ import argparse
 import contextlib
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from aliasfuzz.campaign import _judge, sources
 from aliasfuzz.campaign.options import DEFAULT_PIPELINES, CampaignOptions, task_options
-from aliasfuzz.fuzz import sample
+from aliasfuzz.fuzz import costs, sample
 from aliasfuzz.fuzz.ops import REGISTRY
 from bench.stages import judge_all
 
@@ -180,13 +181,20 @@ def _judged(seed: int, i: int) -> None:
     judge_all(program, DEFAULT_PIPELINES, "cpu", False, options)
 
 
-def arm(n: int, seed: int) -> tuple[float, float]:
-    """(programs/s judged, programs/s generated) over programs 0..n-1 of ``seed``."""
+#: ``--stages``: seconds per stage (:mod:`aliasfuzz.fuzz.costs`) summed per arm
+_STAGES: dict[str, Counter] = {}
+
+
+def arm(n: int, seed: int, name: str = "") -> tuple[float, float]:
+    """(programs/s judged, programs/s generated) over programs 0..n-1 of ``seed``; their
+    seconds per stage are added to ``_STAGES[name]``."""
     _judged(seed, n)  # warm-up
+    costs.take()
     t0 = time.perf_counter()
     for i in range(n):
         _judged(seed, i)
     judged = n / (time.perf_counter() - t0)
+    _STAGES.setdefault(name, Counter()).update(costs.take())
     t0 = time.perf_counter()
     sample.generate(20 * n, seed)
     return judged, 20 * n / (time.perf_counter() - t0)
@@ -211,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mutate", type=float, default=None,
                     help="--arms all: the \"with\" arm's share of mutants of the repository's "
                     "seeds (default: the campaign's --mutate default)")
+    ap.add_argument("--stages", action="store_true",
+                    help="also print each arm's seconds per program by stage and their "
+                    "difference (where the extra time goes)")
     args = ap.parse_args(argv)
     mutate = CampaignOptions(programs=1).mutate if args.mutate is None else args.mutate
     hide = {"families": without_breadth, "grads": without_grads}.get(args.arms)
@@ -233,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 ctx = hide() if name == "without" else contextlib.nullcontext()
             with ctx, _fresh_kernels():
-                judged, generated = arm(args.n, args.seed)
+                judged, generated = arm(args.n, args.seed, name)
             got[name].append((judged, generated))
             print(f"round {r} {name:8s} judged {judged:.3f} programs/s, generated {generated:.0f} programs/s",
                   flush=True)
@@ -242,7 +253,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{k:8s} judged {j:.3f} programs/s, generated {g:.0f} programs/s")
     print(f"ratio with/without: judged {mean['with'][0] / mean['without'][0]:.3f}, "
           f"generated {mean['with'][1] / mean['without'][1]:.3f}")
+    if args.stages:
+        print_stages(args.n * args.rounds)
     return 0
+
+
+def print_stages(programs: int) -> None:
+    """Per stage, the seconds per program of each arm and their difference, largest first:
+    where the "with" arm's extra time goes."""
+    w, wo = _STAGES.get("with", Counter()), _STAGES.get("without", Counter())
+    rows = sorted(set(w) | set(wo), key=lambda k: -abs(w[k] - wo[k]))
+    print(f"{'stage':32s} {'with s/prog':>12s} {'without s/prog':>15s} {'extra':>8s}")
+    for k in rows:
+        a, b = w[k] / programs, wo[k] / programs
+        print(f"{k:32s} {a:12.3f} {b:15.3f} {a - b:+8.3f}")
+    a, b = sum(w.values()) / programs, sum(wo.values()) / programs
+    print(f"{'all stages':32s} {a:12.3f} {b:15.3f} {a - b:+8.3f}")
 
 
 if __name__ == "__main__":

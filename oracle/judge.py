@@ -415,9 +415,16 @@ def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None
         eager = run_callable_named(fn, names, ins)
         return eager.error is None and all(ch.passed for ch in differential(eager, _as_result(ex), names))
 
+    def screen(f: Callable, ins: tuple) -> dict[str, int] | None:
+        from aliasfuzz.passes.cost import codegen_only, total
+
+        with codegen_only():
+            ex = run_function("inductor", f, ins, input_names=names, device=device, options=opts)
+        return total(ex.cost) if ex.ok and ex.cost else None
+
     base = {"bytes": c["compiled"], "inductor_bytes": c["inductor_bytes"],
             "temporary_bytes": c["temporary_bytes"]}
-    w = find_witness(fn, names, make, compile_run, same, use, base=base)
+    w = find_witness(fn, names, make, compile_run, same, use, base=base, screen=screen)
     if w is None:
         return
     j.witness = w

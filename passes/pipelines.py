@@ -296,9 +296,19 @@ def _inductor_backend(run: _Run, extra: Mapping[str, Any], inner: Callable | Non
     if inner is None:
         compile_fx_inner = resolve("torch._inductor.compile_fx", "compile_fx_inner")
 
-        def inner(*args, **kwargs):
+        def inner(gm, *args, **kwargs):
+            from aliasfuzz.passes import cost as costs_mod
+
             run.clock.switch("compile")
-            out = compile_fx_inner(*args, **kwargs)
+            # under cost.codegen_only the compile stops once the code is generated; the
+            # graph then runs eagerly (a copy: the post-grad passes rewrite gm in place)
+            kept = copy_graph_module(gm) if costs_mod.codegen_skipped() else None
+            try:
+                out = compile_fx_inner(gm, *args, **kwargs)
+            except Exception as e:
+                if kept is None or not costs_mod.codegen_skipped(e):
+                    raise
+                out = resolve("torch._functorch.aot_autograd", "make_boxed_func")(kept.forward)
             run.clock.switch("run")
             return out
 

@@ -183,6 +183,9 @@ while [ $# -gt 0 ]; do
       done
       wait "${pids[@]}"
       grep -h "^round\|^ratio" /tmp/breadth-ab-*.txt > "$OUT/breadth-ab-$tag.txt"
+      # every process's whole output (its --stages table, a crash's last lines) in one file
+      for f in /tmp/breadth-ab-*.txt; do echo "== $f"; grep -v "^E1\|^W1\|warn" "$f" | tail -60; done \
+        > "$OUT/breadth-ab-$tag-full.txt"
       awk '/^round/ {s[$3] += $5; c[$3]++} END {for (a in s) printf "%s mean %.3f programs/s over %d arm runs\n", a, s[a] / c[a], c[a]; printf "ratio with/without %.3f\n", (s["with"] / c["with"]) / (s["without"] / c["without"])}' \
         "$OUT/breadth-ab-$tag.txt" | tee -a "$OUT/breadth-ab-$tag.txt"
       ;;

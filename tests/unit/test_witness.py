@@ -122,3 +122,88 @@ def test_no_witness_when_inductors_own_count_disagrees(monkeypatch):
     monkeypatch.setattr(cost, "graph_cost", same_count)
     j = judge(c06, "inductor", inputs=_c06_inputs)
     assert j.witness is None and j.verdict is not Verdict.MISSED_REINPLACE, (j.verdict, j.explanation)
+
+
+def _gather_into(x, idx, y):  # gated (a temporary, ratio above 1) but no leaner spelling
+    y.copy_(x[idx])
+    return y.sum(1) + x.sum()
+
+
+def _gather_inputs():
+    return (torch.arange(32.0).reshape(8, 4), torch.tensor([1, 3, 5]), torch.zeros(3, 4))
+
+
+def _two_graphs(x, y):
+    z = x.t().clone()
+    z.add_(1)
+    y.mul_(2)
+    torch._dynamo.graph_break()
+    return (z * y.sum()).sin(), x[1:].cos()
+
+
+def _generated_cases(n: int = 6):
+    from aliasfuzz.fuzz.eager import make_inputs
+    from aliasfuzz.fuzz.render import load_function
+    from aliasfuzz.fuzz.sample import generate_one
+
+    for i in range(n):
+        p = generate_one(3, i, grad_share=0.0)
+        fn, _ = load_function(p)
+        yield fn, [t.name for t in p.inputs], (lambda p=p: make_inputs(p))
+
+
+def test_codegen_only_counts_the_bytes_a_full_compile_counts():
+    # the screen's premise: stopping before the module is built changes no byte counted
+    from aliasfuzz.passes.cost import codegen_only, total
+    from aliasfuzz.passes.pipelines import run_function
+
+    cases = [(c06, ["field", "rows", "work"], _c06_inputs),
+             (_gather_into, ["x", "idx", "y"], _gather_inputs),
+             (_two_graphs, ["x", "y"], lambda: (torch.arange(64.0).reshape(8, 8), torch.arange(5.0))),
+             *_generated_cases()]
+    compared = 0
+    for fn, names, make in cases:
+        full = run_function("inductor", fn, make(), input_names=names, device="cpu")
+        with codegen_only():
+            cut = run_function("inductor", fn, make(), input_names=names, device="cpu")
+        if not (full.ok and full.cost):
+            continue
+        assert cut.ok, getattr(cut, "crash", None)
+        assert len(cut.cost) == len(full.cost) and total(cut.cost) == total(full.cost), fn
+        compared += 1
+    assert compared >= 5, compared
+    # the two-graph program: Dynamo carried on past the first graph under the screen
+    with codegen_only():
+        two = run_function("inductor", _two_graphs, (torch.zeros(8, 8), torch.zeros(5)),
+                           input_names=["x", "y"], device="cpu")
+    assert len(two.cost) == 2
+
+
+_FIND_WITNESS = witness.find_witness
+
+
+def _judged_counting(monkeypatch, fn, make, screened: bool):
+    """(judgement, full compiles the witness search ran) with or without the screen."""
+    real = _FIND_WITNESS  # not the attribute: an earlier call's wrapper may sit there
+    compiles = [0]
+
+    def counting(fn_, names, make_, compile_run, same, use=lambda r: True, base=None, screen=None):
+        def counted(f, ins):
+            compiles[0] += 1
+            return compile_run(f, ins)
+
+        return real(fn_, names, make_, counted, same, use, base, screen if screened else None)
+
+    monkeypatch.setattr(witness, "find_witness", counting)
+    return judge(fn, "inductor", inputs=make), compiles[0]
+
+
+def test_screen_finds_the_same_witnesses(monkeypatch):
+    for fn, make in ((c06, _c06_inputs), (_gather_into, _gather_inputs)):
+        with_screen, n_with = _judged_counting(monkeypatch, fn, make, True)
+        without, n_without = _judged_counting(monkeypatch, fn, make, False)
+        assert (with_screen.verdict, with_screen.witness) == (without.verdict, without.witness), fn
+        assert n_with <= n_without, (fn, n_with, n_without)
+    # c06's witness needs its full compiles; the gather's spelling is not leaner, which the
+    # screen shows without one
+    assert with_screen.witness is None and n_without >= 1 and n_with == 0, (n_with, n_without)
