@@ -170,7 +170,7 @@ while [ $# -gt 0 ]; do
       # throughput bound, CPU) in PAR processes of seeds 0..PAR-1, each pinned to 2 cores, so
       # that one call gives PAR times the programs; then the mean programs/s of each arm.
       # $AB_ARGS: more flags (a candidate's --grad-share/--dynamic-share); $AB_TAG names the
-      # output (breadth-ab-$AB_TAG.txt)
+      # output (breadth-ab-$AB_TAG.txt); $AB_SEED0: the first seed (default 0)
       n=$1 rounds=$2 par=$3 tag=${AB_TAG:-all}
       shift 3
       pids=()
@@ -178,7 +178,7 @@ while [ $# -gt 0 ]; do
       for k in $(seq 0 $((par - 1))); do
         # shellcheck disable=SC2086
         taskset -c $((2 * k)),$((2 * k + 1)) python3 -m bench.breadth_ab -n "$n" --rounds "$rounds" \
-          --arms all --seed "$k" --warmup 4 ${AB_ARGS:-} > "/tmp/breadth-ab-$k.txt" 2>&1 &
+          --arms all --seed "$((${AB_SEED0:-0} + k))" --warmup 4 ${AB_ARGS:-} > "/tmp/breadth-ab-$k.txt" 2>&1 &
         pids+=($!)
       done
       wait "${pids[@]}"
