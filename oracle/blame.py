@@ -348,6 +348,14 @@ GRADS_NOT_CUT = ("a gradient finding of a pipeline whose cut observes forward st
 #: Pipelines whose cut runs backward graphs (:func:`aliasfuzz.passes.stages.cut`'s ``grads``).
 _GRADS_CUT = ("aot_eager", "inductor", "inductor-noreinplace", "inductor-reinplace")
 
+#: Checks a backward can change: what the harness compares after a program's backward ran
+_AFTER_BACKWARD = ("values", "inputs")
+
+
+def _grad_leaves(program: Any) -> bool:
+    """Whether an input of the IR ``program`` requires grad (its pipelines ran a backward)."""
+    return any(getattr(t, "requires_grad", False) for t in getattr(program, "inputs", ()) or ())
+
 
 class WorkerDied(Exception):
     """The result of a stage not run because the finding shows that it kills the process
@@ -552,6 +560,12 @@ def blame_program(
     grads = check == "grads"
     if grads and pipeline not in _GRADS_CUT:
         return Blame(None, (), [], GRADS_NOT_CUT)
+    # a value or input finding of a program with inputs requiring grad: the pipeline ran the
+    # backward before its inputs were compared (passes/pipelines._call), and a compiled
+    # backward may write them (campaign 25, 94644fc8c5: Inductor's backward overwrote the
+    # leaf with its gradient; a forward-only cut agreed at every stage, "unblamed")
+    grads = grads or (check in _AFTER_BACKWARD and pipeline in _GRADS_CUT
+                      and _grad_leaves(program))
     fn, names, make = _loaded(program, pipeline, device)
     eager = _eager(fn, names, make)
     shadow = _shadow(fn, names, make)

@@ -204,6 +204,12 @@ print("eager and compiled both run: fixed")
 want, got = f(*a), {{ compiled }}(*b)
 {% if check == "grads" %}
 want, got = grads(want, a), grads(got, b)  # one backward each: it frees what it saved
+{% elif backward %}
+for outs, ins in ((want, a), (got, b)):  # the backward runs too: it may write the inputs
+    try:
+        grads(outs, ins)
+    except Exception:  # nothing to differentiate, or a refusal: compared as it stands
+        pass
 {% endif %}
 {% if check in ("aliasing", "requires_grad") %}
 if {{ got }} != {{ want }}:

@@ -354,8 +354,13 @@ def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tup
         # a TorchScript frontend bug shows in the scripted graph itself (eleventh audit wave A:
         # a dropped _foreach_add_ leaves `return None`)
         frontend=(meta.get("root") or {}).get("stage") == "ts-frontend",
-        # a gradient finding (a departure or a crash of the backward): the repro runs it
-        backward=p.check == "grads" and p.mode in ("compile", "fastpath"),
+        # a gradient finding (a departure or a crash of the backward): the repro runs it;
+        # so does a value finding of a program whose inputs require grad, since the fuzzer
+        # compared them after its backward (campaign 25, 94644fc8c5: the repro without it
+        # said "fixed" for a backward that overwrote the leaf)
+        backward=p.mode in ("compile", "fastpath") and (p.check == "grads" or (
+            check in ("values", "inputs", "both") and any(
+                getattr(t, "requires_grad", False) for t in getattr(p.program, "inputs", ()) or ()))),
     )
     if p.harness or len(text.splitlines()) <= MAX_LINES:
         return text

@@ -831,3 +831,30 @@ def test_a_fresh_graph_output_on_an_input_s_storage_is_named():
     # a mutated input's new value (not a fresh position), a clone, a zero-size tensor: none
     assert fresh_output_aliasing_input([base, x0.clone()], [x0, x1], (1,)) is None
     assert fresh_output_aliasing_input([base[:0]], [x1], (0,)) is None
+
+
+def test_an_input_finding_of_a_grad_program_is_cut_and_reproduced_with_its_backward(tmp_path):
+    # campaign 25, 94644fc8c5: x1 (a leaf requiring grad) written under no_grad, then sin(x1);
+    # Inductor's compiled backward overwrites x1 with its gradient. The pipeline compared the
+    # inputs after its backward; a forward-only cut agreed at every stage ("unblamed") and
+    # the forward-only repro said "fixed"
+    import subprocess
+    import sys
+
+    from aliasfuzz.campaign.repro import render_repro
+
+    p = Program.from_json(json.loads((DATA / "miscompile-unblamed-inductor-94644fc8c5.json").read_text()))
+    out = _judge.evaluate(p, "inductor", "cpu")
+    assert (out["verdict"], out["check"]) == ("miscompile", "inputs"), out
+    b = blame_program(p, "inductor", "miscompile", "inputs")
+    assert b.stage is not None and not b.stage.startswith("unblamed"), b.trail
+    assert dict(b.trail).get("reinplace") == "agrees", b.trail  # eagerly run, its graphs agree
+    meta = {"id": "miscompile-lowering-94644fc8c5", "expected": {"pipeline": "inductor",
+            "verdict": "miscompile", "check": "inputs"}, "explanation": out["explanation"],
+            "root": {"stage": b.stage, "verdict": "miscompile", "check": "inputs"},
+            "trail": b.trail, "device": "cpu", "pipeline_options": {}}
+    script = tmp_path / "repro.py"
+    script.write_text(render_repro(p, meta))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "inputs after the call differ" in run.stdout + run.stderr, \
+        (run.returncode, run.stdout[-500:], run.stderr[-500:])
