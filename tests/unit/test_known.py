@@ -404,3 +404,21 @@ def test_a_cost_finding_of_a_known_spelling_is_known(tmp_path):
         (tmp_path / "known.toml").write_text(f'[[bug]]\nissue = "x#1"\ntitle = "t"\n{bad}\n')
         with pytest.raises(InvalidArgument, match=needle):
             load_known(tmp_path)
+
+
+def test_a_no_op_cat_of_an_offset_input_read_through_as_strided_is_the_noop_offset_bug():
+    # audit 25, 10d3ae1e72: as_strided_copy(torch.cat([x]), (), (), 0) with x at storage
+    # offset 10: remove_noop_ops dropped the cat (same_meta never compares storage offsets);
+    # the tool had filed it as new beside #197489's clone spelling
+    bugs = load_known(CORPUS)
+    root = _root("joint:remove_noop_ops", ["functional", "strided-inputs"])
+    bug, _ = match(bugs, root, {"as_strided_copy", "cat"}, {"inductor"})
+    assert bug is not None and bug.issue.endswith("#197489") and not bug.related, bug
+    # without an input layout to lose, a remove_noop_ops miscompile is not that bug
+    none, _ = match(bugs, _root("joint:remove_noop_ops", ["functional"]), {"as_strided_copy", "cat"},
+                    {"inductor"})
+    assert none is None
+    # nor is the corpus' other remove_noop_ops root, whose strided input plays no part
+    other = store.load_entry(CORPUS / "miscompile-joint-remove-noop-ops-120937cd64").meta
+    none, _ = match(bugs, other["root"], set(other["ops"]), {"inductor"})
+    assert none is None
