@@ -296,7 +296,11 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
             return _as_result(run_function(name, fn, ins, input_names=names, device=device, options=off))
 
         def measure(ins: tuple) -> Any:  # called inside the oracle.confirm stage below
+            if never_lowers:  # nothing measured: the claim stays unknown, as after the failure
+                return None
             return run_function("inductor", fn, ins, input_names=names, device=device, options=opts)
+
+        never_lowers = _never_lowers(subject, device)
     with costs.stage("oracle.confirm"):
         _confirm_claims(j, rerun, fn, names, make, confirm, measure, control)
     # no cost claims on a run that compiled a backward: Inductor's cost then counts the
@@ -577,6 +581,22 @@ def _confirm_claims(j: Judgement, run, fn, names, make, confirm: bool, measure=N
         j.verdict, j.check = Verdict.UNKNOWN, "candidates"
         reason = c.confirmation.message if c.confirmation else (c.truth.reason if c.truth else "no truth")
         j.explanation = f"{c.decision.node} ({c.decision.arg}) undecided: {reason}"
+
+
+def _never_lowers(subject: Any, device: str) -> bool:
+    """Whether full Inductor fails to compile the IR program ``subject`` on ``device`` by a
+    rule of :data:`aliasfuzz.passes.shared.NOT_SHARED` (user Triton kernels on a CPU host:
+    no Triton CPU backend), so that measuring a claim's cost with it is not tried: on the
+    fast path such a compile took 1.3-2.3 s per claim on the 2-core box, about a tenth of
+    the judging time of the seeds it hit, to end in the same ``unknown``. A callable
+    subject (a case file) is measured as before."""
+    if not isinstance(subject, Program):
+        return False
+    from aliasfuzz.fuzz.ops import lookup
+    from aliasfuzz.passes.shared import NOT_SHARED
+
+    kinds = frozenset(lookup(op.op).kind.value for op in subject.body)
+    return any(rule("inductor", device, kinds) for rule, _ in NOT_SHARED.values())
 
 
 #: Pipelines whose missed-reinplace claims are measured on Inductor's generated code
