@@ -15,11 +15,13 @@ segfault) at least :data:`DEATHS` times while eager's never do corrupts the heap
 a ``crash`` with the signal as its check, and ``heap`` (deaths / runs) in the outcome. Anything
 else (no death, or eager dying too) shows nothing and the internal error stands.
 
-Such a finding is not shrunk (:meth:`aliasfuzz.campaign.pool.Pool._shrink`): a run in a
-worker may die in aliasfuzz, die in PyTorch or survive with wrong values, so the shrinker's
-replay cannot tell a candidate that keeps the bug from one that lost it; the confirmation
-with its eager control is the finding's replay. It is cut like any signal death (its
-compiled stages in child interpreters that check the heap, :class:`aliasfuzz.oracle.blame._Isolation`).
+Such a finding is shrunk with each candidate asked the same way, never in a worker
+(:meth:`aliasfuzz.campaign.pool.Pool._heap_step`, at most
+:data:`~aliasfuzz.campaign.pool.HEAP_SHRINK_BUDGET` candidates): a run in a worker may die in
+aliasfuzz, die in PyTorch or survive with wrong values, so it cannot tell a candidate that
+keeps the bug from one that lost it; the confirmation with its eager control is the
+finding's replay. It is cut like any signal death (its compiled stages in child
+interpreters that check the heap, :class:`aliasfuzz.oracle.blame._Isolation`).
 """
 
 from __future__ import annotations

@@ -136,3 +136,38 @@ def test_the_pool_confirms_a_heap_death_without_a_worker_and_keeps_it_when_unsho
     assert out["verdict"] == "crash" and out["first"]["check"] == "signal:SIGABRT"
     second = pool.results.get_nowait()
     assert second[4]["internal_error"] == INTERNAL["internal_error"]  # unshown: it stands
+
+
+def test_a_heap_finding_is_shrunk_with_each_candidate_confirmed_in_child_interpreters(
+    tmp_path, monkeypatch
+):
+    # campaign seed 12's program 20 (corpus/crash-lowering-f49daf5cc5) was written with all
+    # 11 statements: a heap finding was not shrunk. Its candidates are asked as the finding
+    # was (here a stand-in for the children: corruption iff the custom op stays), never in
+    # a worker, and the finding's own confirmation is its replay (not asked again)
+    p = _program("heap/s20261206-1428.json")
+    asked: list[str] = []
+
+    def children(program, pipeline, device, options, first):
+        asked.append(program.dumps())
+        assert first == {"summary": SUMMARY}  # the worker's death, not the whole explanation
+        if any(o.op == "fz.copy_into" for o in program.body):  # the fault, not glibc's abort
+            return {"verdict": "crash", "check": "signal:SIGSEGV", "explanation": "corrupts",
+                    "diff": "", "heap": "2/2"}
+        return None
+
+    monkeypatch.setattr(pool_mod, "confirm_heap", children)
+    found = {"verdict": "crash", "check": "signal:SIGABRT", "heap": "2/3",
+             "explanation": "inductor corrupts the heap ... The worker had died of it: " + SUMMARY}
+    pool = pool_mod.Pool(CampaignOptions(programs=1, workers=1), tmp_path / "w")
+    monkeypatch.setattr(pool, "_blame", lambda *a: {"stage": None, "stages": [], "trail": []})
+
+    class NoWorker:
+        def run(self, task):
+            raise AssertionError("a heap finding's candidate ran in a worker")
+
+    kind, _, _, (_, small, spent, _, _, _), out = pool._shrink(NoWorker(), 0, "inductor", p, found)
+    assert kind == "shrunk" and p.dumps() not in asked
+    assert len(small.body) < len(p.body) and any(o.op == "fz.copy_into" for o in small.body)
+    assert out["check"] == "signal:SIGABRT" and out["heap"] == "2/2"  # either signal is one failure
+    assert 1 < spent == len(asked) + 1 <= pool_mod.HEAP_SHRINK_BUDGET
