@@ -254,7 +254,7 @@ class Pool:
 
         def step(p: Program) -> dict[str, Any]:
             if not outcome.get("heap"):
-                return self._shrink_step(worker, p, pipeline, i)
+                return self._shrink_step(worker, p, pipeline, i, outcome)
             # confirmed in child interpreters, and so is each candidate; the finding's own
             # confirmation is its replay: asked again, glibc could miss the corruption and
             # the shrinker would dismiss a confirmed finding as unreproduced
@@ -298,7 +298,7 @@ class Pool:
             # finding's candidate is never run in a worker (:meth:`_heap_step`)
             return self._shrink(worker, i, pipeline, program, outcome)
         t0 = time.perf_counter()
-        sout = self._shrink_step(worker, small, pipeline, i)
+        sout = self._shrink_step(worker, small, pipeline, i, outcome)
         t1 = time.perf_counter()
         if same_failure(outcome, sout):
             blame = self._blame(worker, small, pipeline, sout, i)
@@ -377,14 +377,25 @@ class Pool:
         return got
 
     def _shrink_step(
-        self, worker: Worker, program: Program, pipeline: str, i: int
+        self, worker: Worker, program: Program, pipeline: str, i: int,
+        found: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        """A shrink candidate's outcome, run in ``worker``. ``found``: the outcome of the
+        finding being shrunk; when it is a death by a signal, a candidate whose worker dies
+        in aliasfuzz by a signal that heap corruption explains
+        (:func:`~aliasfuzz.oracle.heap.may_be_corruption`) fails the step without counting as
+        aliasfuzz's internal error: campaign 26 counted one, a candidate of its SIGSEGV
+        finding 20e8d6ba4b (a program whose compiled code corrupts the heap, alone in child
+        interpreters too) that killed its worker in the oracle's next eager run."""
         out = worker.run(self._task(program, pipeline))
         out.pop("costs", None)  # a step's time is the shrink's (timed as a whole)
-        if "internal_error" in out and HEAP_MESSAGE in str(out.get("summary") or ""):
-            # glibc found the heap corrupted after the run (oracle.heap): the step fails,
-            # keeping the signal, so that a replay dying this way does not dismiss the
-            # finding (shrink.unconfirmed_replay); not aliasfuzz's error, not counted as one
+        dying = str((found or {}).get("check") or "").startswith("signal:")
+        if "internal_error" in out and (HEAP_MESSAGE in str(out.get("summary") or "")
+                                        or (dying and may_be_corruption(out))):
+            # glibc found the heap corrupted after the run (oracle.heap), or a candidate of
+            # a finding that kills its process did: the step fails, keeping the signal, so
+            # that a replay dying this way does not dismiss the finding
+            # (shrink.unconfirmed_replay); not aliasfuzz's error, not counted as one
             return {"verdict": "internal-error", "check": out.get("check")}
         if "internal_error" in out:  # logged and counted like a task's; the step fails
             self.results.put(("internal", i, pipeline, out, None))

@@ -171,3 +171,29 @@ def test_a_heap_finding_is_shrunk_with_each_candidate_confirmed_in_child_interpr
     assert len(small.body) < len(p.body) and any(o.op == "fz.copy_into" for o in small.body)
     assert out["check"] == "signal:SIGABRT" and out["heap"] == "2/2"  # either signal is one failure
     assert 1 < spent == len(asked) + 1 <= pool_mod.HEAP_SHRINK_BUDGET
+
+
+def test_a_candidate_killing_its_worker_in_aliasfuzz_is_no_internal_error_only_for_a_death_finding(
+    tmp_path,
+):
+    # campaign 26: shrinking the SIGSEGV finding 20e8d6ba4b, a candidate's worker died in the
+    # oracle's eager run (a heap the compiled code had corrupted) and was counted as
+    # aliasfuzz's internal error
+    died = {**INTERNAL, "check": "signal:SIGSEGV", "summary": SUMMARY.replace(
+        "glibc found the heap corrupted ('malloc(): unaligned tcache chunk detected')", "")}
+    assert heap.HEAP_MESSAGE not in died["summary"]  # a fault, not glibc's abort
+
+    class Dying:
+        def run(self, task):
+            return dict(died)
+
+    pool = pool_mod.Pool(CampaignOptions(programs=1, workers=1), tmp_path / "w")
+    p = _program("blame/miscompile-lowering-7e27ad2854.json")
+    segv = {"verdict": "crash", "check": "signal:SIGSEGV"}
+    assert pool._shrink_step(Dying(), p, "inductor", 3, segv) == {
+        "verdict": "internal-error", "check": "signal:SIGSEGV"}
+    assert pool.results.empty()
+    # shrinking a value finding, the same death is aliasfuzz's until shown otherwise
+    values = {"verdict": "miscompile", "check": "values"}
+    assert pool._shrink_step(Dying(), p, "inductor", 3, values) == {"verdict": "internal-error"}
+    assert pool.results.get_nowait()[:3] == ("internal", 3, "inductor")
