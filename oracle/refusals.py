@@ -213,6 +213,23 @@ REFUSALS: tuple[Refusal, ...] = (
         "untraceable_autograd",
     ),
     Refusal(
+        "make-fx-data-dependent-branch",
+        ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode",),
+        # raised from a Python-level call under make_fx's torch-function mode (the program's
+        # own `if t[i] < c:`, Tensor.__bool__), not from a decomposition or C++: a
+        # decomposition that guards on data would still be a crash
+        r"Could not guard on data-dependent expression[\s\S]*Caused by: "
+        r"\(fx/experimental/proxy_tensor\.py:\d+ in __torch_function__\)",
+        frozenset({"fx-reinplace"}),
+        frozenset({"trace"}),
+        "make_fx's fake tracing cannot follow Python control flow on a tensor's value "
+        "(the program branches on an element: if_lt_add_); torch.compile graph-breaks there",
+        "torch/fx/experimental/symbolic_shapes.py GuardOnDataDependentSymNode ('Could not "
+        "guard on data-dependent expression'); torch.cond is the documented way to trace such "
+        "a branch (torch/_higher_order_ops/cond.py). Audit 26 labeled a crash of it false "
+        "positive (crash-decomposition-a251a9759d, the b13 seed twin's mutant)",
+    ),
+    Refusal(
         "fx-untyped-storage-argument",
         ("builtins.NotImplementedError",),
         r"argument of type: <class 'torch\.storage\.UntypedStorage'>",

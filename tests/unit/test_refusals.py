@@ -229,3 +229,25 @@ def test_fx_reinplace_refusing_set_storage_and_requires_grad_is_unsupported(name
     assert fx["verdict"] == Verdict.UNSUPPORTED.value, fx["explanation"]
     assert fx["explanation"].startswith(f"{rule}: "), fx["explanation"]
     assert _judge.evaluate(program, "aot_eager", "cpu")["verdict"] == Verdict.OK.value
+
+
+def test_a_branch_on_a_tensor_value_is_a_make_fx_refusal_on_fx_reinplace_only():
+    # audit 26: crash-decomposition-a251a9759d, `if x[0] < 10: x.add_(0)` on fx-reinplace,
+    # was filed as a crash of PyTorch; make_fx's fake tracing cannot follow the branch
+    # (every torch.compile pipeline graph-breaks there and agrees with eager)
+    seed = Path(__file__).resolve().parents[2] / "corpus" / "seeds" / "b13_view_alias_across_graph_break.json"
+    p = Program.loads(seed.read_text())
+    j = judge(p, "fx-reinplace")
+    assert j.verdict is Verdict.UNSUPPORTED, (j.verdict, j.explanation)
+    assert j.explanation.startswith("make-fx-data-dependent-branch"), j.explanation
+    # the same error raised from a decomposition, not from the program's own branch: a crash
+    deco = Failure("trace", "GuardOnDataDependentSymNode",
+                   "Could not guard on data-dependent expression Eq(u0, 1)\nCaused by: "
+                   "(_decomp/decompositions.py:2345 in index_put_impl)",
+                   ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode",))
+    assert _rule("fx-reinplace", deco) is None
+    own = Failure("trace", deco.error_type, deco.message.replace(
+        "_decomp/decompositions.py:2345 in index_put_impl",
+        "fx/experimental/proxy_tensor.py:1823 in __torch_function__"), deco.kinds)
+    assert _rule("fx-reinplace", own) == "make-fx-data-dependent-branch"
+    assert _rule("aot_eager", own) is None
