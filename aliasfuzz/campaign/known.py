@@ -317,7 +317,16 @@ def match(
             related.append(b)
         elif ok and hit is None:
             hit = b
-    return hit, related
+    # an issue is named once: the known one is not also related, and two family rows of
+    # one issue are one related item (audit 26: 359e61eada named #195285 known and related,
+    # under two titles)
+    named = {hit.issue} if hit is not None else set()
+    once = []
+    for b in related:
+        if b.issue not in named:
+            named.add(b.issue)
+            once.append(b)
+    return hit, once
 
 
 def control_candidates(

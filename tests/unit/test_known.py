@@ -61,6 +61,12 @@ def test_related_bugs_are_shown_but_do_not_make_a_finding_known():
                          {"setitem_iadd.Scalar"}, {"inductor"})
     assert hit is not None and hit.issue == "pytorch/pytorch#152346" and not hit.related
     assert "pytorch/pytorch#195285" in {b.issue for b in related}
+    # audit 26's 359e61eada: #195285 itself, and not again among the related, nor twice
+    hit, related = match(bugs, _root("reinplace", ["scatter:missed"], "missed-reinplace"),
+                         {"setitem_iadd.Scalar", "index_put_"}, {"inductor-reinplace"})
+    issues = [b.issue for b in related]
+    assert hit is not None and hit.issue == "pytorch/pytorch#195285"
+    assert hit.issue not in issues and len(issues) == len(set(issues)) >= 1, issues
 
 
 @pytest.mark.parametrize(
