@@ -65,7 +65,15 @@ def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, mo
     assert (finding["verdict"], finding["check"][:7]) == ("crash", "signal:")
     entry = tmp_path / "corpus" / finding["id"]
     meta = json.loads((entry / "meta.json").read_text())
-    assert finding["stage"] in ("lowering", "scheduler", "codegen:cpp-vectorized"), (
+    # functionalization, run as the pipeline runs it, already raises setStorage ... out of
+    # bounds on this program (a faithful prefix: oracle.blame's rule, fourth audit
+    # 69f02e9212), and blame names it when every later cut departs too; a later cut in
+    # child interpreters can miss the corruption (glibc does not see every one), and then
+    # a compiled stage is named (CI 64 gave functionalization, CI 63 a compiled stage)
+    trail = dict((stage, said) for stage, said in meta.get("trail") or [])
+    assert finding["stage"] in ("lowering", "scheduler", "codegen:cpp-vectorized") or (
+        finding["stage"] == "functionalization"
+        and "out of bounds" in trail.get("functionalization", "")), (
         finding, meta.get("trail"), meta.get("blame_reason"))
     assert "inductor corrupts the heap" in meta["explanation"]
     assert "glibc found the heap corrupted" in meta["explanation"]  # the worker's death
