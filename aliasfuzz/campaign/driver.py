@@ -501,11 +501,19 @@ class _Campaign:
         self.res.verdicts[(pipeline, out["verdict"])] += 1
 
     def _add_finding(self, e: dict[str, Any]) -> None:
-        if all(f["id"] != e["id"] for f in self.res.findings):
-            self.res.findings.append(
-                {k: e.get(k) for k in ("id", "ids", "pipeline", "verdict", "check", "new", "i",
-                                       "known", "stage", "stages", "full", "budget_spent")}
-            )
+        """Keep finding event ``e`` for the summary, once per corpus entry: the entries it
+        filed that no kept finding names yet (fresh user 26: a program blamed on two
+        stages filed cbd3794b15, already shown for another program, and c8852360b4, which
+        neither a line nor the root-cause count named)."""
+        shown = {i for f in self.res.findings for i in (f.get("ids") or [f["id"]])}
+        ids = [i for i in (e.get("ids") or [e["id"]]) if i not in shown]
+        if not ids:
+            return
+        kept = {k: e.get(k) for k in ("id", "ids", "pipeline", "verdict", "check", "new", "i",
+                                      "known", "stage", "stages", "full", "budget_spent")}
+        if ids[0] != e["id"]:
+            kept["id"], kept["ids"] = ids[0], ids
+        self.res.findings.append(kept)
 
     def _log(self, event: dict[str, Any]) -> None:
         event["ts"] = time.time()

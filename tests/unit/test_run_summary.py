@@ -93,3 +93,22 @@ def test_a_finding_of_two_root_causes_prints_a_line_per_entry():
     one = finding_lines({**f, "ids": None, "stages": [], "new": False, "known": "pytorch/pytorch#1"})
     assert one == ["finding miscompile-functionalization-cbd3794b15 miscompile inductor "
                    "check=values stage=unblamed:inductor (in corpus, known pytorch/pytorch#1)"]
+
+
+def test_an_entry_filed_beside_one_already_shown_still_gets_its_line():
+    # fresh user 26: a program blamed on functionalization then reinplace filed cbd3794b15
+    # (shown before, for another program) and c8852360b4, which no line or count named
+    from types import SimpleNamespace
+
+    from aliasfuzz.campaign.driver import _Campaign
+
+    camp = SimpleNamespace(res=SimpleNamespace(findings=[]))
+    first = {"id": "cbd", "ids": ["cbd"], "pipeline": "aot_eager", "verdict": "miscompile",
+             "check": "values", "new": False, "stages": ["functionalization"]}
+    both = {**first, "ids": ["cbd", "c88"], "pipeline": "inductor-reinplace", "new": True,
+            "stages": ["functionalization", "reinplace"]}
+    for e in (first, both, both):
+        _Campaign._add_finding(camp, e)
+    assert [(f["id"], f["ids"]) for f in camp.res.findings] == [("cbd", ["cbd"]), ("c88", ["c88"])]
+    lines = [line for f in camp.res.findings for line in finding_lines({**f, "known": None})]
+    assert [line.split()[1] for line in lines] == ["cbd", "c88"]
