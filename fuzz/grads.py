@@ -24,7 +24,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["GRAD_EXCLUDED", "backward", "grad_exclusion", "leaves", "loss", "mark_grad_leaves"]
+__all__ = ["GRAD_EXCLUDED", "backward", "grad_exclusion", "has_grad_inputs", "leaves", "loss",
+           "mark_grad_leaves"]
 
 #: op name -> why a program holding it gets no gradient comparison (and no ``requires_grad``
 #: inputs from the generator). Row kinds excluded as a whole are in :data:`_EXCLUDED_KINDS`.
@@ -119,6 +120,13 @@ def grad_exclusion(program: Any, marked: frozenset[str] | set[str] | None = None
             if i < len(step.args) and step.args[i] is not None:
                 tainted.add(step.args[i].storage)
     return None
+
+
+def has_grad_inputs(program: Any) -> bool:
+    """Whether an input of the IR ``program`` requires grad: the ``torch.compile`` pipelines
+    then run its backward before its inputs and values are compared (blame's cut and the
+    repro run it too). False for a subject that is not an IR program (a case file)."""
+    return any(getattr(t, "requires_grad", False) for t in getattr(program, "inputs", ()) or ())
 
 
 def leaves(inputs: Sequence[Any]) -> list[int]:

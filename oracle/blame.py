@@ -149,6 +149,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.fuzz.eager import EagerResult
+from aliasfuzz.fuzz.grads import has_grad_inputs
 from aliasfuzz.fuzz.isolated import exception_chain
 from aliasfuzz.oracle.differential import differential, tolerance
 
@@ -350,11 +351,6 @@ _GRADS_CUT = ("aot_eager", "inductor", "inductor-noreinplace", "inductor-reinpla
 
 #: Checks a backward can change: what the harness compares after a program's backward ran
 _AFTER_BACKWARD = ("values", "inputs")
-
-
-def _grad_leaves(program: Any) -> bool:
-    """Whether an input of the IR ``program`` requires grad (its pipelines ran a backward)."""
-    return any(getattr(t, "requires_grad", False) for t in getattr(program, "inputs", ()) or ())
 
 
 class WorkerDied(Exception):
@@ -565,7 +561,7 @@ def blame_program(
     # backward may write them (campaign 25, 94644fc8c5: Inductor's backward overwrote the
     # leaf with its gradient; a forward-only cut agreed at every stage, "unblamed")
     grads = grads or (check in _AFTER_BACKWARD and pipeline in _GRADS_CUT
-                      and _grad_leaves(program))
+                      and has_grad_inputs(program))
     fn, names, make = _loaded(program, pipeline, device)
     eager = _eager(fn, names, make)
     shadow = _shadow(fn, names, make)

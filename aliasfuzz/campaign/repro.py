@@ -49,6 +49,7 @@ from aliasfuzz.campaign._repro_frames import (
 )
 from aliasfuzz.campaign._repro_words import effect, first_line, known_lines, stage_words, title
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.grads import has_grad_inputs
 from aliasfuzz.fuzz.ir import Program
 
 __all__ = [
@@ -359,8 +360,7 @@ def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tup
         # compared them after its backward (campaign 25, 94644fc8c5: the repro without it
         # said "fixed" for a backward that overwrote the leaf)
         backward=p.mode in ("compile", "fastpath") and (p.check == "grads" or (
-            check in ("values", "inputs", "both") and any(
-                getattr(t, "requires_grad", False) for t in getattr(p.program, "inputs", ()) or ()))),
+            check in ("values", "inputs", "both") and has_grad_inputs(p.program))),
     )
     if p.harness or len(text.splitlines()) <= MAX_LINES:
         return text
