@@ -592,11 +592,9 @@ def _never_lowers(subject: Any, device: str) -> bool:
     subject (a case file) is measured as before."""
     if not isinstance(subject, Program):
         return False
-    from aliasfuzz.fuzz.ops import lookup
-    from aliasfuzz.passes.shared import NOT_SHARED
+    from aliasfuzz.passes.shared import kept_out, op_kinds
 
-    kinds = frozenset(lookup(op.op).kind.value for op in subject.body)
-    return any(rule("inductor", device, kinds) for rule, _ in NOT_SHARED.values())
+    return kept_out("inductor", device, op_kinds(subject))
 
 
 #: Pipelines whose missed-reinplace claims are measured on Inductor's generated code

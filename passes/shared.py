@@ -54,7 +54,7 @@ from aliasfuzz.passes.pipelines import (
 )
 from aliasfuzz.passes.spy import SpyLog
 
-__all__ = ["NOT_SHARED", "SHAREABLE", "fork", "plan", "run_shared"]
+__all__ = ["NOT_SHARED", "SHAREABLE", "fork", "kept_out", "op_kinds", "plan", "run_shared"]
 
 #: Pipelines that can fork from one Dynamo capture.
 SHAREABLE = frozenset(DYNAMO_BACKENDS)
@@ -83,20 +83,30 @@ NOT_SHARED = {
 }
 
 
+def op_kinds(program) -> frozenset[str]:
+    """The registry op kinds (``OpKind`` values) of the IR ``program``'s statements."""
+    from aliasfuzz.fuzz.ops import lookup
+
+    return frozenset(lookup(op.op).kind.value for op in program.body)
+
+
+def kept_out(pipeline: str, device: str, kinds: frozenset[str]) -> bool:
+    """Whether a :data:`NOT_SHARED` rule keeps ``pipeline`` out for a program of op
+    ``kinds`` (:func:`op_kinds`) on ``device``: the pipeline is known to fail on it (full
+    Inductor cannot lower a user Triton kernel for a CPU target)."""
+    return any(rule(pipeline, device, kinds) for rule, _ in NOT_SHARED.values())
+
+
 def plan(program, pipelines, device: str = "cpu", options=None) -> list[str]:
     """Which of ``pipelines`` to run from one shared capture of ``program``: those in
     :data:`SHAREABLE` whose options equal the first such pipeline's (``options``: pipeline
     name -> :class:`PipelineOptions` or None), less those a :data:`NOT_SHARED` rule keeps
     out; empty when fewer than two are left (nothing to share)."""
-    from aliasfuzz.fuzz.ops import lookup
-
-    kinds = frozenset(lookup(op.op).kind.value for op in program.body)
+    kinds = op_kinds(program)
     options = options or {}
     picked: list[str] = []
     for name in pipelines:
-        if name not in SHAREABLE or any(
-            rule(name, device, kinds) for rule, _ in NOT_SHARED.values()
-        ):
+        if name not in SHAREABLE or kept_out(name, device, kinds):
             continue
         if picked and (options.get(name) or PipelineOptions()) != (
             options.get(picked[0]) or PipelineOptions()
