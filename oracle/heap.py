@@ -31,7 +31,8 @@ from typing import Any
 from aliasfuzz.fuzz.isolated import HEAP_SIGNALS
 
 __all__ = [
-    "DEATHS", "EAGER_TRIES", "HEAP_MESSAGE", "TRIES", "confirm", "may_be_corruption", "run_alone",
+    "CORRUPTION_CHECKS", "DEATHS", "DIED_OF", "EAGER_TRIES", "HEAP_MESSAGE", "TRIES", "confirm",
+    "may_be_corruption", "run_alone",
 ]
 
 #: Runs of the pipeline at most (it stops at its :data:`DEATHS`-th death), and of eager,
@@ -52,7 +53,11 @@ HEAP_MESSAGE = "glibc found the heap corrupted"
 #: The worker-death checks a corrupted heap kills with (:data:`HEAP_SIGNALS
 #: <aliasfuzz.fuzz.isolated.HEAP_SIGNALS>`). A SIGKILL (the OOM killer, a timeout) or
 #: SIGTERM is never asked about.
-_CORRUPTION_SIGNALS = tuple(f"signal:{s}" for s in HEAP_SIGNALS)
+CORRUPTION_CHECKS = tuple(f"signal:{s}" for s in HEAP_SIGNALS)
+
+#: What a confirmed finding's explanation says before the worker's death that raised the
+#: question (its summary, what :func:`confirm` takes as ``first``)
+DIED_OF = "The worker had died of it: "
 
 
 def may_be_corruption(outcome: dict[str, Any]) -> bool:
@@ -64,7 +69,7 @@ def may_be_corruption(outcome: dict[str, Any]) -> bool:
     ``malloc``, so where the worker died says little about which run wrote). Such a death
     is asked about (:func:`confirm`); one already confirmed is not."""
     if "internal_error" in outcome:
-        return str(outcome.get("check") or "") in _CORRUPTION_SIGNALS or (
+        return str(outcome.get("check") or "") in CORRUPTION_CHECKS or (
             HEAP_MESSAGE in str(outcome.get("summary") or ""))
     return outcome.get("verdict") == "crash" and not outcome.get("heap") and (
         HEAP_MESSAGE in str(outcome.get("explanation") or ""))
@@ -121,7 +126,7 @@ def confirm(program: Any, pipeline: str, device: str, options: dict | None,
             f"{pipeline} corrupts the heap (an out-of-bounds write): a process that ran "
             f"only the program under {pipeline} on fresh inputs, then had glibc check its "
             f"heap, died ({shown}) in {len(died)} of {runs} runs; eager alone did "
-            f"not in {EAGER_TRIES}. The worker had died of it: "
+            f"not in {EAGER_TRIES}. {DIED_OF}"
             f"{first.get('summary') or first.get('explanation') or ''}"
         ),
         "diff": "",

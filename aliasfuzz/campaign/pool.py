@@ -32,8 +32,7 @@ from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
 from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS, Worker
 from aliasfuzz.fuzz.ir import Program
-from aliasfuzz.fuzz.isolated import HEAP_SIGNALS
-from aliasfuzz.oracle.heap import HEAP_MESSAGE, may_be_corruption
+from aliasfuzz.oracle.heap import CORRUPTION_CHECKS, DIED_OF, HEAP_MESSAGE, may_be_corruption
 from aliasfuzz.oracle.heap import confirm as confirm_heap
 
 __all__ = ["ABANDON_GRACE", "Pool", "blame_in", "kernel_cache_dir"]
@@ -366,13 +365,12 @@ class Pool:
         bigger, never wrong). A death by the other heap signal (glibc's abort or the
         corrupted pointer's fault: which comes first is chance) is the same failure."""
         # the explanation's last part is the worker's death that first raised the question
-        died = str(outcome.get("explanation") or "").split("The worker had died of it: ", 1)[-1]
+        died = str(outcome.get("explanation") or "").split(DIED_OF, 1)[-1]
         got = confirm_heap(program, pipeline, self.opts.device,
                            self._task(program, pipeline)["options"], {"summary": died})
         if got is None:
             return {"verdict": "ok"}
-        heap = tuple(f"signal:{s}" for s in HEAP_SIGNALS)
-        if got["check"] in heap and outcome.get("check") in heap:
+        if got["check"] in CORRUPTION_CHECKS and outcome.get("check") in CORRUPTION_CHECKS:
             got = {**got, "check": outcome["check"]}
         return got
 
