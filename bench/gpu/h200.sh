@@ -92,6 +92,7 @@ while [ $# -gt 0 ]; do
         if [ "$mode" = corpus ] || [ "$mode" = mutate ]; then
           rm -rf "/tmp/af-corpus-ab-$mode" && cp -r corpus "/tmp/af-corpus-ab-$mode"
         fi
+        mkdir -p "/tmp/af-corpus-ab-$mode"  # run refuses a named corpus that is not there
         python3 -m aliasfuzz.cli run --device cuda --workers "$W" --time "$secs" --seed "$seed" -q \
           $extra --corpus "/tmp/af-corpus-ab-$mode" --state "$STATE" --report /tmp/af-reports \
           > "$OUT/ab-$mode.log" 2>&1
