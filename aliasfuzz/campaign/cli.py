@@ -20,6 +20,7 @@ import signal
 import sys
 from pathlib import Path
 
+from aliasfuzz.campaign.journal import finding_entries
 from aliasfuzz.errors import InvalidArgument
 
 __all__ = ["add_parsers", "exit_now", "parse_seed"]
@@ -154,7 +155,8 @@ def _cmd_run(args) -> int:
     if res.findings:
         ids = {i for f in res.findings for i in (f.get("ids") or [f["id"]])}
         known = {i for i in ids if _entry_known(opts.corpus, i)}
-        fresh = {i for f in res.findings if f["new"] for i in (f.get("ids") or [f["id"]])}
+        # an entry is new by its own id: a finding's other entry may be in the corpus
+        fresh = {e.id for f in res.findings for e in finding_entries(f) if e.new}
         n_new = len(fresh - known)
         print(f"root causes: {len(ids)} ({n_new} new, {len(known)} known upstream, "
               f"{len(ids) - n_new - len(known)} already in the corpus)")
@@ -206,18 +208,22 @@ def finding_lines(f: dict) -> list[str]:
     finding): one per corpus entry it filed (``f["ids"]``), so that the ``root causes: N``
     line counts the lines above it. A finding whose blame found two departures (e.g.
     functionalization, then reinplace) files an entry per root cause; fresh user 24 saw 6
-    root causes counted over 5 lines, the second entry named nowhere on the terminal."""
+    root causes counted over 5 lines, the second entry named nowhere on the terminal. Each
+    line gives its own entry's status, ``new`` or ``in corpus`` and ``known <issue>``
+    (``f["news"]``, ``f["knowns"]``; :func:`~aliasfuzz.campaign.journal.finding_entries`)."""
     stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
-    status = "new" if f["new"] else "in corpus"
-    if f.get("known"):
-        status += f", known {f['known']}"
-    if f.get("budget_spent"):  # written as found once --time's tail was over
-        status += f", time budget spent: {f['budget_spent']}"
+    spent = f", time budget spent: {f['budget_spent']}" if f.get("budget_spent") else ""
     full = f" full:{f['full']}" if f.get("full") else ""
-    ids = f.get("ids") or [f["id"]]
-    return [f"finding {eid} {f['verdict']} {f['pipeline']} check={f['check']} "
-            f"stage={stage}{full} ({status}{f', same program as {ids[0]}' if k else ''})"
-            for k, eid in enumerate(ids)]
+    entries = finding_entries(f)
+    lines = []
+    for k, e in enumerate(entries):
+        # each entry's own status: "known #196657" on the line of an entry whose meta.json
+        # says "known": null was a false claim (a fresh user's, from its sibling entry)
+        status = ("new" if e.new else "in corpus") + (f", known {e.known}" if e.known else "")
+        same = f", same program as {entries[0].id}" if k else ""
+        lines.append(f"finding {e.id} {f['verdict']} {f['pipeline']} check={f['check']} "
+                     f"stage={stage}{full} ({status}{spent}{same})")
+    return lines
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -363,8 +369,10 @@ def exit_now(code: int, note: str | None = None) -> None:
 
 
 def _finding_order(f: dict) -> tuple:
-    """New root causes first, then known upstream bugs, then those already in the corpus."""
-    return (not f["new"] or bool(f.get("known")), not f["new"], bool(f.get("known")), f["id"])
+    """New root causes first, then known upstream bugs, then those already in the corpus: a
+    finding of several entries by its first in that order (its lines stay together)."""
+    return min((not e.new or bool(e.known), not e.new, bool(e.known))
+               for e in finding_entries(f)) + (f["id"],)
 
 
 def _add_run(sub) -> None:

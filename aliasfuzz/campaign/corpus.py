@@ -314,11 +314,13 @@ def add_hit(path: Path, hit: dict[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class Recorded:
-    """Where :func:`record` put a finding: one entry folder per root cause, in blame order,
-    and the upstream issue of the first known bug among them (None when none is known)."""
+    """Where :func:`record` put a finding: one entry folder per root cause, in blame order
+    (``paths``), and for each of them the upstream issue of the known bug its root cause
+    matches, or None (``knowns``, aligned with ``paths``). Each entry's own: a finding's
+    second root need not be the known bug its first is."""
 
     paths: tuple[Path, ...]
-    known: str | None
+    knowns: tuple[str | None, ...]
 
 
 def record(
@@ -361,7 +363,8 @@ def record(
     }
     if provenance.get("pipeline_options"):  # e.g. dynamic shapes: its repro compiles so too
         hit["pipeline_options"] = provenance["pipeline_options"]
-    paths, known = [], None
+    paths: list[Path] = []
+    knowns: list[str | None] = []
     for root in roots(small, outcome, pipeline, blame):
         bug, related = match(bugs, root, set(ops), {pipeline}, blame.get("controls"))
         if bug:
@@ -396,8 +399,8 @@ def record(
         if not created:
             add_hit(path, hit)
         paths.append(path)
-        known = known or (bug.issue if bug else None)
-    return Recorded(tuple(paths), known)
+        knowns.append(bug.issue if bug else None)
+    return Recorded(tuple(paths), tuple(knowns))
 
 
 def _metas(corpus: Path) -> list[tuple[Path, dict[str, Any]]]:

@@ -29,7 +29,7 @@ from aliasfuzz.campaign.corpus import clean_temp, known_signatures, record, sign
 from aliasfuzz.campaign.follow import follow_key
 from aliasfuzz.campaign.gpus import GpuSampler, merge_rows
 from aliasfuzz.campaign.history import History
-from aliasfuzz.campaign.journal import Journal
+from aliasfuzz.campaign.journal import Journal, finding_entries
 from aliasfuzz.campaign.known import load_known
 from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.pool import Pool
@@ -291,6 +291,9 @@ class CampaignResult:
     tasks: int = 0
     seconds: float = 0.0
     verdicts: Counter = field(default_factory=Counter)
+    #: one per finding event that named an entry no earlier one did: its ``ids`` (those
+    #: entries), ``news`` and ``knowns`` (each entry's own status, aligned with ``ids``;
+    #: :func:`~aliasfuzz.campaign.journal.finding_entries`), ``new`` (any of them new)
     findings: list[dict[str, Any]] = field(default_factory=list)
     internal_errors: int = 0
     internal: list[dict[str, Any]] = field(default_factory=list)
@@ -310,11 +313,14 @@ class CampaignResult:
 
     @property
     def failing(self) -> list[dict[str, Any]]:
-        """New findings whose verdict is in ``fail_on`` and whose root cause is not a known
-        upstream bug (``corpus/known.toml``): these make ``run`` exit 1."""
+        """Findings whose verdict is in ``fail_on`` that filed an entry both new to the
+        corpus and not a known upstream bug (``corpus/known.toml``): these make ``run``
+        exit 1. Entry by entry: a finding's known first root does not excuse a new second
+        one, nor does its new first root make a known second one fail."""
         return [
             f for f in self.findings
-            if f["new"] and not f.get("known") and f["verdict"] in self.options.fail_on
+            if f["verdict"] in self.options.fail_on
+            and any(e.new and not e.known for e in finding_entries(f))
         ]
 
 
@@ -506,13 +512,15 @@ class _Campaign:
         stages filed cbd3794b15, already shown for another program, and c8852360b4, which
         neither a line nor the root-cause count named)."""
         shown = {i for f in self.res.findings for i in (f.get("ids") or [f["id"]])}
-        ids = [i for i in (e.get("ids") or [e["id"]]) if i not in shown]
-        if not ids:
+        # each entry's own status (an event journaled before news and knowns, too)
+        entries = [x for x in finding_entries(e, self.known) if x.id not in shown]
+        if not entries:
             return
-        kept = {k: e.get(k) for k in ("id", "ids", "pipeline", "verdict", "check", "new", "i",
-                                      "known", "stage", "stages", "full", "budget_spent")}
-        if ids[0] != e["id"]:
-            kept["id"], kept["ids"] = ids[0], ids
+        kept = {k: e.get(k) for k in ("pipeline", "verdict", "check", "i", "stage", "stages",
+                                      "full", "budget_spent")}
+        kept.update(id=entries[0].id, ids=[x.id for x in entries],
+                    news=[x.new for x in entries], knowns=[x.known for x in entries],
+                    new=any(x.new for x in entries))
         self.res.findings.append(kept)
 
     def _log(self, event: dict[str, Any]) -> None:
@@ -790,15 +798,18 @@ class _Campaign:
             },
         )
         ids = [path.name for path in found.paths]
-        new = any(eid not in self.known for eid in ids)
+        # per entry: one finding may file a new entry and one already in the corpus, a
+        # known upstream bug and a root no issue names (journal.finding_entries)
+        news = [eid not in self.known for eid in ids]
         event = {
             "t": "finding",
             "i": i,
             "pipeline": pipeline,
             "id": ids[0],
             "ids": ids,
-            "new": new,
-            "known": found.known,
+            "news": news,
+            "knowns": list(found.knowns),
+            "new": any(news),
             "stage": blame.get("stage"),
             "stages": blame.get("stages") or [],
             "full": blame.get("full"),

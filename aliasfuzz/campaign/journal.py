@@ -7,8 +7,14 @@ before the driver moves on:
   a task that crashed or timed out is written once its re-run in a fresh worker has
   answered, with the re-run's outcome (and the first run under ``outcome.first`` when the
   two differ: a flaky crash, e.g. a worker killed from outside);
-* ``{"t": "finding", "i": ..., "pipeline": ..., "id": <corpus id> | null, "new": bool, ...}``
-  once the finding is shrunk and its corpus entry is on disk (``id`` null: a duplicate);
+* ``{"t": "finding", "i": ..., "pipeline": ..., "id": <corpus id> | null, "ids": [...],
+  "news": [bool, ...], "knowns": [<issue> | null, ...], "new": bool, ...}`` once the
+  finding is shrunk and its corpus entries are on disk (``id`` null: a duplicate, or
+  dismissed and not written). ``ids`` are the entries it filed, one per root cause in
+  blame order (``id`` is the first); ``news`` and ``knowns`` say of each of them whether
+  it was new to the corpus and which known upstream bug it matches, and ``new`` whether
+  any was new. Read them with :func:`finding_entries`: events written before ``news``
+  and ``knowns`` existed carry one ``new`` and one ``known`` for all the entries;
 * ``{"t": "end", "status": "done", "flaky": <tasks whose crash or timeout did not recur>}``.
 
 A task whose outcome is a finding but has no ``finding`` event was in flight when the
@@ -21,9 +27,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "finding_entries"]
 
 
 class Journal:
@@ -72,3 +78,38 @@ class Journal:
                     break
                 raise
         return out
+
+
+class Entry(NamedTuple):
+    """One corpus entry a ``finding`` event filed: its ``id``, whether it was ``new`` to
+    the corpus, and the upstream issue of the known bug it matches (``known``, or None)."""
+
+    id: str
+    new: bool
+    known: str | None
+
+
+def finding_entries(event: dict[str, Any], before: set[str] | None = None) -> list[Entry]:
+    """The entries finding ``event`` filed (:class:`Entry`, in blame order), each with its
+    own status: a finding whose blame found two root causes files two entries, one of them
+    maybe a known upstream bug and the other not (a fresh user saw ``known #196657`` on
+    the line of an entry whose ``meta.json`` says ``"known": null``).
+
+    ``before`` are the ids in the corpus when the campaign started (``start.json``
+    ``known``): with it, whether an entry is new is decided for every event, old or new.
+    An event written before ``news`` and ``knowns`` existed (the journal of a campaign
+    resumed with this version) has one ``new`` and one ``known``, true of at least one of
+    its entries but not necessarily of each: they are given to its entry when it filed
+    only one; of several, no entry is called known (the entry's ``meta.json`` still says),
+    and without ``before`` each is called what the event says (the console's reading of
+    old, whose lines said it of each)."""
+    ids = list(event.get("ids") or [event["id"]])
+    news = event.get("news")
+    if news is None:
+        news = ([i not in before for i in ids] if before is not None
+                else [bool(event.get("new"))] * len(ids))
+    knowns = event.get("knowns")
+    if knowns is None:
+        # the old ``known`` named the first known root of all: only one entry's for sure
+        knowns = [event.get("known") or None] if len(ids) == 1 else [None] * len(ids)
+    return [Entry(i, bool(n), k or None) for i, n, k in zip(ids, news, knowns, strict=True)]

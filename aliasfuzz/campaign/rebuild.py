@@ -12,7 +12,8 @@ run here); a finding is shrunk with the current shrinker, blamed stage by stage 
 program index). This is how ``corpus/`` moved to one entry per root cause; it is also what
 to run after an oracle change that changes what the tool reports.
 
-One line per entry: ``<entry>: <verdict>/<check> -> <new entry ids>`` or ``<entry>: dropped
+One line per entry: ``<entry>: <verdict>/<check> -> <new entry ids>`` (each followed by
+``(known <issue>)`` when its root cause is a known upstream bug) or ``<entry>: dropped
 (<why>)``. Exit status 0, or 2 for a path that is not an entry or corpus folder.
 """
 
@@ -74,9 +75,10 @@ def _one(worker: Worker, path: Path, corpus: Path, bugs: list, budget: int) -> s
     provenance = {k: meta.get(k) for k in _PROVENANCE}
     provenance["shrink_executions"] = spent
     found = record(corpus, entry.program, small, sout, pipeline, blame, bugs, provenance)
-    ids = ", ".join(p.name for p in found.paths)
-    known = f" (known {found.known})" if found.known else ""
-    return f"{sout['verdict']}/{sout.get('check')} -> {ids}{known}"
+    # each entry with its own known bug: a finding's second root need not be the first's
+    ids = ", ".join(p.name + (f" (known {k})" if k else "")
+                    for p, k in zip(found.paths, found.knowns, strict=True))
+    return f"{sout['verdict']}/{sout.get('check')} -> {ids}"
 
 
 def rebuild(paths: list[str], corpus: Path, *, budget: int = 40, timeout: float = 300.0) -> int:

@@ -1,13 +1,17 @@
 """The data of a campaign report (also written as ``summary.json``), from the journal,
 the corpus and the history. Everything here is JSON data; nothing runs a program.
 
-``summary_version`` 2: ``root_causes`` (one row per corpus entry the campaign's
+``summary_version`` 3: ``root_causes`` (one row per corpus entry the campaign's
 ``finding`` events name, see :func:`root_causes`), ``counts`` (raw findings: runs judged a
 finding; shrunk findings: ``finding`` events; root causes, by status) and ``findings``
-(the ``finding`` events themselves); ``costs``: the per-stage cost table
-(:func:`aliasfuzz.campaign.costs.table` over the journal's ``costs``); ``gpus``: a CUDA
-campaign's utilization per GPU (:func:`aliasfuzz.campaign.gpus.merge_rows` over the
-journal's ``gpus`` events; ``samples`` 0: not measured), empty on CPU.
+(the ``finding`` events themselves, each with the entries it filed, ``ids``, and of each
+whether it was new to the corpus and the known upstream bug it matches, ``news`` and
+``knowns``; ``new``: any was new. Version 2 had one ``known`` per finding, the first
+known bug among its entries, which a reader took for every entry's); ``costs``: the
+per-stage cost table (:func:`aliasfuzz.campaign.costs.table` over the journal's
+``costs``); ``gpus``: a CUDA campaign's utilization per GPU
+(:func:`aliasfuzz.campaign.gpus.merge_rows` over the journal's ``gpus`` events;
+``samples`` 0: not measured), empty on CPU.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from aliasfuzz.campaign.corpus import load_entry
 from aliasfuzz.campaign.driver import INTERNAL, internal_error_row, load_campaign
 from aliasfuzz.campaign.gpus import merge_rows
 from aliasfuzz.campaign.history import History
+from aliasfuzz.campaign.journal import finding_entries
 from aliasfuzz.campaign.repro import plan, program_text, render_repro, title
 from aliasfuzz.errors import InvalidArgument
 
@@ -34,7 +39,7 @@ __all__ = [
     "undefined_eager_counts",
 ]
 
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 
 
 def _is_finding(verdict: str) -> bool:
@@ -202,10 +207,13 @@ def root_causes(
     ``diff``, ``repro`` (program part of repro.py) and ``repro_lines``; ``error`` instead
     of the entry's fields when it cannot be read."""
     sightings: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    issues: dict[str, str] = {}  # entry -> the known bug its events say it is, if any
     for e in events:
         if e.get("t") == "finding" and e.get("id"):
-            for rid in e.get("ids") or [e["id"]]:
-                sightings[rid].append(e)
+            for x in finding_entries(e, known_before):
+                sightings[x.id].append(e)
+                if x.known:
+                    issues.setdefault(x.id, x.known)
     rows = []
     for rid, evs in sightings.items():
         row = {
@@ -213,11 +221,12 @@ def root_causes(
             "verdict": evs[0].get("verdict"),
             "check": evs[0].get("check"),
             "hits": dict(Counter(str(e.get("pipeline")) for e in evs)),
-            "known_issue": next((e["known"] for e in evs if e.get("known")), None),
+            "known_issue": issues.get(rid),
             **_entry_fields(corpus, rid),
         }
-        # an entry's own meta says whether its root is a known bug (a finding's event names
-        # the first known root of all it was written under: not this one's, necessarily)
+        # an entry's own meta says whether its root is a known bug; the events' own
+        # per-entry knowns only stand in for an entry that cannot be read (an event of old
+        # named the first known root of all it filed: not this one's, necessarily)
         if "error" in row:
             known = {"issue": row["known_issue"]} if row["known_issue"] else None
         else:
@@ -255,6 +264,18 @@ def _costs(events, row: dict[str, Any], workers: int, programs: int) -> dict[str
     stages = totals(events)
     rows = table(stages, wall, workers, programs or 0) if stages else []
     return {"workers": workers, "wall": wall, "rows": rows}
+
+
+def _finding_row(e: dict[str, Any], before: set[str]) -> dict[str, Any]:
+    """A ``finding`` event as ``summary.json`` lists it: ``ids`` with each entry's own
+    ``news`` and ``knowns`` (:func:`~aliasfuzz.campaign.journal.finding_entries`, which
+    reads an event journaled before them too; ``before``: the corpus ids at the start)."""
+    entries = finding_entries(e, before)
+    row = {k: e.get(k) for k in ("i", "pipeline", "id", "verdict", "check", "stage", "stages",
+                                 "full")}
+    row.update(ids=[x.id for x in entries], news=[x.new for x in entries],
+               knowns=[x.known for x in entries], new=any(x.new for x in entries))
+    return row
 
 
 def root_ids(cid: str, *, state: str | Path) -> list[str]:
@@ -306,12 +327,9 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
             coverage[k][v] += 1
     kinds = Counter(k for ks in programs.values() for k in ks)
     mutated_from = _mutants(tasks, opts.pipelines)
-    findings = [
-        {k: e.get(k) for k in ("i", "pipeline", "id", "ids", "verdict", "check", "new", "known",
-                               "stage", "stages", "full")}
-        for e in events if e["t"] == "finding" and e.get("id")
-    ]
-    causes = root_causes(Path(corpus), events, set(start.get("known") or []))
+    before = set(start.get("known") or [])  # the corpus ids when the campaign started
+    findings = [_finding_row(e, before) for e in events if e["t"] == "finding" and e.get("id")]
+    causes = root_causes(Path(corpus), events, before)
     raw = sum(1 for e in tasks if _is_finding(e["outcome"]["verdict"]))
     return {
         "summary_version": SUMMARY_VERSION,

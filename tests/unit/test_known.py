@@ -133,7 +133,7 @@ def test_variants_of_a_known_bug_are_hits_of_one_entry(tmp_path):
                             blame, list(bugs), {"campaign": "c", "program_index": 0, "seed": 0})
 
     a, b = rec(_program(2)), rec(_program(1), check="inputs")
-    assert a.known == b.known == "pytorch/pytorch#1"
+    assert a.knowns == b.knowns == ("pytorch/pytorch#1",)
     assert a.paths == b.paths  # two programs, two checks: one entry
     # without the bug, programs whose features and ops are not comparable are two roots
     # (add_ then sin, and mul_ alone); add_ alone is the same bug as add_ then sin by
@@ -162,6 +162,57 @@ def test_a_second_root_of_a_known_finding_is_new_in_the_report(tmp_path):
              "verdict": "miscompile", "check": "values", "known": bug["issue"]}
     status = {r["id"]: (r["status"], r["known_issue"]) for r in root_causes(tmp_path, [event], set())}
     assert status == {a.name: ("known", bug["issue"]), b.name: ("new", None)}
+
+
+#: a finding blamed on two stages, of which only decomposition is a known bug's
+TWO_STAGES = {"stage": "functionalization", "stages": ["functionalization", "decomposition"]}
+ADD_BUG = KnownBug(issue="pytorch/pytorch#196657", title="t", stage="decomposition",
+                   ops=("add_.Scalar",))
+
+
+def test_each_root_of_a_finding_records_its_own_known_bug(tmp_path):
+    # a fresh user saw "known #196657" on the line of an entry whose meta.json says
+    # "known": null: record() returned one known, the first among the finding's roots
+    import json
+
+    from tests.unit.test_corpus_store import _program
+
+    out = {"verdict": "miscompile", "check": "values", "explanation": "x differs"}
+    rec = store.record(tmp_path, _program(), _program(), out, "aot_eager", TWO_STAGES,
+                       [ADD_BUG], {"campaign": "c", "program_index": 0, "seed": 0})
+    assert [p.name.split("-")[1] for p in rec.paths] == ["functionalization", "decomposition"]
+    assert rec.knowns == (None, ADD_BUG.issue)
+    metas = [json.loads((p / "meta.json").read_text()) for p in rec.paths]
+    assert [(m["known"] or {}).get("issue") for m in metas] == list(rec.knowns)
+
+
+def test_an_unreadable_entry_of_a_finding_takes_its_own_known_from_the_journal(tmp_path):
+    # the report reads an entry's meta.json; for one it cannot read, only that entry's
+    # own known from the event, never its sibling's (nor an old event's one known of all)
+    from aliasfuzz.report.data import root_causes
+    from tests.unit.test_corpus_store import _meta, _program
+
+    bug = {"issue": ADD_BUG.issue, "title": "t", "related": False}
+    a, _ = store.write_entry(tmp_path, _program(), {**_meta(_program()), "known": bug})
+    gone = "miscompile-reinplace-0000000000"
+    head = {"t": "finding", "id": a.name, "ids": [a.name, gone], "pipeline": "inductor",
+            "verdict": "miscompile", "check": "values"}
+    new = {**head, "news": [True, True], "knowns": [bug["issue"], None], "new": True}
+    old = {**head, "new": True, "known": bug["issue"]}  # journaled before knowns existed
+    for event in (new, old):
+        rows = {r["id"]: r for r in root_causes(tmp_path, [event], set())}
+        assert (rows[a.name]["status"], rows[a.name]["known_issue"]) == ("known", bug["issue"])
+        assert "error" in rows[gone]
+        assert (rows[gone]["status"], rows[gone]["known_issue"]) == ("new", None), event
+    # summary.json's findings: each entry's own; an old event's new decided by the corpus
+    # at the start, its one known given to no entry of two
+    from aliasfuzz.report.data import _finding_row
+
+    assert _finding_row(new, set())["knowns"] == [bug["issue"], None]
+    assert _finding_row(old, {gone}) == {
+        **{k: head[k] for k in ("id", "ids", "pipeline", "verdict", "check")},
+        "i": None, "stage": None, "stages": None, "full": None,
+        "news": [True, False], "knowns": [None, None], "new": True}
 
 
 def test_an_index_put_written_into_an_input_is_not_filed_as_the_values_alias_bug():

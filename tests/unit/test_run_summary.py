@@ -102,7 +102,7 @@ def test_an_entry_filed_beside_one_already_shown_still_gets_its_line():
 
     from aliasfuzz.campaign.driver import _Campaign
 
-    camp = SimpleNamespace(res=SimpleNamespace(findings=[]))
+    camp = SimpleNamespace(res=SimpleNamespace(findings=[]), known={"cbd"})
     first = {"id": "cbd", "ids": ["cbd"], "pipeline": "aot_eager", "verdict": "miscompile",
              "check": "values", "new": False, "stages": ["functionalization"]}
     both = {**first, "ids": ["cbd", "c88"], "pipeline": "inductor-reinplace", "new": True,
@@ -110,5 +110,88 @@ def test_an_entry_filed_beside_one_already_shown_still_gets_its_line():
     for e in (first, both, both):
         _Campaign._add_finding(camp, e)
     assert [(f["id"], f["ids"]) for f in camp.res.findings] == [("cbd", ["cbd"]), ("c88", ["c88"])]
-    lines = [line for f in camp.res.findings for line in finding_lines({**f, "known": None})]
+    lines = [line for f in camp.res.findings for line in finding_lines(f)]
     assert [line.split()[1] for line in lines] == ["cbd", "c88"]
+
+
+def test_each_line_of_a_finding_says_its_own_entrys_status():
+    # a fresh user: c8852360b4 was shown "(new, known #196657, same program as ...)" while
+    # its meta.json says "known": null; the known bug was its sibling entry's
+    f = {"id": "cbd", "ids": ["cbd", "c88"], "verdict": "miscompile", "pipeline": "inductor",
+         "check": "values", "stages": ["functionalization", "reinplace"], "new": True,
+         "news": [False, True], "knowns": ["pytorch/pytorch#196657", None]}
+    first, second = finding_lines(f)
+    assert first.endswith("(in corpus, known pytorch/pytorch#196657)"), first
+    assert second.endswith("(new, same program as cbd)"), second
+    swapped = finding_lines({**f, "news": [True, True], "knowns": [None, "pytorch/pytorch#196657"]})
+    assert swapped[0].endswith("(new)") and "known" not in swapped[0], swapped
+    assert swapped[1].endswith("(new, known pytorch/pytorch#196657, same program as cbd)")
+
+
+def test_a_journal_of_old_says_no_entry_of_several_is_the_known_bug():
+    # an event journaled before news and knowns (a campaign resumed after the upgrade): its
+    # one known was the first known root of all; which entry's is not written
+    old = {"t": "finding", "i": 3, "id": "cbd", "ids": ["cbd", "c88"], "pipeline": "inductor",
+           "verdict": "miscompile", "check": "values", "stages": ["functionalization",
+           "reinplace"], "new": True, "known": "pytorch/pytorch#196657"}
+    assert all("known" not in line for line in finding_lines(old))
+    # with the corpus at the start, as the driver replays it: new is each entry's own
+    camp = SimpleNamespace(res=_result(), known={"c88"})
+    _Campaign._add_finding(camp, old)
+    (f,) = camp.res.findings
+    assert (f["news"], f["knowns"], f["new"]) == ([True, False], [None, None], True)
+    assert [line.rsplit("(", 1)[1] for line in finding_lines(f)] == [
+        "new)", "in corpus, same program as cbd)"]
+    # one entry: the event's known is that entry's
+    from aliasfuzz.campaign.journal import finding_entries
+
+    one = {**old, "ids": ["cbd"]}
+    assert finding_entries(one) == [("cbd", True, "pytorch/pytorch#196657")]
+    assert finding_lines(one)[0].endswith("(new, known pytorch/pytorch#196657)")
+
+
+def _writer(tmp_path: Path, known: set[str], bugs: list) -> SimpleNamespace:
+    """Enough of a campaign for :meth:`_Campaign._write` to record a finding for real."""
+    camp = SimpleNamespace(
+        opts=SimpleNamespace(corpus=str(tmp_path), seed=0, device="cpu", pipeline_options={}),
+        res=_result(), bugs=bugs, known=known, events=[])
+    camp._log = camp.events.append
+    camp._add_finding = lambda e: _Campaign._add_finding(camp, e)
+    camp._prekey = lambda *a: _Campaign._prekey(camp, *a)
+    return camp
+
+
+def test_a_finding_of_two_roots_journals_each_entrys_status_and_fails_by_it(tmp_path):
+    # blamed on functionalization (no known bug) then decomposition (#196657's stage): the
+    # event said "known" of both, and the new unknown root did not make run exit 1
+    from aliasfuzz.campaign.journal import Journal
+    from tests.unit.test_corpus_store import _program
+    from tests.unit.test_known import ADD_BUG, TWO_STAGES
+
+    out = {"verdict": "miscompile", "check": "values", "explanation": "x differs"}
+    camp = _writer(tmp_path, set(), [ADD_BUG])
+    _Campaign._write(camp, 0, "aot_eager", _program(), _program(), out, 3, TWO_STAGES)
+    (event,) = camp.events
+    ids = event["ids"]
+    first, second = finding_lines(camp.res.findings[0])
+    assert first.endswith("(new)"), first
+    assert second.endswith(f"(new, known {ADD_BUG.issue}, same program as {ids[0]})"), second
+    assert camp.res.failing == camp.res.findings  # the functionalization root: new, unknown
+    assert (event["news"], event["knowns"], event["new"]) == ([True, True],
+                                                             [None, ADD_BUG.issue], True)
+    assert "known" not in event  # one known for several entries is what misled
+    # the journal keeps the lists (a resume reads them back as written)
+    j = Journal(tmp_path / "journal.jsonl")
+    j.append(dict(event))
+    j.close()
+    (back,) = Journal.events(tmp_path / "journal.jsonl")
+    assert (back["ids"], back["news"], back["knowns"]) == (ids, [True, True], [None, ADD_BUG.issue])
+    # again, with the functionalization entry in the corpus at the start: only the known
+    # root is new, and a new known root does not fail the run
+    again = _writer(tmp_path, {ids[0]}, [ADD_BUG])
+    _Campaign._write(again, 1, "aot_eager", _program(), _program(), out, 3, TWO_STAGES)
+    assert again.events[0]["news"] == [False, True]
+    first, second = finding_lines(again.res.findings[0])
+    assert first.endswith("(in corpus)") and second.endswith(
+        f"(new, known {ADD_BUG.issue}, same program as {ids[0]})"), (first, second)
+    assert again.res.failing == []
