@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import signal
 import sys
 from pathlib import Path
@@ -487,13 +488,25 @@ def _cmd_report(args) -> int:
         raise InvalidArgument(f"--corpus {args.corpus}: not a directory")
     out = Path(args.out) if args.out else Path("reports") / cid
     check_writable_dir(out, "--out")
-    corpus = args.corpus if args.corpus is not None else "corpus"
+    corpus = args.corpus if args.corpus is not None else _saved_corpus(args.state, cid)
     from aliasfuzz.campaign.known import load_known
 
     load_known(corpus)  # a malformed known.toml is the same one-line error as in run
     _check_report_corpus(cid, args.state, corpus)
     print(f"report: {write_report(cid, state=args.state, corpus=corpus, out=out)}")
     return 0
+
+
+def _saved_corpus(state: str, cid: str) -> str:
+    """The corpus campaign ``cid`` ran with (its ``options.json``), where ``report`` without
+    ``--corpus`` looks: ``corpus`` when that one is not a folder (any more) or the options
+    cannot be read. A campaign run with ``--corpus elsewhere`` was refused by a later
+    ``report`` that looked in ``corpus/`` (a fresh user's)."""
+    try:
+        saved = json.loads((Path(state) / "runs" / cid / "options.json").read_text()).get("corpus")
+    except (OSError, ValueError, AttributeError):
+        return "corpus"
+    return saved if isinstance(saved, str) and Path(saved).is_dir() else "corpus"
 
 
 def _check_report_corpus(cid: str, state: str, corpus: str) -> None:
@@ -526,7 +539,8 @@ def _add_report(sub) -> None:
     p = sub.add_parser("report", help="write the HTML report and summary.json of a campaign")
     p.add_argument("--campaign", help="campaign id (default: the latest)")
     p.add_argument("--state", default=".aliasfuzz", help="state directory (.aliasfuzz)")
-    p.add_argument("--corpus", help="corpus directory (corpus); named, it must exist")
+    p.add_argument("--corpus", help="corpus directory (default: the one the campaign ran with, "
+                   "else corpus); named, it must exist")
     # --report is run's name for the same folder: a user who knew run's was refused
     # (fresh user 22)
     p.add_argument("--out", "--report", dest="out", metavar="DIR",

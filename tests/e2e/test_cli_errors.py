@@ -231,6 +231,27 @@ def test_report_refuses_a_corrupt_or_absent_entry_of_its_campaign(tmp_path):
     assert "1 of the 2" in line and (out / "index.html").exists()
 
 
+def test_report_without_corpus_reads_the_one_the_campaign_ran_with(tmp_path):
+    # a fresh user ran with --corpus elsewhere, then `report` looked in ./corpus and refused
+    state, corpus = tmp_path / "state", tmp_path / "elsewhere"
+    res = driver.run_campaign(
+        CampaignOptions(programs=1, pipelines=("debug-miscompile",), workers=1, report="none",
+                        corpus=str(corpus), state=str(state), shrink=False),
+        show=False,
+    )  # fmt: skip
+    assert res.status == "done" and store.list_entries(corpus)
+    out = tmp_path / "r"
+    r = run_cli("report", "--state", state, "--out", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = json.loads((out / "summary.json").read_text())
+    assert data["root_causes"] and all("error" not in row for row in data["root_causes"])
+    # the saved corpus gone: ./corpus as before, refused as holding none of the entries
+    corpus.rename(tmp_path / "moved")
+    (tmp_path / "corpus").mkdir()
+    r = run_cli("report", "--state", state, "--out", tmp_path / "r2", cwd=tmp_path)
+    assert r.returncode == 2 and "holds none" in r.stderr, r.stderr
+
+
 def test_replay_and_run_refuse_a_meta_json_of_the_wrong_shape(tmp_path):
     # fresh user 21: "hits": "oops" replayed as `reproduces` and a campaign ran beside it
     c = tmp_path / "corpus"
