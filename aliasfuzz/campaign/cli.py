@@ -169,7 +169,7 @@ def _cmd_run(args) -> int:
     if res.stages:
         from aliasfuzz.campaign.costs import format_table, table
 
-        print(f"where the time went ({opts.workers} workers x {res.seconds:.1f} s):")
+        print(f"where the time went ({_plural(opts.workers, 'worker')} x {res.seconds:.1f} s):")
         print(format_table(table(res.stages, res.seconds, opts.workers, res.programs)))
     if res.gpus:
         from aliasfuzz.campaign.gpus import format_row

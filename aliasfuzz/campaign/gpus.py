@@ -207,7 +207,9 @@ def merge_rows(runs: Iterable[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]
 def format_row(row: dict[str, Any]) -> str:
     """The console summary's line for one GPU row (:meth:`GpuSampler.stop`)."""
     name = f" {row['name']}" if row.get("name") else ""
-    head = f"gpu {row['index']}{name} (CUDA_VISIBLE_DEVICES={row['device']}): {row['workers']} workers"
+    n = row["workers"]
+    head = (f"gpu {row['index']}{name} (CUDA_VISIBLE_DEVICES={row['device']}): {n} "
+            f"worker{'' if n == 1 else 's'}")
     if not row["samples"]:
         return f"{head}, utilization not measured (no pynvml or NVML failed)"
     return (f"{head}, utilization mean {row['util_mean_percent']:.0f}% max "

@@ -130,6 +130,8 @@ def test_sampler_summarizes_each_gpu_and_skips_failing_reads():
                        "util_mean_percent": None, "util_max_percent": None,
                        "mem_max_mib": None, "samples": 0}
     assert "not measured" in gpus.format_row(rows[1])
+    assert "): 1 worker," in gpus.format_row(rows[1])  # not "1 workers"
+    assert "): 2 workers," in gpus.format_row(rows[0])
     assert f"mean {sum(utils) / n:.0f}% max 50%, memory max 300 MiB ({n} samples)" in \
         gpus.format_row(rows[0])
 
