@@ -15,6 +15,13 @@ segfault) at least :data:`DEATHS` times while eager's never do corrupts the heap
 a ``crash`` with the signal as its check, and ``heap`` (deaths / runs) in the outcome. Anything
 else (no death, or eager dying too) shows nothing and the internal error stands.
 
+An Inductor pipeline is asked first, deterministically, whether its generated wrapper makes
+a view past its base's storage (:func:`wrapper_out_of_bounds`,
+:mod:`aliasfuzz.oracle.wrapper_bounds`): one child interpreter compiles and runs the
+program with every ``reinterpret_tensor`` of the wrapper checked against the storage it
+views, and such a view is the finding (``heap`` ``"static"``, the views in
+``out_of_bounds``), glibc's children not needed.
+
 Such a finding is shrunk with each candidate asked the same way, never in a worker
 (:meth:`aliasfuzz.campaign.pool.Pool._heap_step`, at most
 :data:`~aliasfuzz.campaign.pool.HEAP_SHRINK_BUDGET` candidates): a run in a worker may die in
@@ -31,8 +38,9 @@ from typing import Any
 from aliasfuzz.fuzz.isolated import HEAP_SIGNALS
 
 __all__ = [
-    "CORRUPTION_CHECKS", "DEATHS", "DIED_OF", "EAGER_TRIES", "HEAP_MESSAGE", "TRIES", "confirm",
-    "may_be_corruption", "run_alone",
+    "CORRUPTION_CHECKS", "DEATHS", "DIED_OF", "EAGER_TRIES", "HEAP_MESSAGE", "TRIES",
+    "WRAPPER_PIPELINES", "confirm", "may_be_corruption", "run_alone", "run_captured",
+    "wrapper_out_of_bounds",
 ]
 
 #: Runs of the pipeline at most (it stops at its :data:`DEATHS`-th death), and of eager,
@@ -44,6 +52,10 @@ EAGER_TRIES = 3
 #: Deaths that show corruption (:attr:`aliasfuzz.fuzz.isolated.Died.heap`) a finding needs:
 #: two, so that one stray signal to one child cannot make a finding.
 DEATHS = 2
+
+#: The pipelines whose compile generates an Inductor wrapper (the fast path stops before
+#: code generation).
+WRAPPER_PIPELINES = ("inductor", "inductor-noreinplace")
 
 #: What ``worker.attribute_death`` writes in the summary (or a crash's explanation) of a
 #: worker's death after glibc found the heap corrupted.
@@ -92,13 +104,72 @@ def run_alone(program: dict, pipeline: str, device: str, options: dict | None) -
                      PipelineOptions(**(options or {})))
 
 
+def run_captured(program: dict, pipeline: str, device: str, options: dict | None,
+                 path: str) -> None:
+    """A child interpreter's step: :func:`run_alone` with every view Inductor's wrapper
+    makes past its base's storage appended to ``path`` as it is made, before a kernel uses
+    it (:func:`aliasfuzz.oracle.wrapper_bounds.checked_views`), so that the file is there
+    even when that kernel kills the child."""
+    from aliasfuzz.oracle.wrapper_bounds import checked_views
+
+    with checked_views(path):
+        run_alone(program, pipeline, device, options)
+
+
+def wrapper_out_of_bounds(program: Any, pipeline: str, device: str,
+                          options: dict | None) -> list[str]:
+    """The views past their base's storage that the wrapper Inductor generated for
+    ``program`` under ``pipeline`` made (:mod:`aliasfuzz.oracle.wrapper_bounds`, one
+    sentence each, each view once), from one child interpreter (:func:`run_captured`)
+    whatever its fate; ``[]`` for a pipeline that generates no wrapper
+    (:data:`WRAPPER_PIPELINES`) or when it made none."""
+    import tempfile
+
+    from aliasfuzz.fuzz.isolated import run_isolated
+    from aliasfuzz.oracle.wrapper_bounds import read_found
+
+    if pipeline not in WRAPPER_PIPELINES:
+        return []
+    with tempfile.TemporaryDirectory(prefix="aliasfuzz-wrapper-") as tmp:
+        path = f"{tmp}/views"
+        run_isolated(f"{__name__}:run_captured",
+                     (program.to_json(), pipeline, device, options, path))
+        found = read_found(path)
+    return list(dict.fromkeys(o.message() for o in found))
+
+
 def confirm(program: Any, pipeline: str, device: str, options: dict | None,
-            first: dict[str, Any]) -> dict[str, Any] | None:
+            first: dict[str, Any], *, static_only: bool = False) -> dict[str, Any] | None:
     """The ``crash`` outcome of ``program`` under ``pipeline`` when the pipeline alone
     corrupts the heap and eager alone does not (module docstring), else None. ``first``:
     the internal error that raised the question (its summary goes into the explanation).
-    ``options``: the pipeline's options as a dict."""
+    ``options``: the pipeline's options as a dict.
+
+    Asked first: an Inductor pipeline whose generated wrapper makes a view past its base's
+    storage (:func:`wrapper_out_of_bounds`) is shown so at once, deterministically, with
+    ``heap`` ``"static"`` (no eager control: eager makes no such view; the name says it
+    does not depend on glibc noticing); glibc's children are asked only when that shows
+    nothing. ``static_only``: not even then (a
+    shrink candidate of a finding shown statically must show the same evidence)."""
     from aliasfuzz.fuzz.isolated import Died, run_isolated
+
+    views = wrapper_out_of_bounds(program, pipeline, device, options)
+    if views:
+        check = str(first.get("check") or "")
+        return {
+            "verdict": "crash",
+            "check": check if check in CORRUPTION_CHECKS else "signal:SIGABRT",
+            "explanation": (
+                f"{pipeline} writes out of bounds: {'; '.join(views)} (checked as the "
+                f"wrapper made it, in a process that ran only the program). {DIED_OF}"
+                f"{first.get('summary') or first.get('explanation') or ''}"
+            ),
+            "diff": "",
+            "heap": "static",
+            "out_of_bounds": views,
+        }
+    if static_only:
+        return None
 
     def deaths(p: str, tries: int, enough: int, counts: Any) -> tuple[list[Died], int]:
         died, runs = [], 0

@@ -64,6 +64,8 @@ def _children(monkeypatch, pipeline_deaths, eager_deaths=()):
         return got.pop(0) if got else None
 
     monkeypatch.setattr(isolated, "run_isolated", fake)
+    # the wrapper's static check (its own child) is asked first: here it shows nothing
+    monkeypatch.setattr(heap, "wrapper_out_of_bounds", lambda *a: [])
     return asked
 
 
@@ -91,10 +93,30 @@ def test_signals_sent_from_outside_never_confirm_heap_corruption(monkeypatch):
     assert heap.confirm(p, "inductor", "cpu", {}, INTERNAL) is None
 
 
-def test_twelfth_campaign_program_1428_corrupts_the_heap_under_inductor_alone():
+def test_twelfth_campaign_program_1428_is_shown_by_its_wrappers_out_of_bounds_view():
     # permute / fz.halve_ / as_strided_scatter / fz.copy_into / index_copy_ on an input at
-    # offset 57 with strides (50, 5, 2): the worker died later building inputs (internal
-    # error); alone, with glibc checking the heap, the compiled program kills its process
+    # offset 57 with strides (50, 5, 2): Inductor replays the input's absolute offset on a
+    # 68-element buffer of its own (the family of corpus crash-lowering-f49daf5cc5); caught
+    # as the generated wrapper makes the view, deterministically, no eager control needed
+    out = heap.confirm(_program("heap/s20261206-1428.json"), "inductor", "cpu", {}, INTERNAL)
+    assert out is not None and (out["verdict"], out["check"], out["heap"]) == (
+        "crash", "signal:SIGABRT", "static")
+    assert out["out_of_bounds"] == [
+        "Inductor's wrapper made reinterpret_tensor(buf, (2, 2, 4), (50, 2, 5), 57) of a "
+        "storage of 68 elements, reaching elements 57 to 124: out of bounds"]
+    assert out["explanation"].startswith("inductor writes out of bounds: Inductor's wrapper")
+    # dynamic shapes (a campaign marks some programs so): the sizes the wrapper computed
+    dyn = heap.confirm(_program("heap/s20261206-1428.json"), "inductor", "cpu",
+                       {"dynamic": True}, INTERNAL)
+    assert dyn is not None and dyn["out_of_bounds"] == out["out_of_bounds"]
+    assert out["explanation"].endswith(heap.DIED_OF + SUMMARY)  # the worker's death last
+
+
+def test_twelfth_campaign_program_1428_corrupts_the_heap_under_inductor_alone(monkeypatch):
+    # the same program asked the other way, as one whose wrapper shows nothing is: the
+    # worker died later building inputs (internal error); alone, with glibc checking the
+    # heap, the compiled program kills its process
+    monkeypatch.setattr(heap, "wrapper_out_of_bounds", lambda *a: [])
     out = heap.confirm(_program("heap/s20261206-1428.json"), "inductor", "cpu", {}, INTERNAL)
     # glibc aborts (SIGABRT) or the corrupted pointer faults first (SIGSEGV: torch 2.11 on
     # the H200 host): either is the death
@@ -106,6 +128,7 @@ def test_twelfth_campaign_program_1428_corrupts_the_heap_under_inductor_alone():
 def test_a_program_that_does_not_corrupt_the_heap_is_not_confirmed():
     # index_copy(x, idx, x): wrong values under Inductor, but every write in bounds
     p = _program("blame/miscompile-lowering-7e27ad2854.json")
+    assert heap.wrapper_out_of_bounds(p, "inductor", "cpu", {}) == []
     assert heap.confirm(p, "inductor", "cpu", {}, INTERNAL) is None
 
 
@@ -148,7 +171,8 @@ def test_a_heap_finding_is_shrunk_with_each_candidate_confirmed_in_child_interpr
     p = _program("heap/s20261206-1428.json")
     asked: list[str] = []
 
-    def children(program, pipeline, device, options, first):
+    def children(program, pipeline, device, options, first, static_only=False):
+        assert not static_only  # a finding glibc showed: its candidates are asked so too
         asked.append(program.dumps())
         assert first == {"summary": SUMMARY}  # the worker's death, not the whole explanation
         if any(o.op == "fz.copy_into" for o in program.body):  # the fault, not glibc's abort
@@ -197,3 +221,36 @@ def test_a_candidate_killing_its_worker_in_aliasfuzz_is_no_internal_error_only_f
     values = {"verdict": "miscompile", "check": "values"}
     assert pool._shrink_step(Dying(), p, "inductor", 3, values) == {"verdict": "internal-error"}
     assert pool.results.get_nowait()[:3] == ("internal", 3, "inductor")
+
+
+def test_a_finding_shown_by_its_wrapper_shrinks_its_candidates_by_the_wrapper_alone(
+    tmp_path, monkeypatch
+):
+    # a static finding's candidate keeps the bug only with an out-of-bounds view of its own
+    # (static_only), and the shrink is not capped at HEAP_SHRINK_BUDGET: one child each
+    p = _program("heap/s20261206-1428.json")
+    asked: list[bool] = []
+
+    def children(program, pipeline, device, options, first, static_only=False):
+        asked.append(static_only)
+        if any(o.op == "fz.copy_into" for o in program.body):
+            return {"verdict": "crash", "check": "signal:SIGABRT", "explanation": "views",
+                    "diff": "", "heap": "static"}
+        return None
+
+    monkeypatch.setattr(pool_mod, "confirm_heap", children)
+    monkeypatch.setattr(pool_mod, "HEAP_SHRINK_BUDGET", 2)
+    found = {"verdict": "crash", "check": "signal:SIGABRT", "heap": "static",
+             "explanation": "inductor writes out of bounds: ... " + heap.DIED_OF + SUMMARY}
+    pool = pool_mod.Pool(CampaignOptions(programs=1, workers=1, shrink_budget=40),
+                         tmp_path / "w")
+    monkeypatch.setattr(pool, "_blame", lambda *a: {"stage": None, "stages": [], "trail": []})
+
+    class NoWorker:
+        def run(self, task):
+            raise AssertionError("a heap finding's candidate ran in a worker")
+
+    kind, _, _, (_, small, spent, _, _, _), out = pool._shrink(NoWorker(), 0, "inductor", p, found)
+    assert kind == "shrunk" and asked and all(asked)
+    assert spent > 2  # past the glibc findings' cap
+    assert len(small.body) < len(p.body) and out["heap"] == "static"
