@@ -4,8 +4,8 @@ how often the process running it dies of it (glibc's heap check) or does not (si
 Each program ``i`` of ``--seed`` in ``--start .. --start + N - 1`` runs under ``inductor``
 in a child interpreter with every ``reinterpret_tensor`` checked
 (:func:`aliasfuzz.oracle.heap.run_captured`, :mod:`aliasfuzz.oracle.wrapper_bounds`), then
-glibc checks the heap (``check_heap``). Prints one line per program with an out-of-bounds
-view or a death, then the counts: programs, with such a view, of those how many died, and
+glibc checks the heap (``check_heap``). Prints one line per program (flushed, so that a
+run cut short says how far it got), then the counts: programs, with such a view, of those how many died, and
 deaths without such a view. The campaign today finds only the deaths (``oracle/heap.py``);
 the silent ones are what a check in every worker's Inductor run would add.
 
@@ -50,10 +50,11 @@ def main() -> None:
         views += bool(found)
         died += dead
         both += bool(found) and dead
-        if found or dead:
-            what = found[0].message() if found else "no view out of bounds"
-            print(f"program {i}: {'died (' + got.how + ')' if dead else 'survived'}; {what}",
-                  flush=True)
+        # a line per program, flushed: a run cut short (a device call's limit) still says
+        # how far it got
+        what = found[0].message() if found else "no view out of bounds"
+        print(f"program {i}: {'died (' + got.how + ')' if dead else 'survived'}; {what}",
+              flush=True)
     print(f"seed {args.seed}, programs {args.start}..{args.start + args.n - 1} on "
           f"{args.device}, {time.perf_counter() - t0:.0f} s: {views} with a view out of bounds "
           f"({both} of them died of it, {views - both} silent); {died - both} heap deaths "
