@@ -128,6 +128,30 @@ if "--child" not in sys.argv:  # generated code may write out of bounds: a signa
     r = subprocess.run([sys.executable, __file__, "--child"])
     raise SystemExit(f"the process died of signal {-r.returncode}" if r.returncode < 0 else r.returncode)
 {% endif %}
+{% if oob %}
+from torch._inductor.codecache import PyCodeCache
+
+load_wrapper = PyCodeCache.load_by_key_path
+
+def checked_wrapper(*args, **kwargs):  # each view Inductor's wrapper makes, against its storage
+    mod = load_wrapper(*args, **kwargs)
+    view = getattr(mod, "reinterpret_tensor", None)
+
+    def reinterpret_tensor(base, size, stride, offset):
+        n = base.untyped_storage().nbytes() // base.element_size()
+        lo = offset + sum((k - 1) * s for k, s in zip(size, stride) if s < 0)
+        hi = offset + sum((k - 1) * s for k, s in zip(size, stride) if s > 0)
+        if all(size) and (lo < 0 or hi >= n):  # before any kernel writes through it
+            raise SystemExit(f"Inductor's wrapper made reinterpret_tensor(buf, {tuple(size)}, "
+                             f"{tuple(stride)}, {offset}) of a storage of {n} elements: out of bounds")
+        return view(base, size, stride, offset)
+
+    if view is not None:
+        mod.reinterpret_tensor = reinterpret_tensor
+    return mod
+
+PyCodeCache.load_by_key_path = checked_wrapper
+{% endif %}
 print("torch", torch.__version__{% if triton %}, "triton", triton.__version__{% endif %})
 {% if mode == "jit" %}
 scripted = {{ script }}

@@ -450,11 +450,13 @@ class Pool:
                 break
         for _ in self.threads:
             self.submit(99, None)
-        end = time.monotonic() + grace
-        for t in self.threads:
-            t.join(max(0.0, end - time.monotonic()))
+        self._join(grace)  # the jobs in flight may end politely
         for w in self.workers:
             w.abandon()
-        end = time.monotonic() + ABANDON_GRACE
+        self._join(ABANDON_GRACE)  # then their children are dead: the threads return
+
+    def _join(self, seconds: float) -> None:
+        """Wait for the worker threads, ``seconds`` in all (not each)."""
+        end = time.monotonic() + seconds
         for t in self.threads:
             t.join(max(0.0, end - time.monotonic()))

@@ -83,6 +83,9 @@ def test_twelfth_campaign_program_1428_is_a_heap_corruption_finding(tmp_path, mo
     repro = subprocess.run([sys.executable, str(entry / "repro.py")], capture_output=True,
                            text=True, timeout=600)
     assert repro.returncode == 1, repro.stdout + repro.stderr
+    # at the view itself, deterministically (not at glibc's abort, which may not come)
+    assert "Inductor's wrapper made reinterpret_tensor(buf" in repro.stderr, repro.stderr
+    assert repro.stderr.rstrip().endswith("elements: out of bounds"), repro.stderr
     assert "writes out of bounds where eager does not" in (entry / "repro.py").read_text().splitlines()[0]
 
 
