@@ -38,8 +38,8 @@ from typing import Any
 from aliasfuzz.fuzz.isolated import HEAP_SIGNALS
 
 __all__ = [
-    "CORRUPTION_CHECKS", "DEATHS", "DIED_OF", "EAGER_TRIES", "HEAP_MESSAGE", "TRIES",
-    "WRAPPER_PIPELINES", "confirm", "may_be_corruption", "run_alone", "run_captured",
+    "CORRUPTION_CHECKS", "DEATHS", "DIED_OF", "EAGER_TRIES", "HEAP_MESSAGE", "OUT_OF_BOUNDS",
+    "TRIES", "WRAPPER_PIPELINES", "confirm", "may_be_corruption", "run_alone", "run_captured",
     "wrapper_out_of_bounds",
 ]
 
@@ -52,6 +52,11 @@ EAGER_TRIES = 3
 #: Deaths that show corruption (:attr:`aliasfuzz.fuzz.isolated.Died.heap`) a finding needs:
 #: two, so that one stray signal to one child cannot make a finding.
 DEATHS = 2
+
+#: The check of a finding shown by a view past its storage in Inductor's wrapper (verdict
+#: ``crash``: the checked call stops there, before any kernel writes through it):
+#: :func:`confirm`, and a worker's run that makes one (:func:`aliasfuzz.campaign._judge.evaluate`).
+OUT_OF_BOUNDS = "out-of-bounds"
 
 #: The pipelines whose compile generates an Inductor wrapper (the fast path stops before
 #: code generation).
@@ -146,19 +151,20 @@ def confirm(program: Any, pipeline: str, device: str, options: dict | None,
     ``options``: the pipeline's options as a dict.
 
     Asked first: an Inductor pipeline whose generated wrapper makes a view past its base's
-    storage (:func:`wrapper_out_of_bounds`) is shown so at once, deterministically, with
-    ``heap`` ``"static"`` (no eager control: eager makes no such view; the name says it
-    does not depend on glibc noticing); glibc's children are asked only when that shows
-    nothing. ``static_only``: not even then (a
+    storage (:func:`wrapper_out_of_bounds`) is shown so at once, deterministically: a
+    ``crash`` of check :data:`OUT_OF_BOUNDS` with ``heap`` ``"static"`` (no eager control:
+    eager makes no such view; the name says it does not depend on glibc noticing); glibc's
+    children are asked only when that shows nothing. ``static_only``: not even then (a
     shrink candidate of a finding shown statically must show the same evidence)."""
     from aliasfuzz.fuzz.isolated import Died, run_isolated
 
     views = wrapper_out_of_bounds(program, pipeline, device, options)
     if views:
-        check = str(first.get("check") or "")
+        # the verdict and check a worker's run gives the same view when it survives it
+        # (aliasfuzz.campaign._judge): one bug, however it was first seen
         return {
             "verdict": "crash",
-            "check": check if check in CORRUPTION_CHECKS else "signal:SIGABRT",
+            "check": OUT_OF_BOUNDS,
             "explanation": (
                 f"{pipeline} writes out of bounds: {'; '.join(views)} (checked as the "
                 f"wrapper made it, in a process that ran only the program). {DIED_OF}"

@@ -6,7 +6,7 @@ buffers and inputs with ``reinterpret_tensor(base, sizes, strides, offset)``
 ``torch._C._dynamo.guards._reinterpret_tensor``), which, unlike ``torch.as_strided``,
 checks nothing: a view that reaches past its base's storage makes the kernels that take
 it read or write memory that belongs to something else. The corpus entry
-``crash-lowering-f49daf5cc5`` is one: the storage offset of a mutated view of an input
+``crash-lowering-5fcbc5cdc0`` is one: the storage offset of a mutated view of an input
 replayed on a buffer of Inductor's own that starts at 0,
 ``reinterpret_tensor(buf0, (2, 1), (3, 1), 11)`` on a 10-element ``buf0``: elements 11 to
 14 written by a custom op, a heap corruption that glibc notices only at some later
@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OutOfBounds", "checked_views", "out_of_bounds", "read_found"]
+__all__ = ["OutOfBounds", "OutOfBoundsView", "checked_views", "out_of_bounds", "read_found"]
 
 
 @dataclass(frozen=True)
@@ -69,13 +69,21 @@ def out_of_bounds(base: Any, sizes: Sequence[int], strides: Sequence[int],
     return OutOfBounds(sizes, strides, offset, numel, lo, hi)
 
 
+class OutOfBoundsView(RuntimeError):
+    """Raised by a checked ``reinterpret_tensor`` (:func:`checked_views` with ``stop``) in
+    place of a view past its base's storage: no kernel writes through it."""
+
+
 @contextlib.contextmanager
-def checked_views(path: str | Path | None = None) -> Iterator[list[OutOfBounds]]:
+def checked_views(path: str | Path | None = None, *,
+                  stop: bool = False) -> Iterator[list[OutOfBounds]]:
     """Check every ``reinterpret_tensor`` of the Inductor wrappers loaded in the block
     (module docstring); yields the list the views found out of bounds are appended to,
-    each also written to ``path`` (one JSON line) before the view is returned. Patches
+    each also written to ``path`` (one JSON line) before the view is returned, or, with
+    ``stop``, instead of it: :class:`OutOfBoundsView` is raised (the compiled call fails
+    there, before its kernels write out of bounds and corrupt the process). Patches
     ``torch._inductor.codecache.PyCodeCache.load_by_key_path``, restored on exit (a module
-    loaded inside keeps its checking global)."""
+    loaded inside keeps its checking global, which records into this block's list)."""
     from torch._inductor.codecache import PyCodeCache
 
     found: list[OutOfBounds] = []
@@ -89,6 +97,8 @@ def checked_views(path: str | Path | None = None) -> Iterator[list[OutOfBounds]]
                 if path is not None:
                     with open(path, "a") as f:
                         f.write(json.dumps(asdict(bad)) + "\n")
+                if stop:
+                    raise OutOfBoundsView(bad.message())
             return real_view(base, sizes, strides, offset)
 
         reinterpret_tensor.checked = True

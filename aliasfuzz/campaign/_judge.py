@@ -16,6 +16,7 @@ pipelines of :mod:`._debug` are served here too, without the oracle.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Any
 
 from aliasfuzz.campaign import _debug
@@ -95,9 +96,18 @@ def evaluate_group(
 def _judged(
     program: Program, pipeline: str, device: str, options: dict | None, execution: Any = None
 ) -> dict[str, Any]:
+    from aliasfuzz.oracle.heap import WRAPPER_PIPELINES
     from aliasfuzz.oracle.judge import judge
+    from aliasfuzz.oracle.wrapper_bounds import checked_views
 
-    j = judge(program, pipeline if execution is None else execution, options, device)
+    # every view Inductor's wrapper makes is checked against its storage, and one past it
+    # stops the compiled call there (oracle.wrapper_bounds), before a kernel writes out of
+    # bounds: a value difference, a crash or a dead worker later is that view's doing
+    guard = checked_views(stop=True) if pipeline in WRAPPER_PIPELINES else nullcontext([])
+    with guard as views:
+        j = judge(program, pipeline if execution is None else execution, options, device)
+    if views and (j.verdict.is_finding or j.verdict.value == "ok"):
+        return _out_of_bounds(pipeline, views, j)
     decisions = [
         {
             "kind": c.decision.kind,
@@ -128,6 +138,31 @@ def _judged(
         "opinions": [o.to_json() for o in j.opinions],
         # the rule of an equivalent spelling that made this a cost finding (oracle/witness.py)
         "witness_rule": j.witness.rule if j.check == "witness" and j.witness is not None else None,
+    }
+
+
+def _out_of_bounds(pipeline: str, views: list, j: Any) -> dict[str, Any]:
+    """The outcome of a run whose Inductor wrapper made views past their storage
+    (``views``, :class:`~aliasfuzz.oracle.wrapper_bounds.OutOfBounds`): a ``crash`` of
+    check :data:`~aliasfuzz.oracle.heap.OUT_OF_BOUNDS` whatever the judge saw after the
+    compiled call stopped there (what it saw, in the explanation), as
+    :func:`aliasfuzz.oracle.heap.confirm` shows it of a worker the write killed."""
+    from aliasfuzz.oracle.heap import OUT_OF_BOUNDS
+
+    said = list(dict.fromkeys(v.message() for v in views))
+    seen = (j.explanation or "").split("\n")[0][:200]
+    return {
+        "verdict": "crash",
+        "check": OUT_OF_BOUNDS,
+        "explanation": (f"{pipeline} writes out of bounds: {'; '.join(said)} (checked as the "
+                        f"wrapper made it; the call stopped there). The judge then saw: "
+                        f"{j.verdict.value}/{j.check}: {seen}"),
+        "diff": "",
+        "decisions": [],
+        "decision_kinds": [],
+        "filtered": list(j.filtered),
+        "opinions": [],
+        "out_of_bounds": said,
     }
 
 

@@ -206,12 +206,12 @@ def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
     if verdict == "crash" and str(check or "").startswith("signal:"):
         # a death is not an exception: say how the process dies, and heap corruption first
         sig, said = str(check).split(":", 1)[1], _said(meta, sighting)
-        if "writes out of bounds: Inductor's wrapper made" in said:  # oracle.wrapper_bounds
-            return (f"writes out of bounds where eager does not (a view past its buffer in "
-                    f"Inductor's wrapper; {sig})")
         if "corrupts the heap" in said or "glibc found the heap corrupted" in said:
             return f"corrupts the heap where eager does not (an out-of-bounds write; {sig})"
         return f"kills the process ({sig}) where eager does not"
+    if check == "out-of-bounds":  # oracle.wrapper_bounds (oracle.heap.OUT_OF_BOUNDS)
+        return ("writes out of bounds where eager does not (a view past its storage in "
+                "Inductor's wrapper)")
     if check == "torchscript":
         check = ts_check(_said(meta, sighting))
     elif verdict == "miscompile" and check == "values":

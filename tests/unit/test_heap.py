@@ -96,11 +96,11 @@ def test_signals_sent_from_outside_never_confirm_heap_corruption(monkeypatch):
 def test_twelfth_campaign_program_1428_is_shown_by_its_wrappers_out_of_bounds_view():
     # permute / fz.halve_ / as_strided_scatter / fz.copy_into / index_copy_ on an input at
     # offset 57 with strides (50, 5, 2): Inductor replays the input's absolute offset on a
-    # 68-element buffer of its own (the family of corpus crash-lowering-f49daf5cc5); caught
+    # 68-element buffer of its own (the family of corpus crash-lowering-5fcbc5cdc0); caught
     # as the generated wrapper makes the view, deterministically, no eager control needed
     out = heap.confirm(_program("heap/s20261206-1428.json"), "inductor", "cpu", {}, INTERNAL)
     assert out is not None and (out["verdict"], out["check"], out["heap"]) == (
-        "crash", "signal:SIGABRT", "static")
+        "crash", "out-of-bounds", "static")
     assert out["out_of_bounds"] == [
         "Inductor's wrapper made reinterpret_tensor(buf, (2, 2, 4), (50, 2, 5), 57) of a "
         "storage of 68 elements, reaching elements 57 to 124: out of bounds"]
@@ -164,7 +164,7 @@ def test_the_pool_confirms_a_heap_death_without_a_worker_and_keeps_it_when_unsho
 def test_a_heap_finding_is_shrunk_with_each_candidate_confirmed_in_child_interpreters(
     tmp_path, monkeypatch
 ):
-    # campaign seed 12's program 20 (corpus/crash-lowering-f49daf5cc5) was written with all
+    # campaign seed 12's program 20 (corpus/crash-lowering-5fcbc5cdc0) was written with all
     # 11 statements: a heap finding was not shrunk. Its candidates are asked as the finding
     # was (here a stand-in for the children: corruption iff the custom op stays), never in
     # a worker, and the finding's own confirmation is its replay (not asked again)
@@ -234,13 +234,13 @@ def test_a_finding_shown_by_its_wrapper_shrinks_its_candidates_by_the_wrapper_al
     def children(program, pipeline, device, options, first, static_only=False):
         asked.append(static_only)
         if any(o.op == "fz.copy_into" for o in program.body):
-            return {"verdict": "crash", "check": "signal:SIGABRT", "explanation": "views",
+            return {"verdict": "crash", "check": "out-of-bounds", "explanation": "views",
                     "diff": "", "heap": "static"}
         return None
 
     monkeypatch.setattr(pool_mod, "confirm_heap", children)
     monkeypatch.setattr(pool_mod, "HEAP_SHRINK_BUDGET", 2)
-    found = {"verdict": "crash", "check": "signal:SIGABRT", "heap": "static",
+    found = {"verdict": "crash", "check": "out-of-bounds", "heap": "static",
              "explanation": "inductor writes out of bounds: ... " + heap.DIED_OF + SUMMARY}
     pool = pool_mod.Pool(CampaignOptions(programs=1, workers=1, shrink_budget=40),
                          tmp_path / "w")

@@ -1,5 +1,5 @@
 """oracle.wrapper_bounds: views past their base's storage made by Inductor's generated
-wrapper, checked as it makes them. The program of corpus crash-lowering-f49daf5cc5 (the
+wrapper, checked as it makes them. The program of corpus crash-lowering-5fcbc5cdc0 (the
 wrapper makes reinterpret_tensor(buf0, (2, 1), (3, 1), 11) of a 10-element buffer) is run
 in a child interpreter by tests/unit/test_heap.py; here the check itself, and the hook
 around a real compile that stays in bounds."""
@@ -33,34 +33,35 @@ def test_the_storage_not_the_tensor_bounds_a_view_and_empty_views_reach_nothing(
     assert out_of_bounds(half, (3,), (1,), 0) is None and out_of_bounds(half, (2,), (1,), 2)
 
 
-def test_a_compiled_wrapper_gets_the_checking_view_and_in_bounds_runs_record_nothing(
-        tmp_path, monkeypatch):
-    from torch._inductor.codecache import PyCodeCache
+def test_a_compiled_wrapper_gets_the_checking_view_and_in_bounds_runs_record_nothing(tmp_path):
+    from torch._inductor import codecache
 
-    monkeypatch.setattr(torch.compiler.config, "force_disable_caches", True)
-    real = PyCodeCache.__dict__["load_by_key_path"]
+    real = codecache.PyCodeCache.__dict__["load_by_key_path"]
     made = []
 
     def f(x):
         a, b = x.split(2)  # views of the input's buffer: reinterpret_tensor in the wrapper
         return torch.ops.aten.mm(a, b.t()) + 1
 
-    with checked_views(tmp_path / "views") as found:
-        from torch._inductor import codecache
+    x = torch.arange(12.0).reshape(4, 3)
+    # a cache hit would skip loading a wrapper: every cache off, as the pipelines run
+    with torch.compiler.config.patch(force_disable_caches=True), \
+            checked_views(tmp_path / "views") as found:
+        checking = codecache.PyCodeCache.__dict__["load_by_key_path"]
 
-        loaded = codecache.PyCodeCache.load_by_key_path
-
-        def spy(*a, **k):
-            mod = loaded(*a, **k)
+        def spy(cls, *a, **k):  # which wrapper modules got the checking view
+            mod = checking.__func__(cls, *a, **k)
             made.append(getattr(getattr(mod, "reinterpret_tensor", None), "checked", False))
             return mod
 
-        monkeypatch.setattr(codecache.PyCodeCache, "load_by_key_path", spy)
-        out = torch.compile(f, backend="inductor")(torch.arange(12.0).reshape(4, 3))
-        monkeypatch.undo()
-    assert torch.equal(out, f(torch.arange(12.0).reshape(4, 3)))
+        codecache.PyCodeCache.load_by_key_path = classmethod(spy)
+        try:
+            out = torch.compile(f, backend="inductor")(x)
+        finally:
+            codecache.PyCodeCache.load_by_key_path = checking
+    assert torch.equal(out, f(x))
     assert True in made and found == [] and read_found(tmp_path / "views") == []
-    assert PyCodeCache.__dict__["load_by_key_path"] is real  # restored
+    assert codecache.PyCodeCache.__dict__["load_by_key_path"] is real  # restored
 
 
 def test_read_found_reads_what_was_written_and_skips_a_line_cut_short(tmp_path):
@@ -73,3 +74,26 @@ def test_read_found_reads_what_was_written_and_skips_a_line_cut_short(tmp_path):
     path.write_text(json.dumps(asdict(o)) + "\n" + '{"sizes": [2')  # killed mid-write
     assert read_found(path) == [o]
     assert read_found(tmp_path / "absent") == []
+
+
+def test_a_worker_run_of_the_corpus_entry_stops_at_the_view_and_is_an_out_of_bounds_crash():
+    # corpus crash-lowering-5fcbc5cdc0 under inductor: the wrapper's second view of buf0 is
+    # past its 10 elements. The checked view raises before the custom op writes through it
+    # (so this process's heap is safe), and the outcome names the view, not the values the
+    # write would have spoiled (a campaign wrote it as miscompile-unblamed-inductor, inputs)
+    import json
+    from pathlib import Path
+
+    from aliasfuzz.campaign._judge import evaluate
+    from aliasfuzz.fuzz.ir import Program
+
+    entry = Path(__file__).resolve().parents[2] / "corpus" / "crash-lowering-5fcbc5cdc0"
+    p = Program.from_json(json.loads((entry / "program.json").read_text()))
+    out = evaluate(p, "inductor", "cpu", None)
+    assert (out["verdict"], out["check"]) == ("crash", "out-of-bounds"), out
+    assert out["out_of_bounds"] == [
+        "Inductor's wrapper made reinterpret_tensor(buf, (2, 1), (3, 1), 11) of a storage of "
+        "10 elements, reaching elements 11 to 14: out of bounds"]
+    assert out["explanation"].startswith("inductor writes out of bounds: ")
+    # the pass-off control and aot_eager make no such view: their outcomes are the judge's
+    assert evaluate(p, "aot_eager", "cpu", None).get("out_of_bounds") is None
