@@ -254,7 +254,8 @@ def summary_lines(res) -> list[str]:
 
 
 def dismissed_notes(res) -> list[str]:
-    """One ``note:`` line per case of fast-path finding the campaign did not write
+    """A ``note:`` line for the findings the campaign did not write because they did not
+    show again (``res.unreproduced``), then one per case of fast-path finding it did not write
     (:func:`aliasfuzz.campaign.driver.fast_path_only`): those full ``torch.compile`` does
     not show (harness only) and those it cannot run on this host (unconfirmed), each with
     its counts per verdict (``res.fast_path``, a
@@ -262,6 +263,10 @@ def dismissed_notes(res) -> list[str]:
     fast-path crashes", said neither which case nor the right number (fresh user 23)."""
     where = f"see \"dismissed\" in {res.dir / 'journal.jsonl'}"
     out = []
+    if res.unreproduced:  # driver.dismissal's flaky kind: not the re-run crashes above
+        out.append(f"note: {_plural(res.unreproduced, 'finding')} not written: the replay "
+                   "did not show it again, or no stage-by-stage cut reproduced a worker's "
+                   f"death (not findings; {where})")
     for case, says in (("hidden", "that full torch.compile does not show (harness only"),
                        ("unsupported", "that full torch.compile cannot run on this host "
                         "(unconfirmed")):

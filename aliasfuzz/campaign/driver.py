@@ -298,6 +298,10 @@ class CampaignResult:
     internal_errors: int = 0
     internal: list[dict[str, Any]] = field(default_factory=list)
     flaky: int = 0
+    #: findings not written because their replay did not show them again or no cut of the
+    #: pipeline reproduced a signal death (:func:`dismissal`'s ``flaky`` kind; a crash that
+    #: recurred in a fresh worker may be one: it is not among ``flaky``)
+    unreproduced: int = 0
     #: fast-path findings full torch.compile does not show or cannot run here (:func:`fast_path_only`)
     harness_only: int = 0
     #: ``harness_only`` by ``(case, verdict)``: case ``hidden`` (full torch.compile does not
@@ -476,7 +480,12 @@ class _Campaign:
                 self.gpu_runs.append(e["gpus"])
             elif e["t"] == "finding":
                 self.pending.pop(key, None)
-                self._note_dismissed(str(e.get("dismissed") or ""))
+                if e.get("dismissed"):  # a resumed campaign counts it as the first run did
+                    why = str(e["dismissed"])
+                    # a journal of old has no kind: harness-only reasons say fast-path-only
+                    kind = e.get("dismissed_kind") or (
+                        "harness-only" if why.startswith("fast-path-only ") else "flaky")
+                    self._count_dismissed(kind, why)
                 if e.get("prekey"):
                     self.prekeys.add(tuple(json.dumps(x) for x in e["prekey"]))
                 if e.get("id"):
@@ -485,6 +494,16 @@ class _Campaign:
                 self.elapsed_before = max(self.elapsed_before, e["ts"] - self.start["started"])
             if e["t"] == "interrupted":
                 self.elapsed_before = max(self.elapsed_before, float(e.get("elapsed") or 0.0))
+
+    def _count_dismissed(self, kind: str, why: str) -> None:
+        """Count a finding :func:`dismissal` kept out of the corpus, of ``kind`` ``flaky``
+        (:attr:`CampaignResult.unreproduced`) or ``harness-only`` (:meth:`_note_dismissed`).
+        Also for the journal's events on ``--resume``: a dismissal journaled before a
+        ``kill -9`` was counted by no one (a fresh user's SIGSEGV, gone from the summary)."""
+        if kind == "flaky":
+            self.res.unreproduced += 1
+        else:
+            self._note_dismissed(why)
 
     def _note_dismissed(self, why: str) -> None:
         """Count a finding :func:`fast_path_only` dismissed (``why``: its reason), and among
@@ -613,7 +632,8 @@ class _Campaign:
             if res.status == "running":  # an internal error is on its way up: not resumable
                 res.status = "failed"
             if res.status in ("done", "failed"):
-                self._log({"t": "end", "status": res.status, "flaky": res.flaky})
+                self._log({"t": "end", "status": res.status, "flaky": res.flaky,
+                           "unreproduced": res.unreproduced})
             elif res.status == "interrupted":  # the time spent since the last event counts too
                 self._log({"t": "interrupted", "elapsed": res.seconds})
             self.journal.close()
@@ -780,11 +800,8 @@ class _Campaign:
         if dismissed is not None:  # journaled and counted (flaky / harness only), never written
             kind, why = dismissed
             self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None,
-                       "dismissed": why, "costs": stages or {}})
-            if kind == "flaky":
-                self.res.flaky += 1
-            else:
-                self._note_dismissed(why)
+                       "dismissed": why, "dismissed_kind": kind, "costs": stages or {}})
+            self._count_dismissed(kind, why)
             return
         found = record(
             Path(self.opts.corpus), original, small, out, pipeline, blame, self.bugs,

@@ -15,7 +15,10 @@ before the driver moves on:
   it was new to the corpus and which known upstream bug it matches, and ``new`` whether
   any was new. Read them with :func:`finding_entries`: events written before ``news``
   and ``knowns`` existed carry one ``new`` and one ``known`` for all the entries;
-* ``{"t": "end", "status": "done", "flaky": <tasks whose crash or timeout did not recur>}``.
+* ``{"t": "end", "status": "done", "flaky": <tasks whose crash or timeout did not recur>,
+  "unreproduced": <findings whose replay or cut did not show them again>}``. A ``finding``
+  event of such a finding has ``id`` null, ``dismissed`` (why) and ``dismissed_kind``
+  (``flaky`` or ``harness-only``, ``driver.dismissal``).
 
 A task whose outcome is a finding but has no ``finding`` event was in flight when the
 campaign died: ``--resume`` shrinks and writes it again (corpus writes are idempotent by

@@ -195,3 +195,31 @@ def test_a_finding_of_two_roots_journals_each_entrys_status_and_fails_by_it(tmp_
     assert first.endswith("(in corpus)") and second.endswith(
         f"(new, known {ADD_BUG.issue}, same program as {ids[0]})"), (first, second)
     assert again.res.failing == []
+
+
+def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_resume():
+    # fresh user 28: a SIGSEGV that recurred in a fresh worker, then no cut reproduced it, was
+    # dismissed before a kill -9; the resumed summary said crash 1 and nothing else (the
+    # replay counted only fast-path dismissals), and "did not recur" would have been false
+    camp = SimpleNamespace(res=_result(), known=set(), pending={}, done=set(), prekeys=set(),
+                           mutant_ids=set(), gpu_runs=[], elapsed_before=0.0,
+                           start={"started": 0.0})
+    camp._add_finding = lambda e: _Campaign._add_finding(camp, e)
+    camp._note_dismissed = lambda why: _Campaign._note_dismissed(camp, why)
+    camp._count_dismissed = lambda kind, why: _Campaign._count_dismissed(camp, kind, why)
+    events = [
+        {"t": "finding", "i": 10, "pipeline": "inductor-reinplace", "id": None,
+         "dismissed": "worker died (signal:SIGSEGV) and no cut reproduces it",
+         "dismissed_kind": "flaky"},
+        # a journal of old: no kind; a fast-path reason says so, anything else is flaky
+        {"t": "finding", "i": 11, "pipeline": "inductor", "id": None,
+         "dismissed": "miscompile/values not reproduced when replayed: the replay gave ok/None"},
+        {"t": "finding", "i": 12, "pipeline": "inductor-reinplace", "id": None,
+         "dismissed": "fast-path-only crash: full torch.compile(backend='inductor') gives ok"},
+    ]
+    _Campaign._replay(camp, events)
+    assert (camp.res.unreproduced, camp.res.flaky, camp.res.harness_only) == (2, 0, 1)
+    assert camp.res.fast_path[("hidden", "crash")] == 1
+    notes = dismissed_notes(camp.res)
+    assert notes[0].startswith("note: 2 findings not written: the replay did not show it again")
+    assert len(notes) == 2 and "fast-path crash that full torch.compile does not show" in notes[1]
