@@ -136,9 +136,6 @@ def _cmd_run(args) -> int:
     # (the fourteenth session's fresh user: the finding was kept only for --resume)
     _check_entries(opts.corpus, list_entries, load_entry)
     opts.plugins = tuple(activate_plugins(opts.plugins))
-    if resume is not None and not args.quiet:  # it shows nothing else until its first result
-        print(f"aliasfuzz: resuming campaign {resume.name} ({resume})", file=sys.stderr,
-              flush=True)
     with _interruptible() as after:
         res = run_campaign(opts, resume=resume, show=not args.quiet)
         # from here on a SIGTERM or Ctrl-C ends the process with the campaign's own code
@@ -536,7 +533,8 @@ def _check_report_corpus(cid: str, state: str, corpus: str) -> None:
             f"--corpus {corpus}: holds none of the {len(ids)} root-cause entries of campaign "
             f"{cid} ({names}); name the corpus it ran with (--corpus)")
     print(f"aliasfuzz: warning: --corpus {corpus}: {len(missing)} of the {len(ids)} root-cause "
-          f"entries of campaign {cid} are not there ({names}); their rows say so",
+          f"entries of campaign {cid} {'is' if len(missing) == 1 else 'are'} not there "
+          f"({names}); {'its row says' if len(missing) == 1 else 'their rows say'} so",
           file=sys.stderr)
 
 

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import queue
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -431,6 +432,9 @@ class _Campaign:
                 self._lock.close()
                 raise
             cid = self.start["id"]
+            if show:  # once it holds the lock: a refused second driver says only why
+                print(f"aliasfuzz: resuming campaign {resume.name} ({resume})",
+                      file=sys.stderr, flush=True)
             if saved.to_json() != opts.to_json():  # e.g. a new budget: the next resume keeps it
                 tmp = resume / "options.json.tmp"
                 tmp.write_text(json.dumps(opts.to_json(), indent=1))

@@ -271,7 +271,9 @@ def test_a_second_driver_on_a_running_campaign_is_refused(tmp_path, monkeypatch)
     (run_dir,) = (state / "runs").iterdir()
     held = _lock(run_dir, run_dir.name)  # as a running driver holds it (another process)
     try:
-        r = run_cli("run", "--resume", run_dir, "--state", state, "-q")
+        # not -q: "resuming campaign ..." came first and made the error two lines (fresh
+        # user 28); it is said once the lock is held
+        r = run_cli("run", "--resume", run_dir, "--state", state)
         assert r.returncode == 2, r.stderr
         err = r.stderr.strip().splitlines()
         assert len(err) == 1 and "being run by another aliasfuzz process" in err[0]

@@ -228,7 +228,8 @@ def test_report_refuses_a_corrupt_or_absent_entry_of_its_campaign(tmp_path):
     assert r.returncode == 0, r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith("aliasfuzz: warning: ") and "miscompile-gone-0000000000" in line
-    assert "1 of the 2" in line and (out / "index.html").exists()
+    assert "1 of the 2" in line and "is not there" in line and "its row says so" in line
+    assert (out / "index.html").exists()
 
 
 def test_report_without_corpus_reads_the_one_the_campaign_ran_with(tmp_path):
