@@ -39,8 +39,8 @@ from aliasfuzz.fuzz.isolated import HEAP_SIGNALS
 
 __all__ = [
     "CORRUPTION_CHECKS", "DEATHS", "DIED_OF", "EAGER_TRIES", "HEAP_MESSAGE", "OUT_OF_BOUNDS",
-    "TRIES", "WRAPPER_PIPELINES", "confirm", "may_be_corruption", "run_alone", "run_captured",
-    "wrapper_out_of_bounds",
+    "TRIES", "WRAPPER_PIPELINES", "confirm", "may_be_corruption", "out_of_bounds", "run_alone",
+    "run_captured", "wrapper_out_of_bounds",
 ]
 
 #: Runs of the pipeline at most (it stops at its :data:`DEATHS`-th death), and of eager,
@@ -109,6 +109,22 @@ def run_alone(program: dict, pipeline: str, device: str, options: dict | None) -
                      PipelineOptions(**(options or {})))
 
 
+def out_of_bounds(pipeline: str, views: list[str], then: str) -> dict[str, Any]:
+    """The outcome of ``pipeline`` whose Inductor wrapper made ``views`` (one sentence each,
+    :meth:`aliasfuzz.oracle.wrapper_bounds.OutOfBounds.message`): a ``crash`` of check
+    :data:`OUT_OF_BOUNDS`, the views in the explanation and in ``out_of_bounds``; ``then``
+    ends the explanation (how they were seen). One verdict for one bug, whether a worker
+    stopped at the view (:func:`aliasfuzz.campaign._judge.evaluate`) or died of its write
+    (:func:`confirm`)."""
+    return {
+        "verdict": "crash",
+        "check": OUT_OF_BOUNDS,
+        "explanation": f"{pipeline} writes out of bounds: {'; '.join(views)} ({then}",
+        "diff": "",
+        "out_of_bounds": views,
+    }
+
+
 def run_captured(program: dict, pipeline: str, device: str, options: dict | None,
                  path: str) -> None:
     """A child interpreter's step: :func:`run_alone` with every view Inductor's wrapper
@@ -160,20 +176,10 @@ def confirm(program: Any, pipeline: str, device: str, options: dict | None,
 
     views = wrapper_out_of_bounds(program, pipeline, device, options)
     if views:
-        # the verdict and check a worker's run gives the same view when it survives it
-        # (aliasfuzz.campaign._judge): one bug, however it was first seen
-        return {
-            "verdict": "crash",
-            "check": OUT_OF_BOUNDS,
-            "explanation": (
-                f"{pipeline} writes out of bounds: {'; '.join(views)} (checked as the "
-                f"wrapper made it, in a process that ran only the program). {DIED_OF}"
-                f"{first.get('summary') or first.get('explanation') or ''}"
-            ),
-            "diff": "",
-            "heap": "static",
-            "out_of_bounds": views,
-        }
+        return {**out_of_bounds(pipeline, views, (
+            f"checked as the wrapper made it, in a process that ran only the program). "
+            f"{DIED_OF}{first.get('summary') or first.get('explanation') or ''}")),
+            "heap": "static"}
     if static_only:
         return None
 

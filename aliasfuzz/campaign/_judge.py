@@ -143,26 +143,21 @@ def _judged(
 
 def _out_of_bounds(pipeline: str, views: list, j: Any) -> dict[str, Any]:
     """The outcome of a run whose Inductor wrapper made views past their storage
-    (``views``, :class:`~aliasfuzz.oracle.wrapper_bounds.OutOfBounds`): a ``crash`` of
-    check :data:`~aliasfuzz.oracle.heap.OUT_OF_BOUNDS` whatever the judge saw after the
-    compiled call stopped there (what it saw, in the explanation), as
-    :func:`aliasfuzz.oracle.heap.confirm` shows it of a worker the write killed."""
-    from aliasfuzz.oracle.heap import OUT_OF_BOUNDS
+    (``views``, :class:`~aliasfuzz.oracle.wrapper_bounds.OutOfBounds`):
+    :func:`aliasfuzz.oracle.heap.out_of_bounds` whatever the judge saw after the compiled
+    call stopped there (what it saw ends the explanation)."""
+    from aliasfuzz.oracle.heap import out_of_bounds
 
     said = list(dict.fromkeys(v.message() for v in views))
     seen = (j.explanation or "").split("\n")[0][:200]
     return {
-        "verdict": "crash",
-        "check": OUT_OF_BOUNDS,
-        "explanation": (f"{pipeline} writes out of bounds: {'; '.join(said)} (checked as the "
-                        f"wrapper made it; the call stopped there). The judge then saw: "
-                        f"{j.verdict.value}/{j.check}: {seen}"),
-        "diff": "",
+        **out_of_bounds(pipeline, said, (
+            f"checked as the wrapper made it; the call stopped there). The judge then saw: "
+            f"{j.verdict.value}/{j.check}: {seen}")),
         "decisions": [],
         "decision_kinds": [],
         "filtered": list(j.filtered),
         "opinions": [],
-        "out_of_bounds": said,
     }
 
 

@@ -30,7 +30,7 @@ from aliasfuzz.campaign.corpus import clean_temp, known_signatures, record, sign
 from aliasfuzz.campaign.follow import follow_key
 from aliasfuzz.campaign.gpus import GpuSampler, merge_rows
 from aliasfuzz.campaign.history import History
-from aliasfuzz.campaign.journal import Journal, finding_entries
+from aliasfuzz.campaign.journal import Journal, entry_fields, finding_entries
 from aliasfuzz.campaign.known import load_known
 from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.pool import Pool
@@ -541,9 +541,7 @@ class _Campaign:
             return
         kept = {k: e.get(k) for k in ("pipeline", "verdict", "check", "i", "stage", "stages",
                                       "full", "budget_spent")}
-        kept.update(id=entries[0].id, ids=[x.id for x in entries],
-                    news=[x.new for x in entries], knowns=[x.known for x in entries],
-                    new=any(x.new for x in entries))
+        kept.update(entry_fields(entries))
         self.res.findings.append(kept)
 
     def _log(self, event: dict[str, Any]) -> None:

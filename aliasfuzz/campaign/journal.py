@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["Journal", "finding_entries"]
+__all__ = ["Journal", "entry_fields", "finding_entries"]
 
 
 class Journal:
@@ -116,3 +116,11 @@ def finding_entries(event: dict[str, Any], before: set[str] | None = None) -> li
         # the old ``known`` named the first known root of all: only one entry's for sure
         knowns = [event.get("known") or None] if len(ids) == 1 else [None] * len(ids)
     return [Entry(i, bool(n), k or None) for i, n, k in zip(ids, news, knowns, strict=True)]
+
+
+def entry_fields(entries: list[Entry]) -> dict[str, Any]:
+    """``entries`` (:func:`finding_entries`) as a finding's fields: ``id`` (the first),
+    ``ids``, each entry's ``news`` and ``knowns``, and ``new`` (any of them new)."""
+    return {"id": entries[0].id, "ids": [x.id for x in entries],
+            "news": [x.new for x in entries], "knowns": [x.known for x in entries],
+            "new": any(x.new for x in entries)}

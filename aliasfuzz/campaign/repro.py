@@ -298,6 +298,7 @@ def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tup
     import jinja2
 
     from aliasfuzz.campaign._repro_template import TEMPLATE
+    from aliasfuzz.oracle.heap import OUT_OF_BOUNDS
 
     check, what, want, got = compare(p, meta)
     settings, compile_args = inductor_settings(p)
@@ -346,8 +347,7 @@ def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tup
         # a finding shown by a view past its storage in Inductor's wrapper (oracle.heap):
         # the repro checks each view as the wrapper makes it, and exits 1 at that one,
         # whether or not glibc would notice the write
-        oob=p.mode == "compile" and p.backend == "inductor" and (p.check == "out-of-bounds" or (
-            "writes out of bounds: Inductor's wrapper made" in str(meta.get("explanation")))),
+        oob=p.mode == "compile" and p.backend == "inductor" and p.check == OUT_OF_BOUNDS,
         invariant=first_line(meta.get("explanation") or "", 60),
         # a signal death (the worker died running it): the script runs itself in a child
         # so that it exits 1, not 134 (ninth campaign's second audit, 2c48f208a2); so does

@@ -25,7 +25,7 @@ from aliasfuzz.campaign.corpus import load_entry
 from aliasfuzz.campaign.driver import INTERNAL, internal_error_row, load_campaign
 from aliasfuzz.campaign.gpus import merge_rows
 from aliasfuzz.campaign.history import History
-from aliasfuzz.campaign.journal import finding_entries
+from aliasfuzz.campaign.journal import entry_fields, finding_entries
 from aliasfuzz.campaign.repro import plan, program_text, render_repro, title
 from aliasfuzz.errors import InvalidArgument
 
@@ -270,12 +270,9 @@ def _finding_row(e: dict[str, Any], before: set[str]) -> dict[str, Any]:
     """A ``finding`` event as ``summary.json`` lists it: ``ids`` with each entry's own
     ``news`` and ``knowns`` (:func:`~aliasfuzz.campaign.journal.finding_entries`, which
     reads an event journaled before them too; ``before``: the corpus ids at the start)."""
-    entries = finding_entries(e, before)
     row = {k: e.get(k) for k in ("i", "pipeline", "id", "verdict", "check", "stage", "stages",
                                  "full")}
-    row.update(ids=[x.id for x in entries], news=[x.new for x in entries],
-               knowns=[x.known for x in entries], new=any(x.new for x in entries))
-    return row
+    return {**row, **entry_fields(finding_entries(e, before))}
 
 
 def root_ids(cid: str, *, state: str | Path) -> list[str]:
