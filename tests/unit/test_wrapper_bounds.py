@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from aliasfuzz.oracle.wrapper_bounds import checked_views, out_of_bounds, read_found
+from aliasfuzz.passes import hygiene  # noqa: F401 - its one-time setup runs before the snapshot
 
 
 def test_the_corpus_entrys_view_past_its_ten_element_buffer_is_out_of_bounds():
