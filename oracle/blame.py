@@ -29,7 +29,10 @@ Which stage results are **conclusive** (a stage that raises where eager runs):
   audit 1b9297cb46, 7e27ad2854: the reinplace pass turns ``index_put(x, idx, x)`` into
   ``index_put_`` whose values alias the written buffer; run eagerly ATen refuses it,
   compiled it gives wrong values), or its storage-bounds check (:data:`BOUNDS_ERRORS`: the
-  graph makes a view reaching outside its storage; twelfth audit 0374cd4bda). One kind of
+  graph makes a view reaching outside its storage; twelfth audit 0374cd4bda), or a view
+  past its storage that full Inductor's wrapper makes (``lowering`` and ``scheduler`` check
+  every ``reinterpret_tensor`` as the judge does and stop there,
+  :class:`~aliasfuzz.oracle.wrapper_bounds.OutOfBoundsView`). One kind of
   refusal does not stop a value finding's cut: a ``copy_`` (or a synthetic base's
   ``as_strided_scatter``) into a destination with internal overlap, the write-back of an
   input whose layout reaches one element twice. The stage graphs write it as a sequential
@@ -66,6 +69,19 @@ that stage's answer, and a stage that survives must agree three times to agree (
 corruption does not kill every run). A cut that killed its campaign worker all the same
 (a value finding whose compiled code corrupts the heap: twelfth audit 0374cd4bda) is run
 again with every stage in a child (``isolate``, :func:`aliasfuzz.campaign.pool.blame_in`).
+
+**Views past their storage** (:data:`VIEW_OUT_OF_BOUNDS`): a stage whose graph spells a
+view reaching outside its base's storage *on the graph's own fake tensors*
+(:func:`aliasfuzz.passes.stages.graph_view_out_of_bounds`: ``auto_functionalized_v2``'s
+regenerated views, ``as_strided``; the functional graph and each Inductor snapshot, judged
+as they are made) departs, for any finding, whatever its eager run on real tensors
+computed: Inductor allocates and views its buffers by those fake layouts. So a finding of
+check ``out-of-bounds`` (the wrapper's view, :mod:`aliasfuzz.oracle.wrapper_bounds`) is cut
+in this process, deterministically, and blamed where the view first appears (audit of
+5fcbc5cdc0, 2026-12-04, now 9f8ce905b3: ``auto_functionalized_v2`` records the storage
+offset 11 against a fresh 10-element ``slice_scatter`` base; the heap-checked cut of signal
+deaths had blamed ``lowering``, or split a relayout of it over ``lowering`` and
+``scheduler``).
 
 **Pass-off control** (:func:`pass_off`, Inductor's pipelines, a value finding or a raised
 crash blamed on one of Inductor's FX passes or on ``aot``, a signal death in child
@@ -158,7 +174,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off",
-    "scalar_codegen",
+    "VIEW_OUT_OF_BOUNDS", "scalar_codegen",
 ]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
@@ -192,6 +208,11 @@ OVERLAP_ERRORS = re.compile(
 #: replays a view with a stale storage offset; run eagerly ATen refuses it, Inductor's code
 #: writes out of bounds and gives wrong values).
 BOUNDS_ERRORS = re.compile(r"setStorage: .* out of bounds for storage of size")
+#: The trail's words for a stage whose graph spells a view past its base's storage on its
+#: own fake tensors (:func:`aliasfuzz.passes.stages.graph_view_out_of_bounds`): a departure
+#: for any finding, like :data:`BOUNDS_ERRORS`, though the graph run eagerly on real
+#: tensors of other layouts may compute eager's values (audit of 5fcbc5cdc0, now 9f8ce905b3, 2026-12-04).
+VIEW_OUT_OF_BOUNDS = "view out of bounds"
 
 #: Stages whose run is the pipeline's own code up to that point (see the module
 #: docstring); per pipeline, since ``reinplace`` is all of ``fx-reinplace`` but a snapshot
@@ -370,11 +391,15 @@ def _same_error(e: BaseException, finding: str) -> bool:
     are too coarse: our decomposition cut's ``AssertionError: sources must not be empty``
     is not AOTAutograd's ``AssertionError: incorrect out shape``). A wrapper such as
     ``BackendCompilerFailed`` carries the error it wraps in its chain."""
+    from aliasfuzz.oracle.wrapper_bounds import OutOfBoundsView
+
     for x in exception_chain(e):
         if isinstance(x, WorkerDied):
             return True
         name = type(x).__name__
-        if not re.search(rf"\b{re.escape(name)}\b", finding):
+        # a view past its storage: the finding's explanation names the view, not always the
+        # exception (oracle.heap.out_of_bounds), and its message is specific enough
+        if not isinstance(x, OutOfBoundsView) and not re.search(rf"\b{re.escape(name)}\b", finding):
             continue
         head = str(x).strip().splitlines()[0][:20] if str(x).strip() else ""
         if not head or head in finding:
@@ -384,9 +409,14 @@ def _same_error(e: BaseException, finding: str) -> bool:
 
 def _overlap(e: BaseException) -> bool:
     """Whether ``e`` (or an exception of its chain) is one of ATen's overlap refusals or its
-    storage-bounds refusal (:data:`OVERLAP_ERRORS`, :data:`BOUNDS_ERRORS`)."""
-    return any(OVERLAP_ERRORS.search(str(x)) or BOUNDS_ERRORS.search(str(x))
-               for x in exception_chain(e))
+    storage-bounds refusal (:data:`OVERLAP_ERRORS`, :data:`BOUNDS_ERRORS`), or a view past
+    its storage that Inductor's wrapper made
+    (:class:`~aliasfuzz.oracle.wrapper_bounds.OutOfBoundsView`: the ``lowering`` and
+    ``scheduler`` stages check them, :func:`aliasfuzz.passes.stages._full_inductor`)."""
+    from aliasfuzz.oracle.wrapper_bounds import OutOfBoundsView
+
+    return any(isinstance(x, OutOfBoundsView) or OVERLAP_ERRORS.search(str(x))
+               or BOUNDS_ERRORS.search(str(x)) for x in exception_chain(e))
 
 
 def _raising_verdict(
@@ -449,7 +479,8 @@ def blame(
                 trail.append((r.stage, f"agrees for this finding (it is {v} there)"))
                 kept.append((r, None))
                 continue
-        elif "graph_ran" in r.extra:  # AOTAutograd's wrappers raised after the graph ran
+        elif "graph_ran" in r.extra and "view_out_of_bounds" not in r.extra:
+            # AOTAutograd's wrappers raised after the graph ran
             if crash:
                 trail.append((r.stage, f"agrees ({r.extra['graph_ran']})"))
                 kept.append((r, None))
@@ -463,6 +494,12 @@ def blame(
                 # and departing ones may be the write order's (nineteenth audit 5a04852caa)
                 od = f"order-dependent write: {r.extra['order_dependent']}"
                 why = od if why is None else f"{why}; {od}"
+            if r.extra.get("view_out_of_bounds"):
+                # the stage's graph views memory outside a storage on its own fake layouts,
+                # which Inductor allocates by: not a valid program, whatever it computed
+                # eagerly on real tensors (passes.stages.graph_view_out_of_bounds)
+                vo = f"{VIEW_OUT_OF_BOUNDS}: {r.extra['view_out_of_bounds']}"
+                why = vo if why is None or "graph_ran" in r.extra else f"{why}; {vo}"
             if r.extra.get("fresh_output_alias"):
                 # the graph hands the caller an input's storage as a fresh tensor: a departure
                 # whatever the finding, since later graphs and the caller see the alias
@@ -471,7 +508,8 @@ def blame(
                 fa = f"aliasing: {r.extra['fresh_output_alias']}"
                 why = fa if why is None else f"{why}; {fa}"
             inconclusive = False
-            if r.result.error is not None and eager.error is None:
+            if (r.result.error is not None and eager.error is None
+                    and not r.extra.get("view_out_of_bounds")):
                 weak = _raising_verdict(pipeline, r.stage, r.result.error, crash, error)
                 if weak is not None:
                     inconclusive = True
@@ -487,7 +525,7 @@ def blame(
         trail.append((r.stage, said))
         mask = None
         if why is not None:
-            agrees = why.startswith(("order-dependent write", "aliasing: "))
+            agrees = why.startswith(("order-dependent write", "aliasing: ", VIEW_OUT_OF_BOUNDS))
             mask = _masks(eager, r.result) if r.result.error is None and not agrees else [True]
         kept.append((r, mask))
     if not kept or kept[-1][1] is None:
@@ -546,16 +584,9 @@ def blame_program(
     worker). A signal death of the pipeline (``check`` ``signal:...``) always runs its
     compiled stages and its controls that way. Raises
     :class:`~aliasfuzz.errors.InvalidArgument` for a pipeline without stages."""
-    from aliasfuzz.oracle.heap import OUT_OF_BOUNDS
     from aliasfuzz.oracle.judge import _options, _shadow
     from aliasfuzz.passes.stages import PIPELINE_STAGES, StageRun, cut
 
-    if verdict == "crash" and check == OUT_OF_BOUNDS:
-        # a view past its storage in Inductor's wrapper (oracle.wrapper_bounds) writes out
-        # of bounds: cut as the heap corruption it is, compiled stages in children that
-        # check the heap (a value cut agreed at every stage: the write lands outside what
-        # is compared). Not yet deterministic: the cut's children do not check the views
-        verdict, check = "crash", "signal:SIGABRT"
     if verdict in _CLAIMS and check == "candidates":
         return blame(pipeline, verdict, check, EagerResult(), [], [])
     if verdict == "missed-reinplace" and check == "witness":
@@ -656,12 +687,16 @@ def _control(
     device: str, eager: EagerResult, shadow: Callable[[], EagerResult | None],
 ) -> str:
     """``agrees`` / ``departs`` / ``raises``: the pipeline run with ``opts`` (a control's
-    options) on fresh inputs, against eager under the finding's own checks."""
+    options) on fresh inputs, against eager under the finding's own checks. A view past its
+    storage that Inductor's wrapper makes raises there
+    (:func:`aliasfuzz.oracle.wrapper_bounds.checked_views`), before a kernel writes through it."""
     from aliasfuzz.oracle.judge import _as_result
+    from aliasfuzz.oracle.wrapper_bounds import checked_views
     from aliasfuzz.passes.pipelines import run_function
 
-    res = _as_result(run_function(pipeline, fn, make(), input_names=names, device=device,
-                                  options=opts))
+    with checked_views(stop=True):
+        res = _as_result(run_function(pipeline, fn, make(), input_names=names, device=device,
+                                      options=opts))
     if res.error is not None:
         return "raises"
     return "agrees" if departure(pipeline, eager, res, names, shadow) is None else "departs"
