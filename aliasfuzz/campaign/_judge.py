@@ -16,6 +16,7 @@ pipelines of :mod:`._debug` are served here too, without the oracle.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -51,18 +52,20 @@ def generate(seed: int, index: int, max_statements: int = 8, grad_share: float |
 
 def evaluate(
     program: Program, pipeline: str, device: str, options: dict[str, Any] | None = None,
-    execution: Any = None,
+    execution: Any = None, views: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """Run ``program`` through ``pipeline`` and judge it; a JSON-able outcome (see above).
 
     ``execution``: the pipeline's :class:`~aliasfuzz.passes.execution.Execution`, already
-    run on fresh inputs (from a shared capture), judged instead of a run of its own."""
+    run on fresh inputs (from a shared capture), judged instead of a run of its own;
+    ``views``: the views past their storage its Inductor wrapper made in that run
+    (:class:`~aliasfuzz.oracle.wrapper_bounds.OutOfBounds`, where the call stopped)."""
     t0 = time.perf_counter()
     if pipeline in _debug.DEBUG_PIPELINES:
         with process.system_under_test(f"debug pipeline {pipeline}"):  # a simulated one
             out = _debug.run(program, pipeline)
     else:
-        out = _judged(program, pipeline, device, options or None, execution)
+        out = _judged(program, pipeline, device, options or None, execution, views)
     out.setdefault("check", None)
     out.setdefault("explanation", "")
     out.setdefault("diff", "")
@@ -85,16 +88,38 @@ def evaluate_group(
     options = options or {}
     built = {p: PipelineOptions(**(options.get(p) or {})) for p in pipelines
              if p not in _debug.DEBUG_PIPELINES}
+    from aliasfuzz.oracle.wrapper_bounds import checked_views
+
     picked = plan(program, [p for p in pipelines if p in built], device, built)
-    shared = {}
+    shared: dict[str, Any] = {}
+    views: list[Any] = []
     if picked:
-        with process.system_under_test(f"pipelines {','.join(picked)} (one capture)"):
+        # the wrappers' views are checked here as _judged checks a run of its own: the
+        # shared capture compiles and runs Inductor before any pipeline is judged
+        with process.system_under_test(f"pipelines {','.join(picked)} (one capture)"), \
+                checked_views(stop=True) as views:
             shared = run_shared(program, picked, device, built[picked[0]])
-    return {p: evaluate(program, p, device, options.get(p), shared.get(p)) for p in pipelines}
+    return {p: evaluate(program, p, device, options.get(p), shared.get(p),
+                        _stopped_at(shared.get(p), views))
+            for p in pipelines}
+
+
+def _stopped_at(execution: Any, views: Sequence[Any]) -> list[Any]:
+    """The views of ``views`` (:class:`~aliasfuzz.oracle.wrapper_bounds.OutOfBounds`) at
+    which ``execution``'s call stopped: those its failure names, or all of them when it
+    failed with :class:`~aliasfuzz.oracle.wrapper_bounds.OutOfBoundsView` naming none;
+    none for an execution that did not stop at one."""
+    failure = getattr(execution, "failure", None)
+    if not views or failure is None or not any(
+            k.endswith(".OutOfBoundsView") for k in failure.kinds):
+        return []
+    named = [v for v in views if v.message() in failure.message]
+    return named or list(views)
 
 
 def _judged(
-    program: Program, pipeline: str, device: str, options: dict | None, execution: Any = None
+    program: Program, pipeline: str, device: str, options: dict | None, execution: Any = None,
+    stopped: Sequence[Any] = (),
 ) -> dict[str, Any]:
     from aliasfuzz.oracle.heap import WRAPPER_PIPELINES
     from aliasfuzz.oracle.judge import judge
@@ -106,6 +131,7 @@ def _judged(
     guard = checked_views(stop=True) if pipeline in WRAPPER_PIPELINES else nullcontext([])
     with guard as views:
         j = judge(program, pipeline if execution is None else execution, options, device)
+    views = [*stopped, *views]  # a shared capture's run stopped before this guard
     if views and (j.verdict.is_finding or j.verdict.value == "ok"):
         return _out_of_bounds(pipeline, views, j)
     decisions = [

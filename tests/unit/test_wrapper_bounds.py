@@ -98,3 +98,39 @@ def test_a_worker_run_of_the_corpus_entry_stops_at_the_view_and_is_an_out_of_bou
     assert out["explanation"].startswith("inductor writes out of bounds: ")
     # the pass-off control and aot_eager make no such view: their outcomes are the judge's
     assert evaluate(p, "aot_eager", "cpu", None).get("out_of_bounds") is None
+
+
+def _shared_outcomes(program: dict) -> dict:
+    """A child interpreter's step: the worker's judgement of ``program`` under aot_eager and
+    inductor from one Dynamo capture (``--share-trace``), (verdict, check, views) each."""
+    from aliasfuzz.campaign._judge import evaluate_group
+    from aliasfuzz.fuzz.ir import Program
+
+    out = evaluate_group(Program.from_json(program), ["aot_eager", "inductor"], "cpu")
+    return {p: (o["verdict"], o["check"], o.get("out_of_bounds")) for p, o in out.items()}
+
+
+def test_a_shared_capture_stops_at_the_view_too():
+    # --share-trace compiles and runs Inductor in run_shared, before _judged's guard: it
+    # let the custom op write past buf0 (glibc: 'free(): invalid next size'). In a child,
+    # whose death is the failure this test would show
+    import json
+    from pathlib import Path
+
+    from aliasfuzz.fuzz.isolated import run_isolated
+    from aliasfuzz.passes.pipelines import PipelineOptions
+    from aliasfuzz.passes.shared import plan
+
+    entry = Path(__file__).resolve().parents[2] / "corpus" / "crash-functionalization-9f8ce905b3"
+    program = json.loads((entry / "program.json").read_text())
+    from aliasfuzz.fuzz.ir import Program
+
+    both = {p: PipelineOptions() for p in ("aot_eager", "inductor")}
+    assert plan(Program.from_json(program), list(both), "cpu", both) == list(both)  # shared
+    got = run_isolated(f"{__name__}:_shared_outcomes", (program,), check_heap=True)
+    assert got == {
+        "aot_eager": ("ok", None, None),
+        "inductor": ("crash", "out-of-bounds", [
+            "Inductor's wrapper made reinterpret_tensor(buf, (2, 1), (3, 1), 11) of a storage "
+            "of 10 elements, reaching elements 11 to 14: out of bounds"]),
+    }, got
