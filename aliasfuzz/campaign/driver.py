@@ -30,7 +30,7 @@ from aliasfuzz.campaign.corpus import clean_temp, known_signatures, record, sign
 from aliasfuzz.campaign.follow import follow_key
 from aliasfuzz.campaign.gpus import GpuSampler, merge_rows
 from aliasfuzz.campaign.history import History
-from aliasfuzz.campaign.journal import Journal, entry_fields, finding_entries
+from aliasfuzz.campaign.journal import Journal, dismissed_kind, entry_fields, finding_entries
 from aliasfuzz.campaign.known import load_known
 from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.pool import Pool
@@ -484,12 +484,9 @@ class _Campaign:
                 self.gpu_runs.append(e["gpus"])
             elif e["t"] == "finding":
                 self.pending.pop(key, None)
-                if e.get("dismissed"):  # a resumed campaign counts it as the first run did
-                    why = str(e["dismissed"])
-                    # a journal of old has no kind: harness-only reasons say fast-path-only
-                    kind = e.get("dismissed_kind") or (
-                        "harness-only" if why.startswith("fast-path-only ") else "flaky")
-                    self._count_dismissed(kind, why)
+                kind = dismissed_kind(e)
+                if kind:  # a resumed campaign counts it as the first run did
+                    self._count_dismissed(kind, str(e["dismissed"]))
                 if e.get("prekey"):
                     self.prekeys.add(tuple(json.dumps(x) for x in e["prekey"]))
                 if e.get("id"):

@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["Journal", "entry_fields", "finding_entries"]
+__all__ = ["Journal", "dismissed_kind", "entry_fields", "finding_entries"]
 
 
 class Journal:
@@ -90,6 +90,18 @@ class Entry(NamedTuple):
     id: str
     new: bool
     known: str | None
+
+
+def dismissed_kind(event: dict[str, Any]) -> str | None:
+    """``flaky`` or ``harness-only`` for a ``finding`` event of a finding the campaign did not
+    write (``dismissed``, :func:`aliasfuzz.campaign.driver.dismissal`), None for any other
+    event. A journal of old has no ``dismissed_kind``: harness-only reasons start with
+    ``fast-path-only``."""
+    if event.get("t") != "finding" or not event.get("dismissed"):
+        return None
+    why = str(event["dismissed"])
+    return event.get("dismissed_kind") or (
+        "harness-only" if why.startswith("fast-path-only ") else "flaky")
 
 
 def finding_entries(event: dict[str, Any], before: set[str] | None = None) -> list[Entry]:

@@ -54,6 +54,7 @@ def render_html(summary: dict) -> str:
         undefined_eager=summary.get("undefined_eager", {}),
         unknown=summary.get("unknown", {}),
         causes=summary["root_causes"],
+        dismissed=summary.get("dismissed") or [],
         gpus=summary.get("gpus") or [],
         counts=summary["counts"],
         internal=summary.get("internal_errors") or {"count": 0, "errors": []},

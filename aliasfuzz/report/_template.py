@@ -27,7 +27,7 @@ torch {{ c.versions.torch }} · triton {{ c.versions.triton }} · Python {{ c.ve
 <div class="card"><b>{{ "%.2f"|format(c.throughput or 0) }}</b>programs/s</div>
 <div class="card"><b>{{ "%.0f"|format(c.seconds or 0) }} s</b>wall time</div>
 <div class="card {{ 'bad' if counts.new else 'good' }}"><b>{{ counts.root_causes }}</b>root causes: {{ counts.new }} new, {{ counts.known }} known upstream, {{ counts.corpus }} already in the corpus</div>
-<div class="card"><b>{{ counts.raw_findings }}</b>raw findings (runs judged a finding; {{ counts.shrunk_findings }} shrunk and blamed)</div>
+<div class="card"><b>{{ counts.raw_findings }}</b>raw findings (runs judged a finding; {{ counts.shrunk_findings }} shrunk and blamed{% if counts.dismissed %}, <a href="#dismissed">{{ counts.dismissed }} not written</a>{% endif %})</div>
 <div class="card {{ 'bad' if internal.count else 'good' }}"><b>{{ internal.count }}</b>internal errors</div>
 </div>
 
@@ -77,6 +77,16 @@ sighting, nothing to re-run); <i>hits</i>: sightings in this campaign, per pipel
 {% if r.harness %}<p class="muted">harness: {{ r.harness }}</p>{% endif %}
 <pre>{{ r.repro }}</pre>{% endif %}
 </details>{% else %}<p>No findings in this campaign.</p>{% endfor %}
+
+<h2 id="dismissed">Findings not written</h2>
+<p>Runs judged a finding that the campaign did not write to the corpus: <i>flaky</i>, the
+replay did not show it again, or no stage-by-stage cut reproduced a worker's death (memory an
+earlier run corrupted); <i>harness-only</i>, a fast-path finding that full
+<code>torch.compile</code> does not show, or cannot run on this host. They are counted in the
+verdict table above, and are not bugs the campaign claims.</p>
+{% if dismissed %}<table id="dismissed-findings"><tr><th>program</th><th class="l">pipeline</th><th class="l">kind</th><th class="l">why</th></tr>
+{% for d in dismissed %}<tr><td>{{ d.i }}</td><td class="l">{{ d.pipeline }}</td><td class="l">{{ d.kind }}</td><td class="l">{{ d.why }}</td></tr>
+{% endfor %}</table>{% else %}<p class="muted">none</p>{% endif %}
 
 <h2>Documented refusals</h2>
 <p>Runs judged <code>unsupported</code> (not findings): the pipeline refused a valid program in a

@@ -25,7 +25,7 @@ from aliasfuzz.campaign.corpus import load_entry
 from aliasfuzz.campaign.driver import INTERNAL, internal_error_row, load_campaign
 from aliasfuzz.campaign.gpus import merge_rows
 from aliasfuzz.campaign.history import History
-from aliasfuzz.campaign.journal import entry_fields, finding_entries
+from aliasfuzz.campaign.journal import dismissed_kind, entry_fields, finding_entries
 from aliasfuzz.campaign.repro import plan, program_text, render_repro, title
 from aliasfuzz.errors import InvalidArgument
 
@@ -275,6 +275,19 @@ def _finding_row(e: dict[str, Any], before: set[str]) -> dict[str, Any]:
     return {**row, **entry_fields(finding_entries(e, before))}
 
 
+def dismissed(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The findings campaign ``events`` did not write (the console's ``note:`` lines,
+    :func:`aliasfuzz.campaign.cli.dismissed_notes`), in journal order, each ``{i, pipeline,
+    kind, why}``: ``kind`` ``flaky`` (the replay did not show it again, or no stage-by-stage
+    cut reproduced a worker's death) or ``harness-only`` (a fast-path finding full
+    ``torch.compile`` does not show, or cannot run here); ``why`` the driver's reason
+    (:func:`aliasfuzz.campaign.driver.dismissal`). A report that counted a pipeline's crash
+    without them left it unexplained (fresh user 28)."""
+    return [{"i": e.get("i"), "pipeline": e.get("pipeline"), "kind": kind,
+             "why": str(e["dismissed"])}
+            for e in events if (kind := dismissed_kind(e))]
+
+
 def root_ids(cid: str, *, state: str | Path) -> list[str]:
     """Ids of the corpus entries (root causes) that campaign ``cid``'s ``finding`` events
     name, in first-seen order (the rows :func:`root_causes` reads from the corpus);
@@ -328,6 +341,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
     findings = [_finding_row(e, before) for e in events if e["t"] == "finding" and e.get("id")]
     causes = root_causes(Path(corpus), events, before)
     raw = sum(1 for e in tasks if _is_finding(e["outcome"]["verdict"]))
+    not_written = dismissed(events)
     return {
         "summary_version": SUMMARY_VERSION,
         "campaign": {
@@ -359,10 +373,12 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
             "verdicts_by_kind": {k: dict(c) for k, c in sorted(coverage.items())},
         },
         "findings": findings,
+        "dismissed": not_written,
         "root_causes": causes,
         "counts": {
             "raw_findings": raw,
             "shrunk_findings": len(findings),
+            "dismissed": len(not_written),
             "root_causes": len(causes),
             **{status: sum(1 for r in causes if r["status"] == status) for status in STATUSES},
         },

@@ -112,6 +112,12 @@ def _campaign(tmp_path, cid: str, started: float, with_finding: bool) -> None:
             findings.append({k: e[k] for k in ("id", "pipeline", "verdict", "check", "new")})
         events.append({"t": "finding", "i": 1, "pipeline": "inductor", "id": None,
                        "duplicate": True})
+        # a finding the campaign did not write, and one of a journal written before kinds
+        events.append({"t": "finding", "i": 0, "pipeline": "inductor", "id": None,
+                       "dismissed": "fast-path-only crash: full torch.compile does not show it",
+                       "dismissed_kind": "harness-only"})
+        events.append({"t": "finding", "i": 2, "pipeline": "aot_eager", "id": None,
+                       "dismissed": "crash/signal:SIGSEGV not reproduced"})
     events.append({"t": "end", "status": "done"})
     (d / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     History(state / "history.sqlite").record(
@@ -169,8 +175,13 @@ def test_summary_json_and_self_contained_html(report):
     assert causes[1]["known_bug"]["issue"] == "pytorch/pytorch#195422"
     assert causes[0]["trail"][1] == ["joint:remove_noop_ops", "departs (values: out0: values differ)"]
     assert "def f(x)" in causes[0]["repro"] and 0 < causes[0]["repro_lines"] <= 40
-    assert s["counts"] == {"raw_findings": 1, "shrunk_findings": 4, "root_causes": 3,
-                           "new": 1, "known": 1, "corpus": 1}
+    assert s["counts"] == {"raw_findings": 1, "shrunk_findings": 4, "dismissed": 2,
+                           "root_causes": 3, "new": 1, "known": 1, "corpus": 1}
+    # what the console's note: lines say, the report says too (fresh user 28's B3)
+    assert s["dismissed"] == [
+        {"i": 0, "pipeline": "inductor", "kind": "harness-only",
+         "why": "fast-path-only crash: full torch.compile does not show it"},
+        {"i": 2, "pipeline": "aot_eager", "kind": "flaky", "why": "crash/signal:SIGSEGV not reproduced"}]
     # an issue draft for the new root cause only
     assert s["upstream_drafts"] == [f"upstream/{causes[0]['id']}.md"]
     draft = (report.parent / s["upstream_drafts"][0]).read_text()
@@ -187,12 +198,15 @@ def test_summary_json_and_self_contained_html(report):
     assert html.index("joint:remove_noop_ops") < html.index("decomposition") < html.index(">scheduler<")
     assert '<ol class="trail">' in html and "3</b>root causes: 1 new, 1 known upstream" in html
     assert "3</b>programs (2 mutants of corpus programs and seeds)" in html
+    assert '<a href="#dismissed">2 not written</a>' in html
+    assert "<td class=\"l\">harness-only</td><td class=\"l\">fast-path-only crash: full" in html
     sections = (
         "Summary",
         "Verdicts per pipeline",
         # what an engineer opens the report for comes right after the counts (the fourteenth
         # session's fresh user found it 2,700 px down, below refusals and rejections)
         "Root causes",
+        "Findings not written",
         "Documented refusals",
         "Programs a pipeline rejected",
         "Decisions against ground truth",
@@ -200,7 +214,7 @@ def test_summary_json_and_self_contained_html(report):
         "Throughput",
         "Trends across campaigns",
     )
-    at = [html.index(f"<h2>{section}</h2>") for section in sections]
+    at = [html.index(f">{section}</h2>") for section in sections]
     assert at == sorted(at), dict(zip(sections, at, strict=True))
 
 
@@ -231,6 +245,7 @@ def test_renders_in_headless_chromium(report, tmp_path):
         timeout=120,
     ).stdout
     assert "aliasfuzz campaign c2" in dom and 'id="cause-1"' in dom and 'id="root-causes"' in dom
+    assert 'id="dismissed-findings"' in dom and "not reproduced" in dom
     import matplotlib.image
 
     img = matplotlib.image.imread(shot)
