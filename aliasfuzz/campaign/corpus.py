@@ -289,7 +289,22 @@ def add_hit(path: Path, hit: dict[str, Any]) -> bool:
     ``meta.json`` (``hits``: pipeline, campaign, program index, ...) and render its
     ``repro.py`` again from all hits, each file replaced atomically; return False when that
     sighting (same pipeline, campaign and program index) is there already.
+
+    Two campaigns may share a corpus (fresh user 28 ran a second ``run`` beside one in
+    flight): the read, the update and the writes hold an exclusive ``flock`` on the entry's
+    folder, so that neither loses the other's sighting.
     """
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return _add_hit(Path(path), hit)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _add_hit(path: Path, hit: dict[str, Any]) -> bool:
     meta = _read_json(Path(path) / "meta.json")
     hits = meta.setdefault("hits", [])
     key = ("pipeline", "campaign", "program_index")

@@ -268,3 +268,30 @@ def test_run_campaign_refuses_mixed_sources_before_any_work(tmp_path, monkeypatc
     with pytest.raises(InvalidArgument, match="imported from two trees"):
         run_campaign(CampaignOptions(programs=1, state=str(state), corpus=str(tmp_path)))
     assert not state.exists()  # no campaign directory was made
+
+
+def _add_hits(path: str, campaign: str, n: int, go) -> None:
+    go.wait()
+    for k in range(n):
+        store.add_hit(path, {"pipeline": "inductor", "campaign": campaign, "program_index": k})
+
+
+def test_two_campaigns_adding_sightings_at_once_lose_none(tmp_path):
+    # fresh user 28 ran a second campaign beside one in flight on the same corpus: each
+    # sighting is a read-modify-write of meta.json, which loses the other's without a lock
+    import multiprocessing
+
+    p = _program()
+    path, _ = store.write_entry(tmp_path, p, {**_meta(p), "hits": []})
+    ctx = multiprocessing.get_context("fork")
+    go = ctx.Event()
+    procs = [ctx.Process(target=_add_hits, args=(str(path), c, 12, go)) for c in ("c1", "c2")]
+    for proc in procs:
+        proc.start()
+    go.set()
+    for proc in procs:
+        proc.join(120)
+    assert [proc.exitcode for proc in procs] == [0, 0]
+    hits = store.load_entry(path).meta["hits"]
+    assert sorted((h["campaign"], h["program_index"]) for h in hits) == sorted(
+        (c, k) for c in ("c1", "c2") for k in range(12))
