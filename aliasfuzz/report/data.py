@@ -229,6 +229,11 @@ def root_causes(
         # named the first known root of all it filed: not this one's, necessarily)
         if "error" in row:
             known = {"issue": row["known_issue"]} if row["known_issue"] else None
+            # the stage the campaign blamed, from an event that filed this entry first (a
+            # deleted entry's row read "unblamed": fresh user 28's B5)
+            first = next((e for e in evs if e.get("id") == rid and e.get("stage")), None)
+            if first is not None:
+                row["stage"], row["stages"] = first["stage"], list(first.get("stages") or [])
         else:
             known = row.get("known_bug")
         row["known_bug"] = known

@@ -295,3 +295,16 @@ def test_an_unblamed_root_cause_shows_why_no_stage_is_named(report, tmp_path):
     row = dict(summary["root_causes"][0], id=path.name, **{**out, **fields})
     html = render_html(dict(summary, root_causes=[row]))
     assert "not cut stage by stage: " + COST_NOT_CUT.replace("'", "&#39;") in html
+
+
+def test_a_deleted_entrys_row_keeps_the_stage_the_campaign_blamed(tmp_path):
+    # fresh user 28's B5: the row of an entry deleted from the corpus said "unblamed"
+    # although its finding event says ts-optimizer; the detail says the entry is unreadable
+    from aliasfuzz.report.data import root_causes
+
+    gone = "crash-ts-optimizer-2441fd8370"
+    event = {"t": "finding", "i": 4, "pipeline": "torchscript", "id": gone, "ids": [gone],
+             "news": [True], "knowns": [None], "new": True, "verdict": "crash",
+             "check": "exceptions", "stage": "ts-optimizer", "stages": ["ts-optimizer"]}
+    (row,) = root_causes(tmp_path, [event], set())
+    assert "error" in row and (row["stage"], row["stages"]) == ("ts-optimizer", ["ts-optimizer"])
