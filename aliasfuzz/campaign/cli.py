@@ -235,10 +235,15 @@ def summary_lines(res) -> list[str]:
     :class:`~aliasfuzz.campaign.driver.CampaignResult`. One line of every
     ``pipeline/verdict`` count was about 700 characters (fresh user 23)."""
     rate = res.programs / res.seconds if res.seconds else 0.0
+    # programs some pipelines judged when the budget ran out: counted per pipeline below,
+    # not in the headline's programs (fresh user 28's B2: the counts did not add up)
+    partial = getattr(res, "partial", 0)
+    part = (f", and {_plural(partial, 'program')} judged by some pipelines only"
+            if partial else "")
     lines = [
         f"campaign {res.id} ({res.status}): {_plural(res.programs, 'program')} "
-        f"({_plural(res.mutants, 'mutant')}), {_plural(res.tasks, 'run')} in {res.seconds:.1f} s "
-        f"({rate:.2f} programs/s); verdicts per pipeline:"
+        f"({_plural(res.mutants, 'mutant')}){part}, {_plural(res.tasks, 'run')} in "
+        f"{res.seconds:.1f} s ({rate:.2f} programs/s); verdicts per pipeline:"
     ]
     per: dict[str, list[tuple[str, int]]] = {}
     for (p, v), n in res.verdicts.items():

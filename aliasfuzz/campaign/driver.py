@@ -289,6 +289,9 @@ class CampaignResult:
     programs: int = 0
     #: of ``programs``, those made by mutating a corpus program or seed (``--mutate``)
     mutants: int = 0
+    #: programs judged by some pipelines but not all (the budget ran out, or the campaign
+    #: was interrupted, while they ran): their runs are in ``verdicts``, not in ``programs``
+    partial: int = 0
     tasks: int = 0
     seconds: float = 0.0
     verdicts: Counter = field(default_factory=Counter)
@@ -519,8 +522,10 @@ class _Campaign:
     def _count_programs(self) -> None:
         """``programs`` and ``mutants``: the programs every pipeline has judged, and of
         them those that are mutants (their task events name ``mutated_from``)."""
-        full = {k[0] for k in self.done if self._fully_done(k[0])}
+        started = {k[0] for k in self.done}
+        full = {i for i in started if self._fully_done(i)}
         self.res.programs, self.res.mutants = len(full), len(full & self.mutant_ids)
+        self.res.partial = len(started - full)
 
     def _count(self, pipeline: str, out: dict[str, Any]) -> None:
         self.res.tasks += 1

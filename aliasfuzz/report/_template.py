@@ -22,7 +22,7 @@ torch {{ c.versions.torch }} · triton {{ c.versions.triton }} · Python {{ c.ve
 
 <h2>Summary</h2>
 <div class="cards" id="summary">
-<div class="card"><b>{{ c.programs }}</b>programs ({{ c.mutants or 0 }} mutant{{ '' if c.mutants == 1 else 's' }} of corpus programs and seeds)</div>
+<div class="card"><b>{{ c.programs }}</b>programs ({{ c.mutants or 0 }} mutant{{ '' if c.mutants == 1 else 's' }} of corpus programs and seeds{% if c.partial %}; {{ c.partial }} more judged by some pipelines only, in the verdict counts{% endif %})</div>
 <div class="card"><b>{{ c.tasks }}</b>pipeline runs</div>
 <div class="card"><b>{{ "%.2f"|format(c.throughput or 0) }}</b>programs/s</div>
 <div class="card"><b>{{ "%.0f"|format(c.seconds or 0) }} s</b>wall time</div>

@@ -311,13 +311,22 @@ def _mutants(tasks: list[dict[str, Any]], pipelines: tuple[str, ...]) -> Counter
     """Source id -> the number of programs mutated from it (``--mutate``) that every
     pipeline has judged: the programs a campaign counts, the journal's task events naming
     ``mutated_from`` (:class:`aliasfuzz.campaign.sources.Programs`)."""
+    judged = _judged_by(tasks)
+    source = {e["i"]: e["mutated_from"] for e in tasks if e.get("mutated_from")}
+    return Counter(s for i, s in source.items() if judged[i] >= set(pipelines))
+
+
+def _judged_by(tasks: list[dict[str, Any]]) -> dict[int, set[str]]:
+    """Program index -> the pipelines whose task events ``tasks`` hold for it."""
     judged: dict[int, set[str]] = defaultdict(set)
-    source: dict[int, str] = {}
     for e in tasks:
         judged[e["i"]].add(e["pipeline"])
-        if e.get("mutated_from"):
-            source[e["i"]] = e["mutated_from"]
-    return Counter(s for i, s in source.items() if judged[i] >= set(pipelines))
+    return judged
+
+
+def _partial(tasks: list[dict[str, Any]], pipelines: tuple[str, ...]) -> int:
+    """How many programs of ``tasks`` some of ``pipelines`` judged, but not all."""
+    return sum(1 for ps in _judged_by(tasks).values() if not set(pipelines) <= ps)
 
 
 def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any]:
@@ -362,6 +371,9 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
             # of the programs, mutants of a corpus program or seed (--mutate), and per source
             "mutants": sum(mutated_from.values()),
             "mutated_from": dict(sorted(mutated_from.items())),
+            # programs judged by some pipelines only (the budget ran out while they ran):
+            # in the verdict counts, not in "programs" (driver.CampaignResult.partial)
+            "partial": _partial(tasks, opts.pipelines),
             "tasks": len(tasks),
             "throughput": row.get("throughput"),
             "versions": start["versions"],

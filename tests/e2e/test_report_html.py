@@ -159,6 +159,7 @@ def test_summary_json_and_self_contained_html(report):
     assert s["coverage"]["programs_with_kind"] == {"inplace": 3, "view": 3}
     assert s["campaign"]["mutants"] == 2  # of its 3 programs, counted per source
     assert s["campaign"]["mutated_from"] == {"miscompile-x": 1, "seeds/b15": 1}
+    assert s["campaign"]["partial"] == 0  # every program judged by both pipelines
     assert [h["id"] for h in s["history"]] == ["c1", "c2"]
     assert s["rejections"] == {}
     assert s["unsupported"] == {
@@ -308,3 +309,17 @@ def test_a_deleted_entrys_row_keeps_the_stage_the_campaign_blamed(tmp_path):
              "check": "exceptions", "stage": "ts-optimizer", "stages": ["ts-optimizer"]}
     (row,) = root_causes(tmp_path, [event], set())
     assert "error" in row and (row["stage"], row["stages"]) == ("ts-optimizer", ["ts-optimizer"])
+
+
+def test_a_program_judged_by_some_pipelines_only_is_counted_apart_and_shown(report):
+    from aliasfuzz.report import render_html
+    from aliasfuzz.report.data import _partial
+
+    def task(i, pipeline):
+        return {"t": "task", "i": i, "pipeline": pipeline}
+
+    tasks = [task(0, "a"), task(0, "b"), task(1, "a")]  # program 1: the budget ran out
+    assert _partial(tasks, ("a", "b")) == 1 and _partial(tasks[:2], ("a", "b")) == 0
+    summary = json.loads((report.parent / "summary.json").read_text())
+    summary["campaign"]["partial"] = 1
+    assert "; 1 more judged by some pipelines only, in the verdict counts)" in render_html(summary)

@@ -223,3 +223,21 @@ def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_re
     notes = dismissed_notes(camp.res)
     assert notes[0].startswith("note: 2 findings not written: the replay did not show it again")
     assert len(notes) == 2 and "fast-path crash that full torch.compile does not show" in notes[1]
+
+
+def test_a_program_some_pipelines_judged_at_the_budgets_end_is_said_apart():
+    # fresh user 28's B2: program 10 ran on 2 of 5 pipelines when the budget ran out; the
+    # headline said 10 programs while two pipelines' counts added up to 11
+    opts = CampaignOptions(programs=3, workers=1, pipelines=("aot_eager", "inductor", "torchscript"))
+    res = _result()
+    camp = SimpleNamespace(opts=opts, res=res, mutant_ids={1},
+                           done={(0, "aot_eager"), (0, "inductor"), (0, "torchscript"),
+                                 (1, "aot_eager"), (1, "inductor"), (1, "torchscript"),
+                                 (2, "aot_eager"), (2, "inductor")})
+    camp._fully_done = lambda i: _Campaign._fully_done(camp, i)
+    _Campaign._count_programs(camp)
+    assert (res.programs, res.mutants, res.partial) == (2, 1, 1)
+    res.tasks, res.seconds = 8, 4.0
+    assert summary_lines(res)[0] == (
+        "campaign c1 (running): 2 programs (1 mutant), and 1 program judged by some pipelines "
+        "only, 8 runs in 4.0 s (0.50 programs/s); verdicts per pipeline:")
