@@ -14,7 +14,8 @@ operator               change
                        an offset, gaps between elements, or a permuted (column-major) order
 ``alias-inputs``       two inputs of one dtype move onto one storage (overlapping or not)
 ``insert-view``        a same-shape ``view`` goes between a producer and one of its readers
-``drop-statement``     a statement nobody reads is removed
+``drop-statement``     a statement nobody reads is removed (not one that writes a tensor,
+                       in a program with ``empty_like`` memory to fill)
 ``move-statement``     two neighbouring independent statements trade places (a mutation moves
                        earlier or later)
 =====================  =======================================================================
@@ -170,7 +171,13 @@ def _drop_statement(p: Program, rng: random.Random) -> Program | None:
     for k in range(len(p.body) - 1, -1, -1):
         later_reads[k] = set(seen)
         seen |= set(p.body[k].args)
-    unread = [k for k, op in enumerate(p.body) if not set(op.out) & later_reads[k]]
+    # a program with memory empty_like left uninitialized keeps every statement that writes:
+    # one of them fills that memory, and without it the program reads garbage, which has no
+    # single eager meaning (seed b16: dropping tk.flat_add(z, other, out), whose statement
+    # binds nothing, returned the bare empty_like)
+    uninit = any(op.op == "empty_like" for op in p.body)
+    unread = [k for k, op in enumerate(p.body) if not set(op.out) & later_reads[k]
+              and not (uninit and lookup(op.op).mutated_indices(len(op.args)))]
     if len(p.body) < 2 or not unread:
         return None
     k = rng.choice(unread)

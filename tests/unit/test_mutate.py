@@ -122,3 +122,19 @@ def test_a_corrupt_sources_file_and_a_bad_share_are_one_line_errors(tmp_path):
             CampaignOptions(programs=1, mutate=bad).validate()
     with pytest.raises(InvalidArgument, match="option mutate must be a share"):
         CampaignOptions(programs=1, mutate=True).validate()
+
+
+def test_drop_statement_keeps_every_write_of_a_program_with_empty_like_memory():
+    # seed b16 fills empty_like(other) with tk.flat_add(z, other, out), a statement that
+    # binds nothing: dropping it returned the uninitialized memory (no single eager meaning)
+    p = Program.loads((SEEDS / "b16_triton_flat_indexing_layout.json").read_text())
+    assert any(op.op == "empty_like" for op in p.body)
+    for t in range(40):
+        m = OPERATORS["drop-statement"](p, random.Random(t))
+        if m is not None:
+            assert any(op.op == "tk.flat_add" for op in m.body), m.body
+    # without empty_like, a write nobody reads may go (a mutation is a legit variant)
+    q = Program((StorageSpec("s0", 4),), (TensorSpec("x", "s0", (4,), (1,)),),
+                (Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)),
+                 Op("sin", ("x",), {}, ("v1",))), ("v1",))
+    assert OPERATORS["drop-statement"](q, random.Random(0)).body == q.body[1:]
