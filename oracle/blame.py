@@ -70,18 +70,18 @@ corruption does not kill every run). A cut that killed its campaign worker all t
 (a value finding whose compiled code corrupts the heap: twelfth audit 0374cd4bda) is run
 again with every stage in a child (``isolate``, :func:`aliasfuzz.campaign.pool.blame_in`).
 
-**Views past their storage** (:data:`VIEW_OUT_OF_BOUNDS`): a stage whose graph spells a
-view reaching outside its base's storage *on the graph's own fake tensors*
-(:func:`aliasfuzz.passes.stages.graph_view_out_of_bounds`: ``auto_functionalized_v2``'s
-regenerated views, ``as_strided``; the functional graph and each Inductor snapshot, judged
-as they are made) departs, for any finding, whatever its eager run on real tensors
-computed: Inductor allocates and views its buffers by those fake layouts. So a finding of
-check ``out-of-bounds`` (the wrapper's view, :mod:`aliasfuzz.oracle.wrapper_bounds`) is cut
-in this process, deterministically, and blamed where the view first appears (audit of
-5fcbc5cdc0, 2026-12-04, now 9f8ce905b3: ``auto_functionalized_v2`` records the storage
-offset 11 against a fresh 10-element ``slice_scatter`` base; the heap-checked cut of signal
-deaths had blamed ``lowering``, or split a relayout of it over ``lowering`` and
-``scheduler``).
+**Views past their storage** (a finding of check ``out-of-bounds``,
+:mod:`aliasfuzz.oracle.wrapper_bounds`): ``lowering`` and ``scheduler`` check every view
+their wrapper makes and stop there, as the judge does, so such a finding is cut in this
+process, deterministically; the first stage whose wrapper makes the view is blamed. The
+heap-checked cut of signal deaths had blamed ``lowering``, or split a relayout of one bug
+over ``lowering`` and ``scheduler`` (fresh user 29, c711f5d641). The stages before full
+Inductor are judged by their values: a graph whose fake tensors disagree with eager's
+layouts is not blamed for that alone (thirtieth audit: the offset-0 base of
+5fcbc5cdc0's ``slice_scatter`` comes from FakeTensor's dispatch cache, which rebuilds a cached
+output without its storage offset; uncached, the graph is consistent and Inductor's
+``as_strided`` lowering, which rebases storage offsets for graph inputs only, makes the
+view past its buffer).
 
 **Pass-off control** (:func:`pass_off`, Inductor's pipelines, a value finding or a raised
 crash blamed on one of Inductor's FX passes or on ``aot``, a signal death in child
@@ -174,7 +174,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off",
-    "VIEW_OUT_OF_BOUNDS", "scalar_codegen",
+    "scalar_codegen",
 ]
 
 #: The audit's stage label -> the stages of this vocabulary it names (see
@@ -208,11 +208,6 @@ OVERLAP_ERRORS = re.compile(
 #: replays a view with a stale storage offset; run eagerly ATen refuses it, Inductor's code
 #: writes out of bounds and gives wrong values).
 BOUNDS_ERRORS = re.compile(r"setStorage: .* out of bounds for storage of size")
-#: The trail's words for a stage whose graph spells a view past its base's storage on its
-#: own fake tensors (:func:`aliasfuzz.passes.stages.graph_view_out_of_bounds`): a departure
-#: for any finding, like :data:`BOUNDS_ERRORS`, though the graph run eagerly on real
-#: tensors of other layouts may compute eager's values (audit of 5fcbc5cdc0, now 9f8ce905b3, 2026-12-04).
-VIEW_OUT_OF_BOUNDS = "view out of bounds"
 
 #: Stages whose run is the pipeline's own code up to that point (see the module
 #: docstring); per pipeline, since ``reinplace`` is all of ``fx-reinplace`` but a snapshot
@@ -479,8 +474,7 @@ def blame(
                 trail.append((r.stage, f"agrees for this finding (it is {v} there)"))
                 kept.append((r, None))
                 continue
-        elif "graph_ran" in r.extra and "view_out_of_bounds" not in r.extra:
-            # AOTAutograd's wrappers raised after the graph ran
+        elif "graph_ran" in r.extra:  # AOTAutograd's wrappers raised after the graph ran
             if crash:
                 trail.append((r.stage, f"agrees ({r.extra['graph_ran']})"))
                 kept.append((r, None))
@@ -494,12 +488,6 @@ def blame(
                 # and departing ones may be the write order's (nineteenth audit 5a04852caa)
                 od = f"order-dependent write: {r.extra['order_dependent']}"
                 why = od if why is None else f"{why}; {od}"
-            if r.extra.get("view_out_of_bounds"):
-                # the stage's graph views memory outside a storage on its own fake layouts,
-                # which Inductor allocates by: not a valid program, whatever it computed
-                # eagerly on real tensors (passes.stages.graph_view_out_of_bounds)
-                vo = f"{VIEW_OUT_OF_BOUNDS}: {r.extra['view_out_of_bounds']}"
-                why = vo if why is None or "graph_ran" in r.extra else f"{why}; {vo}"
             if r.extra.get("fresh_output_alias"):
                 # the graph hands the caller an input's storage as a fresh tensor: a departure
                 # whatever the finding, since later graphs and the caller see the alias
@@ -508,8 +496,7 @@ def blame(
                 fa = f"aliasing: {r.extra['fresh_output_alias']}"
                 why = fa if why is None else f"{why}; {fa}"
             inconclusive = False
-            if (r.result.error is not None and eager.error is None
-                    and not r.extra.get("view_out_of_bounds")):
+            if r.result.error is not None and eager.error is None:
                 weak = _raising_verdict(pipeline, r.stage, r.result.error, crash, error)
                 if weak is not None:
                     inconclusive = True
@@ -525,7 +512,7 @@ def blame(
         trail.append((r.stage, said))
         mask = None
         if why is not None:
-            agrees = why.startswith(("order-dependent write", "aliasing: ", VIEW_OUT_OF_BOUNDS))
+            agrees = why.startswith(("order-dependent write", "aliasing: "))
             mask = _masks(eager, r.result) if r.result.error is None and not agrees else [True]
         kept.append((r, mask))
     if not kept or kept[-1][1] is None:

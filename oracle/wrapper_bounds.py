@@ -6,7 +6,7 @@ buffers and inputs with ``reinterpret_tensor(base, sizes, strides, offset)``
 ``torch._C._dynamo.guards._reinterpret_tensor``), which, unlike ``torch.as_strided``,
 checks nothing: a view that reaches past its base's storage makes the kernels that take
 it read or write memory that belongs to something else. The corpus entry
-``crash-functionalization-9f8ce905b3`` is one: the storage offset of a mutated view of an input
+``crash-lowering-5fcbc5cdc0`` is one: the storage offset of a mutated view of an input
 replayed on a buffer of Inductor's own that starts at 0,
 ``reinterpret_tensor(buf0, (2, 1), (3, 1), 11)`` on a 10-element ``buf0``: elements 11 to
 14 written by a custom op, a heap corruption that glibc notices only at some later

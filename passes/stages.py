@@ -214,7 +214,6 @@ class _GraphOutputs:
         self.pending: list[Any] | None = None
         self.pairs: list[tuple[tuple[Any, ...], list[Any]]] = []
         self.order_dependent: str | None = None  # :func:`order_dependent_copy` of a call
-        self.out_of_bounds: str | None = None  # :func:`graph_view_out_of_bounds` of a graph
 
 
 def _user_output_span() -> tuple[int, int, int] | None:
@@ -486,91 +485,6 @@ def order_dependent_copy(gm: torch.fx.GraphModule, args: Sequence[Any]) -> str |
 _GRAPH_CODE = _graph_call(lambda a: a).__code__
 
 
-#: View-making ops whose view of their first argument an FX graph spells out
-#: (``size``, ``stride``, ``storage_offset`` as arguments 1-3; ``as_strided_scatter``'s view is
-#: of its ``self``, its ``src`` sits between), and where those arguments start.
-_STRIDED_VIEWS = {"as_strided.default": 1, "as_strided_.default": 1,
-                  "as_strided_scatter.default": 2}
-
-
-def _concrete(v: Any) -> int | None:
-    """``v`` as an int when it is one (a SymInt, whose value the graph does not fix, is
-    None: nothing is judged of a dynamic view)."""
-    return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _fake_bounds(base: Any, size: Any, stride: Any, offset: Any) -> Any:
-    """:func:`aliasfuzz.oracle.wrapper_bounds.out_of_bounds` of a view an FX graph spells
-    on node ``base`` (its fake tensor ``meta["val"]``), None when it is in bounds or when
-    something of it is symbolic."""
-    from aliasfuzz.oracle.wrapper_bounds import out_of_bounds
-
-    val = base.meta.get("val") if isinstance(base, torch.fx.Node) else None
-    if not isinstance(val, torch.Tensor) or not isinstance(size, list | tuple) or not isinstance(
-            stride, list | tuple):
-        return None
-    nums = [_concrete(v) for v in (*size, *stride, offset)]
-    try:
-        nbytes = _concrete(val.untyped_storage().nbytes())
-    except (RuntimeError, NotImplementedError):
-        return None
-    if None in nums or nbytes is None:
-        return None
-    return out_of_bounds(val, size, stride, offset)
-
-
-def graph_view_out_of_bounds(gm: torch.fx.GraphModule) -> str | None:
-    """The first view ``gm`` spells that reaches outside its base's storage, judged on the
-    graph's own fake tensors (``node.meta["val"]``), as one sentence; None when there is
-    none. Such a graph is not a valid program whatever it computes when run eagerly on real
-    tensors, whose layouts may differ from the fake ones it was traced with: Inductor
-    allocates and views its buffers by the fake layouts.
-
-    Judged: ``auto_functionalized_v2``'s regenerated views (``_<arg>_base_index``,
-    ``_<arg>_size``, ``_<arg>_stride``, ``_<arg>_storage_offset`` on ``_all_bases``:
-    ``torch/_higher_order_ops/auto_functionalize.py``, ``AsStridedViewInfo``, torch 2.11 and
-    2.13; ``auto_functionalized_v2_dense`` views a ``clone_preserve_strides`` of the base,
-    whose storage is the base's) and ``as_strided`` / ``as_strided_`` /
-    ``as_strided_scatter`` nodes (the decomposed form of the former). Corpus
-    ``crash-functionalization-9f8ce905b3`` (audited 2026-12-04): functionalization records the
-    mutated view's storage offset 11 against the input's storage, while its base is a fresh
-    ``slice_scatter`` of 10 elements; Inductor's wrapper then makes that view past its
-    buffer."""
-    for n in gm.graph.nodes:
-        if n.op != "call_function":
-            continue
-        name = getattr(n.target, "__name__", "")
-        if name == "auto_functionalized_v2":
-            bases = n.kwargs.get("_all_bases") or []
-            for key, offset in n.kwargs.items():
-                if not key.endswith("_storage_offset"):
-                    continue
-                prefix = key[: -len("_storage_offset")]
-                index = n.kwargs.get(f"{prefix}_base_index")
-                if not isinstance(index, int) or not 0 <= index < len(bases):
-                    continue
-                size, stride = n.kwargs.get(f"{prefix}_size"), n.kwargs.get(f"{prefix}_stride")
-                bad = _fake_bounds(bases[index], size, stride, offset)
-                if bad is not None:
-                    return (f"auto_functionalized_v2({n.args[0]}) regenerates {prefix[1:]} as "
-                            f"as_strided({bases[index].name}, {bad.sizes}, {bad.strides}, "
-                            f"{bad.offset}), past its base's {bad.numel}-element storage "
-                            f"(elements {bad.lo} to {bad.hi})")
-        elif name in _STRIDED_VIEWS:
-            at = _STRIDED_VIEWS[name]
-            args = list(n.args) + [None] * 4
-            base, size, stride, offset = args[0], args[at], args[at + 1], args[at + 2]
-            val = base.meta.get("val") if isinstance(base, torch.fx.Node) else None
-            if offset is None and isinstance(val, torch.Tensor):
-                offset = val.storage_offset()
-            bad = _fake_bounds(base, size, stride, offset)
-            if bad is not None:
-                return (f"{name.split('.')[0]}({base.name}, {bad.sizes}, {bad.strides}, "
-                        f"{bad.offset}), past its base's {bad.numel}-element storage "
-                        f"(elements {bad.lo} to {bad.hi})")
-    return None
-
-
 def _functionalization_backend(pipeline: str, seen: _GraphOutputs | None = None) -> Callable:
     """AOTAutograd with a no-op compiler, as ``pipeline`` calls it. With ``seen``, each
     compiled call records its functional graph's user outputs next to what the runtime
@@ -580,8 +494,6 @@ def _functionalization_backend(pipeline: str, seen: _GraphOutputs | None = None)
 
     def fw_compiler(gm, example_inputs):
         span = _user_output_span() if seen is not None else None
-        if seen is not None and seen.out_of_bounds is None:
-            seen.out_of_bounds = graph_view_out_of_bounds(gm)
         return _graph_call(boxed_nop(_sequential_graph(gm), example_inputs), seen, span, gm)
 
     kwargs: dict[str, Any] = {"fw_compiler": fw_compiler}
@@ -656,18 +568,14 @@ def _graph_view(res: EagerResult, seen: _GraphOutputs) -> EagerResult | None:
 
 def _functionalization_stage(
     pipeline, fn, make, names, options
-) -> tuple[EagerResult, EagerResult | None, dict[str, str]]:
+) -> tuple[EagerResult, EagerResult | None, str | None]:
     """The functionalization cut's result, the functional graph's own view of it
-    (:func:`_graph_view`; None when the wrappers changed no output value), and what its
-    graphs showed, as :class:`StageRun` extras: ``order_dependent``, why a functional
-    graph's ``copy_`` was order-dependent (:func:`order_dependent_copy`);
-    ``view_out_of_bounds``, a view a functional graph spells past its base's storage
-    (:func:`graph_view_out_of_bounds`)."""
+    (:func:`_graph_view`; None when the wrappers changed no output value), and why a
+    functional graph's ``copy_`` was order-dependent (:func:`order_dependent_copy`)."""
     seen = _GraphOutputs()
     res = _compiled_stage(pipeline, lambda p: _functionalization_backend(p, seen), fn, make,
                           names, options)
-    said = {"order_dependent": seen.order_dependent, "view_out_of_bounds": seen.out_of_bounds}
-    return res, _graph_view(res, seen), {k: v for k, v in said.items() if v}
+    return res, _graph_view(res, seen), seen.order_dependent
 
 
 #: Where AOTAutograd's runtime wrappers live (``torch/_functorch/_aot_autograd/``:
@@ -766,24 +674,17 @@ def _compiled_stage(
 
 @dataclass
 class _Snapshots:
-    """The graphs of one compiled graph, after each named Inductor pass, in order, and
-    each one's :func:`graph_view_out_of_bounds` (``out_of_bounds``), judged as the snapshot
-    is taken: the fake tensors of ``meta["val"]`` are shared by every snapshot, and a later
-    pass can change them (``decompose_auto_functionalized`` replays the regenerated view on
-    the fake base, whose storage then grows to hold it: the 10-element base of
-    9f8ce905b3 reads 15 elements once Inductor has compiled)."""
+    """The graphs of one compiled graph, after each named Inductor pass, in order."""
 
     names: list[str] = field(default_factory=list)
     graphs: list[torch.fx.GraphModule] = field(default_factory=list)
     runnable: dict[str, Callable] = field(default_factory=dict)
-    out_of_bounds: list[str | None] = field(default_factory=list)
 
     def add(self, name: str, gm: torch.fx.GraphModule) -> None:
         if self.names and self.names[-1] == name:
             name = f"{name}#{sum(n.startswith(name) for n in self.names) + 1}"
         self.names.append(name)
         self.graphs.append(copy_graph_module(gm))
-        self.out_of_bounds.append(graph_view_out_of_bounds(gm))
 
 
 class _Recorder:
@@ -943,15 +844,13 @@ def _snapshot_runner(snaps: _Snapshots, selected: list[str],
     """A boxed callable that runs the snapshot of ``snaps`` named ``selected[0]`` (the
     stage being cut), made runnable once (:func:`_runnable`). With ``observed``, what the
     snapshot's calls show is kept under its name: ``order_dependent``, the first call's
-    :func:`order_dependent_copy`; ``view_out_of_bounds``, the snapshot's
-    :func:`graph_view_out_of_bounds` (:class:`_Snapshots`); ``fresh_output_alias``, the first
+    :func:`order_dependent_copy`; ``fresh_output_alias``, the first
     :func:`fresh_output_aliasing_input` of a call (an output at a ``fresh`` position)."""
     def dispatch(args):
         i = _index_for(snaps.names, selected[0])
         seen = observed.setdefault(selected[0], {}) if observed is not None else None
         if seen is not None and "order_dependent" not in seen:
             seen["order_dependent"] = order_dependent_copy(snaps.graphs[i], args)
-            seen["view_out_of_bounds"] = snaps.out_of_bounds[i]
         run = snaps.runnable.get(snaps.names[i])
         if run is None:
             run = snaps.runnable[snaps.names[i]] = _runnable(snaps.graphs[i])
@@ -1161,15 +1060,15 @@ def _cut(
         if only is not None and stage not in only:
             continue
         t = time.perf_counter()
-        extra: dict[str, Any] = {}
         if stage == "<inductor>":
             runs += _inductor_stages(pipeline, fn, make_inputs, input_names, options)
             continue
         if stage in ("lowering", "scheduler"):
             res = _full_inductor(pipeline, fn, make_inputs, input_names, options, stage == "scheduler")
         elif stage == "functionalization":
-            res, graph, extra = _functionalization_stage(
+            res, graph, unordered = _functionalization_stage(
                 pipeline, fn, make_inputs, input_names, options)
+            extra = {"order_dependent": unordered} if unordered else {}
             if graph is not None:
                 # the graph computed eager's values (or not), the wrappers then changed them
                 runs.append(StageRun(stage, graph, seconds=time.perf_counter() - t,
@@ -1186,8 +1085,8 @@ def _cut(
             # AOTAutograd traced and ran the functional graph; its runtime wrappers raised
             seconds = time.perf_counter() - t
             runs.append(StageRun(stage, EagerResult(inputs_after=res.inputs_after), seconds=seconds,
-                                 extra={"graph_ran": GRAPH_RAN, **extra}))
+                                 extra={"graph_ran": GRAPH_RAN}))
             runs.append(StageRun("aot-runtime", res, seconds=0.0))
             continue
-        runs.append(StageRun(stage, res, seconds=time.perf_counter() - t, extra=extra))
+        runs.append(StageRun(stage, res, seconds=time.perf_counter() - t))
     return runs

@@ -184,7 +184,7 @@ def plan(program: Program, meta: dict[str, Any]) -> Plan:
 
 
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
-    from aliasfuzz.oracle.blame import RAISED_IN, VIEW_OUT_OF_BOUNDS
+    from aliasfuzz.oracle.blame import RAISED_IN
 
     root = meta.get("root") or {}
     stage = root.get("stage")
@@ -207,12 +207,6 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         if len(stages) > 1:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
     notes = [blamed]
-    said = next((str(what) for st, what in meta.get("trail") or [] if st == stage), "")
-    if said.startswith(f"departs ({VIEW_OUT_OF_BOUNDS}: "):
-        # the run shows the wrapper's view; the blamed stage's graph spelled it already
-        notes += textwrap.wrap(f"Its graph has that view already (by its fake tensors): "
-                               f"{said[len('departs (' + VIEW_OUT_OF_BOUNDS) + 2:-1]}.",
-                               92, break_on_hyphens=False)
     raised_in = next((str(what) for st, what in meta.get("trail") or [] if st == RAISED_IN), None)
     if raised_in and stage and not stage.startswith("unblamed"):
         # the stage is full Inductor; the component tells which part of it to read (audit 22)

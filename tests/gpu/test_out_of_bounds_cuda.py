@@ -1,9 +1,9 @@
 """Views past their storage on a GPU: Inductor's Python wrapper for Triton makes its views
 with ``reinterpret_tensor`` as the C++ one does (``oracle/wrapper_bounds.py``). On CUDA no
 glibc would ever notice the write (it lands in device memory), so the check is the only
-witness. Corpus crash-functionalization-9f8ce905b3 and fresh user 29's relayout of it run
+witness. Corpus crash-lowering-5fcbc5cdc0 and fresh user 29's relayout of it run
 on the GPU: the worker's judgement stops at the view (alone and from a shared capture),
-and blame names functionalization by the graphs' fake layouts, as on CPU
+and blame names lowering, whose wrapper makes it, as on CPU
 (``tests/unit/test_blame_out_of_bounds.py``). Skipped without CUDA.
 """
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = {
-    "9f8ce905b3": ROOT / "corpus" / "crash-functionalization-9f8ce905b3" / "program.json",
+    "5fcbc5cdc0": ROOT / "corpus" / "crash-lowering-5fcbc5cdc0" / "program.json",
     "c711f5d641": ROOT / "tests" / "data" / "blame" / "oob_relayout_c711f5d641.json",
 }
 
@@ -34,14 +34,15 @@ def _cuda():
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_the_view_past_its_buffer_stops_the_call_on_cuda_and_blame_names_functionalization(name):
+def test_the_view_past_its_buffer_stops_the_call_on_cuda_and_blame_names_lowering(name):
     p = Program.from_json(json.loads(PROGRAMS[name].read_text()))
     out = _judge.evaluate(p, "inductor", "cuda")
     assert (out["verdict"], out["check"]) == ("crash", "out-of-bounds"), out["explanation"]
     assert out["out_of_bounds"] and "out of bounds" in out["out_of_bounds"][0]
     b = _judge.blame(p, "inductor", "cuda", None, out)
-    assert list(b["stages"]) == ["functionalization"], b["trail"]
+    assert list(b["stages"]) == ["lowering"], b["trail"]
     said = dict(map(tuple, b["trail"]))
+    assert said["functionalization"] == "agrees", said
     assert said["lowering"].startswith("departs (raises OutOfBoundsView"), said
     grouped = _judge.evaluate_group(p, ["aot_eager", "inductor"], "cuda")
     assert (grouped["inductor"]["verdict"], grouped["inductor"]["check"]) == (

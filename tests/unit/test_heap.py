@@ -96,7 +96,7 @@ def test_signals_sent_from_outside_never_confirm_heap_corruption(monkeypatch):
 def test_twelfth_campaign_program_1428_is_shown_by_its_wrappers_out_of_bounds_view():
     # permute / fz.halve_ / as_strided_scatter / fz.copy_into / index_copy_ on an input at
     # offset 57 with strides (50, 5, 2): Inductor replays the input's absolute offset on a
-    # 68-element buffer of its own (the family of corpus crash-functionalization-9f8ce905b3); caught
+    # 68-element buffer of its own (the family of corpus crash-lowering-5fcbc5cdc0); caught
     # as the generated wrapper makes the view, deterministically, no eager control needed
     out = heap.confirm(_program("heap/s20261206-1428.json"), "inductor", "cpu", {}, INTERNAL)
     assert out is not None and (out["verdict"], out["check"], out["heap"]) == (
@@ -164,7 +164,7 @@ def test_the_pool_confirms_a_heap_death_without_a_worker_and_keeps_it_when_unsho
 def test_a_heap_finding_is_shrunk_with_each_candidate_confirmed_in_child_interpreters(
     tmp_path, monkeypatch
 ):
-    # campaign seed 12's program 20 (corpus/crash-functionalization-9f8ce905b3) was written with all
+    # campaign seed 12's program 20 (corpus/crash-lowering-5fcbc5cdc0) was written with all
     # 11 statements: a heap finding was not shrunk. Its candidates are asked as the finding
     # was (here a stand-in for the children: corruption iff the custom op stays), never in
     # a worker, and the finding's own confirmation is its replay (not asked again)

@@ -1,5 +1,5 @@
 """oracle.wrapper_bounds: views past their base's storage made by Inductor's generated
-wrapper, checked as it makes them. The program of corpus crash-functionalization-9f8ce905b3 (the
+wrapper, checked as it makes them. The program of corpus crash-lowering-5fcbc5cdc0 (the
 wrapper makes reinterpret_tensor(buf0, (2, 1), (3, 1), 11) of a 10-element buffer) is run
 in a child interpreter by tests/unit/test_heap.py; here the check itself, and the hook
 around a real compile that stays in bounds."""
@@ -78,7 +78,7 @@ def test_read_found_reads_what_was_written_and_skips_a_line_cut_short(tmp_path):
 
 
 def test_a_worker_run_of_the_corpus_entry_stops_at_the_view_and_is_an_out_of_bounds_crash():
-    # corpus crash-functionalization-9f8ce905b3 under inductor: the wrapper's second view of buf0 is
+    # corpus crash-lowering-5fcbc5cdc0 under inductor: the wrapper's second view of buf0 is
     # past its 10 elements. The checked view raises before the custom op writes through it
     # (so this process's heap is safe), and the outcome names the view, not the values the
     # write would have spoiled (a campaign wrote it as miscompile-unblamed-inductor, inputs)
@@ -88,7 +88,7 @@ def test_a_worker_run_of_the_corpus_entry_stops_at_the_view_and_is_an_out_of_bou
     from aliasfuzz.campaign._judge import evaluate
     from aliasfuzz.fuzz.ir import Program
 
-    entry = Path(__file__).resolve().parents[2] / "corpus" / "crash-functionalization-9f8ce905b3"
+    entry = Path(__file__).resolve().parents[2] / "corpus" / "crash-lowering-5fcbc5cdc0"
     p = Program.from_json(json.loads((entry / "program.json").read_text()))
     out = evaluate(p, "inductor", "cpu", None)
     assert (out["verdict"], out["check"]) == ("crash", "out-of-bounds"), out
@@ -121,7 +121,7 @@ def test_a_shared_capture_stops_at_the_view_too():
     from aliasfuzz.passes.pipelines import PipelineOptions
     from aliasfuzz.passes.shared import plan
 
-    entry = Path(__file__).resolve().parents[2] / "corpus" / "crash-functionalization-9f8ce905b3"
+    entry = Path(__file__).resolve().parents[2] / "corpus" / "crash-lowering-5fcbc5cdc0"
     program = json.loads((entry / "program.json").read_text())
     from aliasfuzz.fuzz.ir import Program
 
