@@ -135,7 +135,9 @@ def entry_id(root: dict[str, Any]) -> str:
 
 
 def versions() -> dict[str, str]:
-    """torch, triton and Python versions of this process (recorded in every entry)."""
+    """torch, triton and Python versions of this process, and its intra-op thread count
+    (``torch.get_num_threads()``, as the workers run: a vectorized C++ kernel's failure can
+    need more than one thread, thirtieth audit 0f197b5fa1), recorded in every entry."""
     import torch
 
     try:
@@ -144,7 +146,8 @@ def versions() -> dict[str, str]:
         tv = triton.__version__
     except ImportError:
         tv = "absent"
-    return {"torch": torch.__version__, "triton": tv, "python": platform.python_version()}
+    return {"torch": torch.__version__, "triton": tv, "python": platform.python_version(),
+            "threads": str(torch.get_num_threads())}
 
 
 #: aliasfuzz's packages that ``pyproject.toml`` maps from the repository root (``fuzz/``,

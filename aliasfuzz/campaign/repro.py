@@ -191,6 +191,8 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     _, words = stage_words(stage, plan_.pipeline)
     v = meta.get("versions") or {}
     found = f"torch {v.get('torch', '?')}" + (f", triton {v['triton']}" if plan_.cuda and v.get("triton") else "")
+    if not plan_.cuda and v.get("threads"):  # a CPU kernel may need several threads to fail
+        found += f", {v['threads']} CPU thread{'' if v['threads'] == '1' else 's'}"
     exits = "1 the bug shows, 0 fixed" + (", 3 no GPU here" if plan_.cuda else "")
     named = stage if words == stage else f"{stage} ({words})"
     stages = [str(x) for x in meta.get("stages") or [] if x]

@@ -295,3 +295,17 @@ def test_two_campaigns_adding_sightings_at_once_lose_none(tmp_path):
     hits = store.load_entry(path).meta["hits"]
     assert sorted((h["campaign"], h["program_index"]) for h in hits) == sorted(
         (c, k) for c in ("c1", "c2") for k in range(12))
+
+
+def test_an_entry_records_the_thread_count_and_its_cpu_repro_says_it():
+    # thirtieth audit: 0f197b5fa1's vectorized C++ kernel fails with two threads, not one
+    import torch
+
+    from aliasfuzz.campaign.repro import render_repro
+
+    assert store.versions()["threads"] == str(torch.get_num_threads())
+    p = _program()
+    meta = {**_meta(p), "id": "x", "versions": {**store.versions(), "threads": "2"}}
+    assert "torch 2" in render_repro(p, meta) and ", 2 CPU threads)." in render_repro(p, meta)
+    meta["versions"] = {k: v for k, v in meta["versions"].items() if k != "threads"}
+    assert "CPU thread" not in render_repro(p, meta)  # an entry of old: rendered as before
