@@ -117,13 +117,37 @@ def error_class(text: str) -> str | None:
     return f"{last.group(1)}: {msg.strip()}"[:120]
 
 
+#: Blamed stages named by a control, not by a cut of their own: their error is the one the
+#: cut's full-Inductor stages raised (``oracle.blame.scalar_codegen``).
+_CUT_AS = {"codegen:cpp-vectorized": ("lowering", "scheduler")}
+
+
 def _stage_error(meta: dict[str, Any]) -> str | None:
-    """The normalized error of the entry's blamed stage, from its blame trail."""
+    """The normalized error of the entry's blamed stage, from its blame trail. An error whose
+    message says nothing (an ``assert`` without one) is told apart by where Inductor raised
+    it when the trail names that frame (``raised-in``, :data:`aliasfuzz.oracle.blame.RAISED_IN`):
+    ``AssertionError raised in codegen (torch/_inductor/codegen/cpp.py:store)`` (thirtieth
+    audit: ``index_add_``, ``index_put_(accumulate=True)`` and ``index_add(out=)`` into a
+    size-1 target trip one ``CppVecKernel.store`` assert, and were filed three times)."""
     stage = meta["root"]["stage"]
-    for name, what in meta.get("trail") or []:
-        if name == stage and what.startswith("departs ("):
-            return error_class(what[len("departs ("):].removesuffix(")"))
+    trail = meta.get("trail") or []
+    names = _CUT_AS.get(stage, (stage,))
+    for name, what in trail:
+        if name in names and what.startswith("departs ("):
+            text = what[len("departs ("):].removesuffix(")")
+            return error_class(text) or _raise_site(text, trail)
     return None
+
+
+def _raise_site(text: str, trail: list) -> str | None:
+    """``<innermost exception type> raised in <component (file:function)>`` for a typed
+    error of ``text`` whose message is uninformative, from the trail's ``raised-in`` entry;
+    None without one, or for a worker death."""
+    hits = list(_TYPED.finditer(text))
+    site = next((str(what) for name, what in trail if name == "raised-in"), None)
+    if not hits or site is None or hits[-1].group(1) == "WorkerDied":
+        return None
+    return f"{hits[-1].group(1)} raised in {site}"
 
 
 #: Registry namespaces of aliasfuzz's own custom ops and kernels: their dot is no overload.

@@ -269,3 +269,27 @@ def test_around_a_mutating_fallback_pointwise_ops_and_their_spellings_are_one():
     e = _meta("lowering", "miscompile", "values", ["out"], ops=["mul.out"])
     f = _meta("lowering", "miscompile", "values", ["functional", "inplace"], ops=["add_.Scalar", "clone"])
     assert not same_bug(e, f)
+
+
+def test_an_assert_without_message_is_told_apart_by_where_inductor_raised_it():
+    # thirtieth audit: three vectorized C++ codegen crashes, one CppVecKernel.store assert
+    # (its message empty), filed as three entries because their ops differ
+    def cpp(ops, evidence, site="codegen (torch/_inductor/codegen/cpp.py:store)"):
+        departs = "departs (raises InductorError: AssertionError:  <- AssertionError: )"
+        return {"root": {"stage": "codegen:cpp-vectorized", "verdict": "crash",
+                         "check": "exceptions", "evidence": list(evidence)},
+                "trail": [["dynamo", "agrees"], ["lowering", departs], ["scheduler", departs],
+                          ["raised-in", site], ["scalar-codegen", "cpp.simdlen=1: agrees"]],
+                "ops": list(ops)}
+
+    add = cpp(["index_add_"], ["inplace"])
+    put = cpp(["index_put_.Tensor", "zeros"], ["factory", "inplace"])
+    out = cpp(["index_add.out"], ["out"])
+    assert same_bug(add, put) and same_bug(add, out) and same_bug(put, out)
+    # another frame is another bug; without a frame the features decide (as before)
+    assert not same_bug(add, cpp(["index_add_"], ["inplace", "view"],
+                                 site="scheduler (torch/_inductor/scheduler.py:fuse)"))
+    bare = [cpp(ops, ev) for ops, ev in ((["index_add_"], ["inplace"]), (["mul.out"], ["out"]))]
+    for m in bare:
+        m["trail"] = [t for t in m["trail"] if t[0] != "raised-in"]
+    assert not same_bug(*bare)
