@@ -263,8 +263,15 @@ def dismissed_notes(res) -> list[str]:
     its counts per verdict (``res.fast_path``, a
     :class:`~aliasfuzz.campaign.driver.CampaignResult`'s). One line for both cases, "1
     fast-path crashes", said neither which case nor the right number (fresh user 23)."""
-    where = f"see \"dismissed\" in {res.dir / 'journal.jsonl'}"
+    where = (f"the report's \"Findings not written\", or \"dismissed\" in "
+             f"{res.dir / 'journal.jsonl'}")
     out = []
+    if getattr(res, "duplicates", 0):
+        n = res.duplicates
+        out.append(f"note: {_plural(n, 'finding')} not shrunk: {'its' if n == 1 else 'their'} "
+                   "pipeline, verdict, check, decision kinds and op kinds are an earlier "
+                   "finding's (a coarse key, taken before shrinking and blame; see the report's "
+                   "\"Findings not written\", or \"duplicate\" in the journal)")
     if res.unreproduced:  # driver.dismissal's flaky kind: not the re-run crashes above
         out.append(f"note: {_plural(res.unreproduced, 'finding')} not written: the replay "
                    "did not show it again, or no stage-by-stage cut reproduced a worker's "

@@ -308,6 +308,10 @@ class CampaignResult:
     unreproduced: int = 0
     #: fast-path findings full torch.compile does not show or cannot run here (:func:`fast_path_only`)
     harness_only: int = 0
+    #: findings not shrunk because an earlier finding of the campaign had their coarse key
+    #: (pipeline, verdict, check, decision kinds, op kinds: ``_Campaign._prekey``), taken
+    #: before shrinking: a different root cause with the same key is not filed (fresh user 30)
+    duplicates: int = 0
     #: ``harness_only`` by ``(case, verdict)``: case ``hidden`` (full torch.compile does not
     #: show it) or ``unsupported`` (full torch.compile cannot run here: unconfirmed)
     fast_path: Counter = field(default_factory=Counter)
@@ -448,6 +452,8 @@ class _Campaign:
         self.mutant_ids: set[int] = set()  # programs that are mutants (sources.Programs)
         self.pending: dict[tuple[int, str], dict[str, Any]] = {}
         self.prekeys: set[tuple] = set()
+        #: prekey -> [program, pipeline] of the campaign's first finding with it
+        self.prekey_first: dict[tuple, list[Any]] = {}
         #: shrink once per program failure (:mod:`.follow`): key -> the leader's pipeline,
         #: its shrunk program and blamed stages once known, and the followers waiting
         self.leads: dict[tuple, dict[str, Any]] = {}
@@ -491,7 +497,11 @@ class _Campaign:
                 if kind:  # a resumed campaign counts it as the first run did
                     self._count_dismissed(kind, str(e["dismissed"]))
                 if e.get("prekey"):
-                    self.prekeys.add(tuple(json.dumps(x) for x in e["prekey"]))
+                    key = tuple(json.dumps(x) for x in e["prekey"])
+                    self.prekeys.add(key)
+                    self.prekey_first.setdefault(key, [e["i"], e["pipeline"]])
+                if e.get("duplicate"):
+                    self.res.duplicates += 1
                 if e.get("id"):
                     self._add_finding(e)
             if "ts" in e:
@@ -741,9 +751,13 @@ class _Campaign:
         leader's shrunk program and tries that first (a ``follow`` job, :mod:`.follow`)."""
         key = self._prekey(program, out, pipeline)
         if key in self.prekeys:
-            self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None, "duplicate": True})
+            # journaled with the finding it was taken for, counted, and listed by the report
+            self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None, "duplicate": True,
+                       "like": self.prekey_first.get(key)})
+            self.res.duplicates += 1
             return 0
         self.prekeys.add(key)
+        self.prekey_first[key] = [i, pipeline]
         fkey = follow_key(i, out) if self.opts.shrink_once and self.opts.shrink else None
         lead = self.leads.get(fkey) if fkey is not None else None
         if lead is None:

@@ -55,6 +55,7 @@ def render_html(summary: dict) -> str:
         unknown=summary.get("unknown", {}),
         causes=summary["root_causes"],
         dismissed=summary.get("dismissed") or [],
+        deduplicated=summary.get("deduplicated") or [],
         gpus=summary.get("gpus") or [],
         counts=summary["counts"],
         internal=summary.get("internal_errors") or {"count": 0, "errors": []},

@@ -27,7 +27,7 @@ torch {{ c.versions.torch }} · triton {{ c.versions.triton }} · Python {{ c.ve
 <div class="card"><b>{{ "%.2f"|format(c.throughput or 0) }}</b>programs/s</div>
 <div class="card"><b>{{ "%.0f"|format(c.seconds or 0) }} s</b>wall time</div>
 <div class="card {{ 'bad' if counts.new else 'good' }}"><b>{{ counts.root_causes }}</b>root causes: {{ counts.new }} new, {{ counts.known }} known upstream, {{ counts.corpus }} already in the corpus</div>
-<div class="card"><b>{{ counts.raw_findings }}</b>raw findings (runs judged a finding; {{ counts.shrunk_findings }} shrunk and blamed{% if counts.dismissed %}, <a href="#dismissed">{{ counts.dismissed }} not written</a>{% endif %})</div>
+<div class="card"><b>{{ counts.raw_findings }}</b>raw findings (runs judged a finding; {{ counts.shrunk_findings }} shrunk and blamed{% if counts.dismissed %}, <a href="#dismissed">{{ counts.dismissed }} not written</a>{% endif %}{% if counts.deduplicated %}, <a href="#deduplicated">{{ counts.deduplicated }} not shrunk</a>{% endif %})</div>
 <div class="card {{ 'bad' if internal.count else 'good' }}"><b>{{ internal.count }}</b>internal errors</div>
 </div>
 
@@ -86,6 +86,14 @@ earlier run corrupted); <i>harness-only</i>, a fast-path finding that full
 verdict table above, and are not bugs the campaign claims.</p>
 {% if dismissed %}<table id="dismissed-findings"><tr><th>program</th><th class="l">pipeline</th><th class="l">kind</th><th class="l">why</th></tr>
 {% for d in dismissed %}<tr><td>{{ d.i }}</td><td class="l">{{ d.pipeline }}</td><td class="l">{{ d.kind }}</td><td class="l">{{ d.why }}</td></tr>
+{% endfor %}</table>{% else %}<p class="muted">none</p>{% endif %}
+<h3 id="deduplicated">Not shrunk: the key of an earlier finding</h3>
+<p>Runs judged a finding whose pipeline, verdict, check, decision kinds and op kinds were an
+earlier finding's (a coarse key, taken before shrinking and blame, to save the shrinking):
+they file no corpus entry and no sighting. A different root cause with the same key is not
+filed; <code>python -m aliasfuzz.campaign.rebuild</code> can file one from its program.</p>
+{% if deduplicated %}<table id="deduplicated-findings"><tr><th>program</th><th class="l">pipeline</th><th class="l">key first seen on</th></tr>
+{% for d in deduplicated %}<tr><td>{{ d.i }}</td><td class="l">{{ d.pipeline }}</td><td class="l">{% if d.like %}program {{ d.like[0] }} on {{ d.like[1] }}{% endif %}</td></tr>
 {% endfor %}</table>{% else %}<p class="muted">none</p>{% endif %}
 
 <h2>Documented refusals</h2>

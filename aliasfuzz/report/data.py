@@ -293,6 +293,17 @@ def dismissed(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for e in events if (kind := dismissed_kind(e))]
 
 
+def deduplicated(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The findings campaign ``events`` did not shrink because an earlier finding had their
+    coarse key (pipeline, verdict, check, decision kinds, op kinds, taken before shrinking:
+    ``driver._Campaign._prekey``), each ``{i, pipeline, like}``: ``like`` the ``[program,
+    pipeline]`` of that earlier finding (None in a journal of old). Such a finding files no
+    entry and no hit: a different root cause with the same key is not filed (fresh user 30:
+    program 77's was decomposition's, its key's first finding remove_noop_ops')."""
+    return [{"i": e.get("i"), "pipeline": e.get("pipeline"), "like": e.get("like")}
+            for e in events if e.get("t") == "finding" and e.get("duplicate")]
+
+
 def root_ids(cid: str, *, state: str | Path) -> list[str]:
     """Ids of the corpus entries (root causes) that campaign ``cid``'s ``finding`` events
     name, in first-seen order (the rows :func:`root_causes` reads from the corpus);
@@ -356,6 +367,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
     causes = root_causes(Path(corpus), events, before)
     raw = sum(1 for e in tasks if _is_finding(e["outcome"]["verdict"]))
     not_written = dismissed(events)
+    not_shrunk = deduplicated(events)
     return {
         "summary_version": SUMMARY_VERSION,
         "campaign": {
@@ -391,11 +403,13 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         },
         "findings": findings,
         "dismissed": not_written,
+        "deduplicated": not_shrunk,
         "root_causes": causes,
         "counts": {
             "raw_findings": raw,
             "shrunk_findings": len(findings),
             "dismissed": len(not_written),
+            "deduplicated": len(not_shrunk),
             "root_causes": len(causes),
             **{status: sum(1 for r in causes if r["status"] == status) for status in STATUSES},
         },

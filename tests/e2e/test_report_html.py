@@ -111,7 +111,7 @@ def _campaign(tmp_path, cid: str, started: float, with_finding: bool) -> None:
             events.append(e)
             findings.append({k: e[k] for k in ("id", "pipeline", "verdict", "check", "new")})
         events.append({"t": "finding", "i": 1, "pipeline": "inductor", "id": None,
-                       "duplicate": True})
+                       "duplicate": True, "like": [2, "inductor"]})
         # a finding the campaign did not write, and one of a journal written before kinds
         events.append({"t": "finding", "i": 0, "pipeline": "inductor", "id": None,
                        "dismissed": "fast-path-only crash: full torch.compile does not show it",
@@ -177,7 +177,9 @@ def test_summary_json_and_self_contained_html(report):
     assert causes[0]["trail"][1] == ["joint:remove_noop_ops", "departs (values: out0: values differ)"]
     assert "def f(x)" in causes[0]["repro"] and 0 < causes[0]["repro_lines"] <= 40
     assert s["counts"] == {"raw_findings": 1, "shrunk_findings": 4, "dismissed": 2,
-                           "root_causes": 3, "new": 1, "known": 1, "corpus": 1}
+                           "deduplicated": 1, "root_causes": 3, "new": 1, "known": 1, "corpus": 1}
+    # a finding not shrunk for an earlier one's coarse key is listed, not lost (fresh user 30)
+    assert s["deduplicated"] == [{"i": 1, "pipeline": "inductor", "like": [2, "inductor"]}]
     # what the console's note: lines say, the report says too (fresh user 28's B3)
     assert s["dismissed"] == [
         {"i": 0, "pipeline": "inductor", "kind": "harness-only",
@@ -200,6 +202,8 @@ def test_summary_json_and_self_contained_html(report):
     assert '<ol class="trail">' in html and "3</b>root causes: 1 new, 1 known upstream" in html
     assert "3</b>programs (2 mutants of corpus programs and seeds)" in html
     assert '<a href="#dismissed">2 not written</a>' in html
+    assert '<a href="#deduplicated">1 not shrunk</a>' in html
+    assert "<td>1</td><td class=\"l\">inductor</td><td class=\"l\">program 2 on inductor</td>" in html
     assert "<td class=\"l\">harness-only</td><td class=\"l\">fast-path-only crash: full" in html
     sections = (
         "Summary",

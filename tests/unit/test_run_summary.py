@@ -72,7 +72,8 @@ def test_each_case_of_a_dismissed_fast_path_finding_has_its_own_note():
     assert unrun.startswith("note: 2 fast-path crashes, 1 fast-path miscompile that full "
                             "torch.compile cannot run on this host (unconfirmed, not "
                             "findings; "), unrun
-    assert all('see "dismissed" in /runs/c1/journal.jsonl)' in x for x in (hidden, unrun))
+    assert all('the report\'s "Findings not written", or "dismissed" in /runs/c1/journal.jsonl)' in x
+               for x in (hidden, unrun))
     # a flaky dismissal is not a fast-path one
     _Campaign._note_dismissed(SimpleNamespace(res=res), "crash/exceptions not reproduced")
     assert res.harness_only == 4
@@ -241,3 +242,26 @@ def test_a_program_some_pipelines_judged_at_the_budgets_end_is_said_apart():
     assert summary_lines(res)[0] == (
         "campaign c1 (running): 2 programs (1 mutant), and 1 program judged by some pipelines "
         "only, 8 runs in 4.0 s (0.50 programs/s); verdicts per pipeline:")
+
+
+def test_a_finding_not_shrunk_for_an_earlier_ones_key_is_journaled_counted_and_noted():
+    # fresh user 30: such findings were in no count, no hit and no report section
+    from aliasfuzz.fuzz.sample import generate_one
+
+    logged, submitted = [], []
+    res = _result()
+    camp = SimpleNamespace(res=res, prekeys=set(), prekey_first={}, leads={}, leading={},
+                           opts=SimpleNamespace(shrink_once=False, shrink=True),
+                           _log=logged.append)
+    camp._prekey = lambda *a: _Campaign._prekey(camp, *a)
+    pool = SimpleNamespace(submit=lambda *a: submitted.append(a))
+    p = generate_one(0, 3)
+    out = {"verdict": "miscompile", "check": "values", "decision_kinds": []}
+    assert _Campaign._finding(camp, pool, 3, "inductor", p, out) == 1 and len(submitted) == 1
+    assert _Campaign._finding(camp, pool, 9, "inductor", p, out) == 0 and len(submitted) == 1
+    assert logged == [{"t": "finding", "i": 9, "pipeline": "inductor", "id": None,
+                       "duplicate": True, "like": [3, "inductor"]}]
+    assert res.duplicates == 1
+    (note,) = dismissed_notes(res)
+    assert note.startswith("note: 1 finding not shrunk: its pipeline, verdict, check, decision "
+                           "kinds and op kinds are an earlier finding's")
