@@ -8,7 +8,9 @@ Schema (``<state>/history.sqlite``):
   internal_errors INT (aliasfuzz's own failures: harness exceptions and worker deaths
   outside the system under test; a column added later, 0 in older rows))``
 * ``verdicts(campaign, pipeline, verdict, n)``
-* ``findings(campaign, finding, pipeline, verdict, check_name, new INT)``
+* ``findings(campaign, finding, pipeline, verdict, check_name, new INT)``: ``new`` 1 when the
+  finding filed an entry new to the corpus that is not a known upstream bug (as the console
+  counts new; rows written before 2026-12-04 counted known upstream bugs too)
 * ``stages(campaign, stage, seconds REAL)``: worker seconds per stage
   (:mod:`aliasfuzz.campaign.costs`; none for campaigns run before stages were counted)
 
@@ -22,6 +24,8 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 from typing import Any
+
+from aliasfuzz.campaign.journal import finding_entries
 
 __all__ = ["History"]
 
@@ -114,7 +118,10 @@ class History:
                         f["pipeline"],
                         f["verdict"],
                         f.get("check"),
-                        int(bool(f.get("new"))),
+                        # new as the console counts it: an entry new to the corpus
+                        # that is not a known upstream bug (fresh user 30: the Trends
+                        # table said "new 14" where the console said 6 new, 8 known)
+                        int(any(e.new and not e.known for e in finding_entries(f))),
                     )
                     for f in findings
                 ],

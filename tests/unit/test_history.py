@@ -118,3 +118,18 @@ def test_internal_errors_column_and_a_history_written_before_it(tmp_path):
     h.record({**_row("new", 300.0, 2), "internal_errors": 3}, {}, [])
     got = {c["id"]: c["internal_errors"] for c in h.campaigns()}
     assert got == {"old": 0, "new": 3}
+
+
+def test_new_in_history_is_new_as_the_console_counts_it(tmp_path):
+    # fresh user 30: Trends said "new 14" where the console said 6 new, 8 known upstream
+    h = History(tmp_path / "h.sqlite")
+    head = {"pipeline": "inductor", "verdict": "miscompile", "check": "values"}
+    h.record(_row("a", 1.0, 3), {}, [
+        {**head, "id": "new-one", "ids": ["new-one"], "news": [True], "knowns": [None], "new": True},
+        {**head, "id": "known-one", "ids": ["known-one"], "news": [True],
+         "knowns": ["pytorch/pytorch#1"], "new": True},
+        {**head, "id": "old-one", "ids": ["old-one"], "news": [False], "knowns": [None], "new": False},
+    ])
+    (row,) = h.campaigns()
+    assert {f["finding"]: f["new"] for f in row["findings"]} == {
+        "new-one": 1, "known-one": 0, "old-one": 0}
