@@ -201,6 +201,9 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         blamed = f"No stage blamed, not cut stage by stage: {meta['blame_reason']}."
     elif not stage or stage.startswith("unblamed"):
         blamed = "No stage blamed: cutting the pipeline stage by stage did not show it."
+    elif plan_.check == "candidates" and plan_.verdict in ("missed-reinplace", "unsafe-reinplace"):
+        # a claim about the pass's own decision: its values need not depart (fresh user 30)
+        blamed = f"Blamed stage: {named}, whose own decision the claim is about (not cut)."
     elif stages and stages[0] != stage:  # a stacked bug: this root is a later stage's own
         blamed = (f"Blamed stage: {named}, which adds a departure of its own to a result that "
                   f"already departs from eager after {stages[0]} (blamed apart).")

@@ -371,3 +371,20 @@ def test_an_inductor_repro_compiles_with_every_cache_off(results):
     assert switch in results["b20-missed-scatter"][0]  # the harness counts the pass's copies
     assert switch not in results["ok-aot_eager"][0]  # aot_eager has no graph cache
     assert switch not in results["fx-overlapping-inputs"][0]
+
+
+def test_a_claim_about_the_passs_decision_is_not_called_a_departure():
+    # fresh user 30: a missed reinplace's repro said its stage "departs from eager"; its
+    # values do not (a copy kept where writing in place is safe)
+    import json
+
+    from aliasfuzz.campaign.repro import _notes, plan
+    from aliasfuzz.fuzz.ir import Program
+    from tests.unit.test_blame_out_of_bounds import ROOT
+
+    entry = ROOT / "corpus" / "missed-reinplace-reinplace-28782ce57a"
+    meta = json.loads((entry / "meta.json").read_text())
+    program = Program.from_json(json.loads((entry / "program.json").read_text()))
+    text = " ".join(_notes(plan(program, meta), meta))
+    assert "whose own decision the claim is about" in text
+    assert "departs" not in text
