@@ -269,7 +269,7 @@ def dismissed_notes(res) -> list[str]:
     if getattr(res, "duplicates", 0):
         n = res.duplicates
         out.append(f"note: {_plural(n, 'finding')} not shrunk: {'its' if n == 1 else 'their'} "
-                   "pipeline, verdict, check, decision kinds and op kinds are an earlier "
+                   "pipeline, verdict, check, decision kinds, op kinds and ops are an earlier "
                    "finding's (a coarse key, taken before shrinking and blame; see the report's "
                    "\"Findings not written\", or \"duplicate\" in the journal)")
     if res.unreproduced:  # driver.dismissal's flaky kind: not the re-run crashes above

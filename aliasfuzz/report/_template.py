@@ -88,8 +88,8 @@ verdict table above, and are not bugs the campaign claims.</p>
 {% for d in dismissed %}<tr><td>{{ d.i }}</td><td class="l">{{ d.pipeline }}</td><td class="l">{{ d.kind }}</td><td class="l">{{ d.why }}</td></tr>
 {% endfor %}</table>{% else %}<p class="muted">none</p>{% endif %}
 <h3 id="deduplicated">Not shrunk: the key of an earlier finding</h3>
-<p>Runs judged a finding whose pipeline, verdict, check, decision kinds and op kinds were an
-earlier finding's (a coarse key, taken before shrinking and blame, to save the shrinking):
+<p>Runs judged a finding whose pipeline, verdict, check, decision kinds, op kinds and ops were
+an earlier finding's (a coarse key, taken before shrinking and blame, to save the shrinking):
 they file no corpus entry and no sighting. A different root cause with the same key is not
 filed; <code>python -m aliasfuzz.campaign.rebuild</code> can file one from its program.</p>
 {% if deduplicated %}<table id="deduplicated-findings"><tr><th>program</th><th class="l">pipeline</th><th class="l">key first seen on</th></tr>

@@ -295,7 +295,7 @@ def dismissed(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def deduplicated(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The findings campaign ``events`` did not shrink because an earlier finding had their
-    coarse key (pipeline, verdict, check, decision kinds, op kinds, taken before shrinking:
+    coarse key (pipeline, verdict, check, decision kinds, op kinds, ops; taken before shrinking:
     ``driver._Campaign._prekey``), each ``{i, pipeline, like}``: ``like`` the ``[program,
     pipeline]`` of that earlier finding (None in a journal of old). Such a finding files no
     entry and no hit: a different root cause with the same key is not filed (fresh user 30:

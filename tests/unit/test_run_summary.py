@@ -262,6 +262,19 @@ def test_a_finding_not_shrunk_for_an_earlier_ones_key_is_journaled_counted_and_n
     assert logged == [{"t": "finding", "i": 9, "pipeline": "inductor", "id": None,
                        "duplicate": True, "like": [3, "inductor"]}]
     assert res.duplicates == 1
+    # the same op kinds with other ops is shrunk: a root of its own may hide there (program 77)
+    from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
+
+    def prog(fn: str) -> Program:
+        return Program((StorageSpec("s0", 4),), (TensorSpec("x", "s0", (4,), (1,)),),
+                       (Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)),
+                        Op(fn, ("v0",), {}, ("v1",))), ("v1",))
+
+    assert _Campaign._finding(camp, pool, 20, "inductor", prog("sin"), out) == 1
+    assert _Campaign._finding(camp, pool, 21, "inductor", prog("tanh"), out) == 1
+    assert _Campaign._finding(camp, pool, 22, "inductor", prog("sin"), out) == 0
+    assert len(submitted) == 3 and res.duplicates == 2
+    res.duplicates = 1
     (note,) = dismissed_notes(res)
     assert note.startswith("note: 1 finding not shrunk: its pipeline, verdict, check, decision "
-                           "kinds and op kinds are an earlier finding's")
+                           "kinds, op kinds and ops are an earlier finding's")
