@@ -519,6 +519,11 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
         if not isinstance(meta["expected"].get(key), str):
             raise InvalidArgument(f"{p / 'meta.json'}: expected.{key} missing")
     _check_meta_types(meta, p / "meta.json")
+    if isinstance(meta.get("id"), str) and meta["id"] != p.name:
+        # the id is the root-cause hash the folder is named by (entry_id): a copy renamed by
+        # hand, or an id edited, would file sightings under the wrong root (fresh user 30)
+        raise InvalidArgument(f"{p / 'meta.json'}: id {meta['id']!r} is not the entry's "
+                              f"folder name {p.name!r}")
     data = _read_json(p / "program.json")  # its errors already name the file
     try:
         program = Program.from_json(data)

@@ -309,3 +309,13 @@ def test_an_entry_records_the_thread_count_and_its_cpu_repro_says_it():
     assert "torch 2" in render_repro(p, meta) and ", 2 CPU threads)." in render_repro(p, meta)
     meta["versions"] = {k: v for k, v in meta["versions"].items() if k != "threads"}
     assert "CPU thread" not in render_repro(p, meta)  # an entry of old: rendered as before
+
+
+def test_an_entry_whose_id_is_not_its_folder_name_is_corrupt(tmp_path):
+    # fresh user 30: a meta.json id edited (or a folder renamed) replayed as "reproduces"
+    p = _program()
+    path, _ = store.write_entry(tmp_path, p, _meta(p))
+    store.load_entry(path)
+    moved = path.rename(tmp_path / "renamed")
+    with pytest.raises(InvalidArgument, match="is not the entry's folder name 'renamed'"):
+        store.load_entry(moved)
