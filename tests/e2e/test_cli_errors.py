@@ -392,8 +392,9 @@ def _entry(corpus: Path, **meta_extra) -> Path:
             m["expected"]["pipeline"] = v
         else:
             m[k] = v
-    (path / "meta.json").write_text(json.dumps(m))
     new = corpus / f"{len(store.list_entries(corpus)):02d}-{'-'.join(meta_extra) or 'good'}"
+    m["id"] = new.name  # an entry's id names its folder (a mismatch is corrupt of its own)
+    (path / "meta.json").write_text(json.dumps(m))
     path.rename(new)
     return new
 
