@@ -237,9 +237,8 @@ def summary_lines(res) -> list[str]:
     rate = res.programs / res.seconds if res.seconds else 0.0
     # programs some pipelines judged when the budget ran out: counted per pipeline below,
     # not in the headline's programs (fresh user 28's B2: the counts did not add up)
-    partial = getattr(res, "partial", 0)
-    part = (f", and {_plural(partial, 'program')} judged by some pipelines only"
-            if partial else "")
+    part = (f", and {_plural(res.partial, 'program')} judged by some pipelines only"
+            if res.partial else "")
     lines = [
         f"campaign {res.id} ({res.status}): {_plural(res.programs, 'program')} "
         f"({_plural(res.mutants, 'mutant')}){part}, {_plural(res.tasks, 'run')} in "
@@ -266,7 +265,7 @@ def dismissed_notes(res) -> list[str]:
     where = (f"the report's \"Findings not written\", or \"dismissed\" in "
              f"{res.dir / 'journal.jsonl'}")
     out = []
-    if getattr(res, "duplicates", 0):
+    if res.duplicates:
         n = res.duplicates
         out.append(f"note: {_plural(n, 'finding')} not shrunk: {'its' if n == 1 else 'their'} "
                    "pipeline, verdict, check, decision kinds, op kinds and ops are an earlier "
