@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 _SUMMARY = re.compile(
-    r"campaign \S+ \(done\): (\d+) programs, \d+ runs in ([\d.]+) s \([\d.]+ programs/s\); (.*)"
+    r"campaign \S+ \(done\): (\d+) programs(?: \([^)]*\))?, \d+ runs in ([\d.]+) s \([\d.]+ programs/s\); (.*)"
 )
 
 
@@ -55,7 +55,18 @@ def campaign(n: int, seed: int, workers: int, flags: list[str], state: Path, cor
         if corpus.is_dir() else set()
     print(f"{label:<6} load {load:4.1f}-{os.getloadavg()[0]:4.1f} {m.group(0)[:110]}; "
           f"{len(roots)} root causes; {_shrinks(state)}", flush=True)
-    return int(m.group(1)), float(m.group(2)), m.group(3), roots
+    return int(m.group(1)), float(m.group(2)), _verdicts(state), roots
+
+
+def _verdicts(state: Path) -> str:
+    """The newest campaign's verdict counts per pipeline under ``state``, from its journal
+    (the summary line no longer carries them since the mutants' count joined it)."""
+    from collections import Counter
+
+    runs = sorted((state / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
+    events = [json.loads(x) for x in (runs[-1] / "journal.jsonl").read_text().splitlines()]
+    counts = Counter((e["pipeline"], e["outcome"]["verdict"]) for e in events if e["t"] == "task")
+    return "; ".join(f"{p} {v} {n}" for (p, v), n in sorted(counts.items()))
 
 
 def _shrinks(state: Path) -> str:
