@@ -29,8 +29,8 @@ import torch  # noqa: E402
 
 from aliasfuzz.campaign import _judge  # noqa: E402
 from aliasfuzz.campaign.costs import format_table, table  # noqa: E402
+from aliasfuzz.campaign.driver import _shared_group  # noqa: E402
 from aliasfuzz.campaign.options import DEFAULT_PIPELINES  # noqa: E402
-from aliasfuzz.campaign.pool import shared_group  # noqa: E402
 from aliasfuzz.fuzz import costs  # noqa: E402
 
 IMPORT_SECONDS = time.perf_counter() - T_IMPORT
@@ -41,7 +41,7 @@ def judge_all(program, pipelines, device: str, share: bool,
     """Outcome per pipeline, as a campaign's workers judge them; ``options``: pipeline ->
     its options dict (none by default)."""
     options = options or {}
-    group = shared_group(list(pipelines)) if share else []
+    group = _shared_group(list(pipelines)) if share else []
     out = _judge.evaluate_group(program, group, device, options) if group else {}
     for name in pipelines:
         if name not in out:

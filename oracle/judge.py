@@ -113,10 +113,6 @@ class Judgement:
     #: "temporary_bytes"}`` (bytes per call; :mod:`.needed`, :mod:`aliasfuzz.passes.cost`)
     cost: dict[str, Any] | None = None
     witness: Any = None  # witness.Witness: an equivalent spelling that moves fewer bytes
-    #: a bundle's full ``inductor`` run (:mod:`aliasfuzz.fuzz.bundle`): per member, its
-    #: ``cost`` as :attr:`cost` is a program's (its bytes an upper bound:
-    #: :func:`aliasfuzz.passes.cost.member_cost`), None where the bytes are not attributed
-    member_costs: list[dict[str, Any] | None] | None = None
 
     @property
     def ground_truth(self) -> dict[str, str]:
@@ -312,11 +308,7 @@ def _judge(subject, pipeline, options, device, inputs, confirm: bool) -> Judgeme
     # program needs (forward only, oracle/needed.py) do not
     if name == "inductor" and ex.ok and getattr(ex, "grads", None) is None:
         j.cost = _cost(ex, fn, make)
-        if isinstance(subject, Program) and subject.meta.get("bundle"):
-            # a witness is a claim about one program's bytes: a bundle's are its members'
-            # (what each would pass the witness gate with), judged by the campaign
-            j.member_costs = _member_costs(ex, subject, device)
-        elif confirm:
+        if confirm:
             with costs.stage("oracle.witness"):
                 _witness(j, fn, names, make, device, opts)
     if isinstance(subject, Program):
@@ -400,46 +392,12 @@ def _cost(ex: Any, fn: Callable, make: Callable[[], tuple]) -> dict[str, Any] | 
             "temporary_bytes": compiled["temporary_bytes"]}
 
 
-def tries_witness(cost: dict[str, Any] | None) -> bool:
-    """Whether a full ``inductor`` run of cost ``cost`` (:func:`_cost`'s record) is one whose
-    judgment tries equivalent spellings: a rule of :data:`.witness.RULES` passes its gate
-    (:func:`.witness.gate`)."""
-    from aliasfuzz.oracle.witness import RULES, gate
-
-    return any(gate(cost, rule, RATIO_GATE) for rule, _ in RULES)
-
-
-def _member_costs(ex: Any, bundle: Program, device: str) -> list[dict[str, Any] | None]:
-    """Each member's cost record (:func:`_cost`'s fields) of bundle ``bundle``'s full
-    ``inductor`` run ``ex``: its compiled bytes and temporaries as the bundle's graphs
-    attribute them (:func:`aliasfuzz.passes.cost.member_cost`), the bytes it needs run
-    alone on its own inputs (:func:`.needed.needed_bytes`); None for a member whose
-    bytes are not attributed or not measured."""
-    from aliasfuzz.fuzz.bundle import unbundle
-    from aliasfuzz.fuzz.eager import make_inputs
-    from aliasfuzz.fuzz.render import load_function
-    from aliasfuzz.oracle.needed import needed_bytes
-    from aliasfuzz.passes.cost import member_cost
-
-    out: list[dict[str, Any] | None] = []
-    for k, member in enumerate(unbundle(bundle)):
-        part = member_cost(ex.cost or [], k)
-        mfn, _ = load_function(member)
-        needed = needed_bytes(mfn, make_inputs(member, device)) if part else None
-        n = needed.bytes if needed is not None else None
-        out.append(None if part is None or n is None else {
-            "compiled": part["bytes"], "inductor_bytes": None, "needed": n,
-            "ratio": part["bytes"] / n if n else None, "kernels": part["kernels"],
-            "temporaries": part["temporaries"], "temporary_bytes": part["temporary_bytes"]})
-    return out
-
-
 def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None:
     """Try equivalent spellings (:mod:`.witness`) of a program judged ``ok`` or
     ``missed-reinplace`` whose cost passes a rule's gate (:func:`.witness.gate`); a witness
     makes it ``missed-reinplace`` (check ``witness``) or adds to the explanation of the
     claim that already made it one."""
-    from aliasfuzz.oracle.witness import find_witness, gate
+    from aliasfuzz.oracle.witness import RULES, find_witness, gate
     from aliasfuzz.passes.pipelines import run_function
 
     c = j.cost
@@ -447,7 +405,7 @@ def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None
     def use(rule: str) -> bool:
         return gate(c, rule, RATIO_GATE)
 
-    if not tries_witness(c):
+    if not any(use(r) for r, _ in RULES):
         return
     if j.verdict not in (Verdict.OK, Verdict.MISSED_REINPLACE):
         return

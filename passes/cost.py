@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["CodegenOnly", "GraphCost", "codegen_only", "codegen_skipped", "graph_cost",
-           "inductor_cost", "leaner_in_kind", "member_cost", "total"]
+           "inductor_cost", "leaner_in_kind", "total"]
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,7 @@ class GraphCost:
     bytes), ``kernels`` (its scheduler nodes that move memory: fused kernels and extern
     calls), ``nodes`` (``(scheduler node name, bytes)`` in schedule order),
     ``inductor_bytes`` (Inductor's ``count_bytes``, reference only) and ``temporaries``
-    (``(buffer name, bytes)`` of non-output, non-mutation buffers the code allocates).
-    ``owners``: for a graph of a bundle (:mod:`aliasfuzz.fuzz.bundle`), ``(name, members)``
-    per scheduler node and per temporary, the bundle members whose statements its FX
-    origins were traced from (:func:`aliasfuzz.fuzz.bundle.members_in`); empty for a graph
-    no origin of which names a member."""
+    (``(buffer name, bytes)`` of non-output, non-mutation buffers the code allocates)."""
 
     bytes: int
     kernels: int
@@ -59,13 +55,11 @@ class GraphCost:
     inductor_bytes: int = 0
     temporaries: tuple[tuple[str, int], ...] = field(default=())
     measured: bool = True  # False: the accounting raised on this graph (its bytes are 0 here)
-    owners: tuple[tuple[str, tuple[int, ...]], ...] = field(default=())
 
     def to_json(self) -> dict:
         return {"bytes": self.bytes, "kernels": self.kernels, "nodes": [list(n) for n in self.nodes],
                 "inductor_bytes": self.inductor_bytes,
-                "temporaries": [list(t) for t in self.temporaries], "measured": self.measured,
-                "owners": [[n, list(m)] for n, m in self.owners]}
+                "temporaries": [list(t) for t in self.temporaries], "measured": self.measured}
 
 
 def leaner_in_kind(bytes_: tuple[int, int], temporary_bytes: tuple[int, int]) -> str | None:
@@ -181,52 +175,6 @@ def _temporaries(graph: Any) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def _owners(graph: Any) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    """``(name, members)`` of each scheduler node and of each buffer it outputs: the bundle
-    members named by the stack traces of the FX nodes it was lowered from (``origins``);
-    empty when no node names one (a graph that is no bundle's)."""
-    from aliasfuzz.fuzz.bundle import members_in
-
-    out = []
-    for node in graph.scheduler.nodes:
-        members: set[int] = set()
-        for sn in node.get_nodes():
-            for origin in getattr(sn.node, "origins", None) or ():
-                members |= members_in(origin.meta.get("stack_trace"))
-        key = tuple(sorted(members))
-        out.append((node.get_name(), key))
-        out += [(sb.get_name(), key) for sb in node.get_outputs()]
-    return tuple(out) if any(m for _, m in out) else ()
-
-
-def _counts_for(members: tuple[int, ...], member: int) -> bool:
-    """Whether a node or buffer owned by ``members`` counts for ``member``: its own, or
-    not attributed to exactly one member (then it counts for each)."""
-    return members == (member,) or len(members) != 1
-
-
-def member_cost(graphs: list[GraphCost], member: int) -> dict[str, int] | None:
-    """Bundle member ``member``'s share of ``graphs`` (each a graph of one bundle's compile,
-    :attr:`GraphCost.owners`), as :func:`total` counts a program's, an upper bound: a node
-    or temporary whose origins name no member or several counts for each member. None when
-    a graph has no owners (not a bundle's, or its accounting raised)."""
-    parts = {"bytes": 0, "inductor_bytes": 0, "kernels": 0, "temporaries": 0,
-             "temporary_bytes": 0, "unmeasured": 0}
-    for g in graphs:
-        if not g.measured or not g.owners:
-            return None
-        owners = dict(g.owners)
-        for name, b in g.nodes:
-            if _counts_for(owners.get(name, ()), member):
-                parts["bytes"] += b
-                parts["kernels"] += b > 0
-        for name, b in g.temporaries:
-            if _counts_for(owners.get(name, ()), member):
-                parts["temporaries"] += 1
-                parts["temporary_bytes"] += b
-    return parts
-
-
 def graph_cost(graph: Any) -> GraphCost:
     """The :class:`GraphCost` of a ``GraphLowering`` whose scheduler is built (after
     ``compile_to_module``). Raises whatever Inductor's internals raise on a graph they do
@@ -237,9 +185,8 @@ def graph_cost(graph: Any) -> GraphCost:
         nodes = tuple((n.get_name(), _kernel_bytes(graph, n)) for n in graph.scheduler.nodes)
         counted = graph.count_bytes()[0]
         temps = _temporaries(graph)
-        owners = _owners(graph)
     return GraphCost(sum(b for _, b in nodes), sum(1 for _, b in nodes if b > 0), nodes,
-                     int(counted), temps, owners=owners)
+                     int(counted), temps)
 
 
 @contextmanager

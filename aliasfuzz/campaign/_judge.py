@@ -164,8 +164,6 @@ def _judged(
         "opinions": [o.to_json() for o in j.opinions],
         # the rule of an equivalent spelling that made this a cost finding (oracle/witness.py)
         "witness_rule": j.witness.rule if j.check == "witness" and j.witness is not None else None,
-        # a bundle's full inductor run: each member's cost, for the witness gate (pool._bundle)
-        **({"member_costs": j.member_costs} if j.member_costs is not None else {}),
     }
 
 

@@ -75,7 +75,6 @@ def _run_flags(args) -> dict:
             "shrink_budget",
             "max_statements",
             "kernel_cache",
-            "bundle",
             "mutate",
             "grad_share",
             "dynamic_share",
@@ -442,10 +441,6 @@ def _add_run(sub) -> None:
     p.add_argument("--kernel-cache", choices=("shared", "worker"),
                    help="Inductor's kernel cache: one under --state for all workers and "
                    "campaigns (shared, the default) or one per worker")
-    p.add_argument("--bundle", type=int, metavar="K",
-                   help="judge up to K programs as one on aot_eager, inductor-reinplace and "
-                   "inductor, splitting a bundle that is not ok down to single programs "
-                   "(1: off, the default; aliasfuzz.fuzz.bundle)")
     p.add_argument("--shrink-budget", type=int, help="executions per finding's shrink (40)")
     p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
     p.add_argument("--mutate", type=float, metavar="SHARE",

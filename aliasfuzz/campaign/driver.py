@@ -32,8 +32,8 @@ from aliasfuzz.campaign.gpus import GpuSampler, merge_rows
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import Journal, dismissed_kind, entry_fields, finding_entries
 from aliasfuzz.campaign.known import load_known
-from aliasfuzz.campaign.options import BUNDLE_PIPELINES, CampaignOptions, task_options
-from aliasfuzz.campaign.pool import Pool, shared_group
+from aliasfuzz.campaign.options import CampaignOptions, task_options
+from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
 from aliasfuzz.campaign.shrink import same_failure
 from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS
@@ -268,6 +268,15 @@ def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tupl
         return "flaky", why
     why = fast_path_only(out, pipeline, blame)
     return None if why is None else ("harness-only", why)
+
+
+def _shared_group(pipelines: list[str]) -> list[str]:
+    """The pipelines of a program that run in one worker task from one Dynamo capture
+    (:data:`aliasfuzz.passes.shared.SHAREABLE`), or none when fewer than two."""
+    from aliasfuzz.passes.shared import SHAREABLE
+
+    group = [p for p in pipelines if p in SHAREABLE]
+    return group if len(group) >= 2 else []
 
 
 @dataclass
@@ -579,9 +588,6 @@ class _Campaign:
         # utilization per GPU, sampled beside the campaign (never fails it: .gpus)
         sampler = GpuSampler(pool.gpus, pool.workers_per_gpu()).start() if pool.gpus else None
         in_flight, i, feeding = 0, 0, True
-        bundles: dict[tuple[str, ...], list] = {}  # pipelines -> members not yet submitted
-        # a bundle job answers once per member and pipeline: as many jobs stay queued
-        room = 2 * opts.workers * opts.bundle
         progress = Progress(opts, show=self.show, done=len({k[0] for k in self.done}))
         try:
             for (j, p), e in sorted(self.pending.items()):  # findings the last run left
@@ -593,7 +599,7 @@ class _Campaign:
                 while True:
                     if deadline is not None and time.monotonic() >= deadline:
                         feeding = False
-                    while feeding and in_flight < room:
+                    while feeding and in_flight < 2 * opts.workers:
                         if opts.programs is not None and i >= opts.programs:
                             feeding = False
                             break
@@ -602,10 +608,15 @@ class _Campaign:
                             program = self.programs[i]
                             self.gen_seconds[i] = time.perf_counter() - g0
                             todo = [p for p in opts.pipelines if (i, p) not in self.done]
-                            in_flight += self._submit(pool, i, program, todo, bundles)
+                            group = _shared_group(todo) if opts.share_trace else []
+                            if group:  # one worker task, one Dynamo capture
+                                pool.submit(1, ("group", i, tuple(group), program, None))
+                                in_flight += len(group)  # one message per pipeline
+                            for p in todo:
+                                if p not in group:
+                                    pool.submit(1, ("task", i, p, program, None))
+                                    in_flight += 1
                         i += 1
-                    if not feeding:  # the last bundles, however few their members
-                        in_flight += self._flush(pool, bundles, 1)
                     if in_flight == 0 and not feeding:
                         break
                     self._tick(t0)
@@ -645,44 +656,6 @@ class _Campaign:
                 (self.dir / "lock").unlink(missing_ok=True)
             self._lock.close()
         return res
-
-    def _submit(self, pool: Pool, i: int, program: Program, todo: list[str],
-                bundles: dict[tuple[str, ...], list]) -> int:
-        """Submit program ``i``'s jobs for pipelines ``todo``; the number of messages they
-        will answer. With ``bundle`` > 1 the pipelines of
-        :data:`~aliasfuzz.campaign.options.BUNDLE_PIPELINES` of a program that may be
-        bundled (:func:`~aliasfuzz.fuzz.bundle.unbundleable`) wait in ``bundles`` until
-        ``bundle`` programs with the same such pipelines are there (:meth:`_flush`)."""
-        from aliasfuzz.fuzz.bundle import unbundleable
-
-        n = 0
-        if self.opts.bundle > 1 and unbundleable(program) is None:
-            key = tuple(p for p in todo if p in BUNDLE_PIPELINES)
-            if key:
-                bundles.setdefault(key, []).append((i, program))
-                todo = [p for p in todo if p not in key]
-                n += self._flush(pool, bundles, self.opts.bundle)
-        group = shared_group(todo) if self.opts.share_trace else []
-        if group:  # one worker task, one Dynamo capture
-            pool.submit(1, ("group", i, tuple(group), program, None))
-            n += len(group)  # one message per pipeline
-        for p in todo:
-            if p not in group:
-                pool.submit(1, ("task", i, p, program, None))
-                n += 1
-        return n
-
-    @staticmethod
-    def _flush(pool: Pool, bundles: dict[tuple[str, ...], list], least: int) -> int:
-        """Submit each waiting bundle of at least ``least`` members (one alone is a bundle
-        of one: :meth:`~aliasfuzz.campaign.pool.Pool._bundle` judges it as without
-        bundles); the number of messages they will answer."""
-        n = 0
-        for key in [k for k, members in bundles.items() if len(members) >= least]:
-            members = bundles.pop(key)
-            pool.submit(1, ("bundle", None, key, tuple(members), None))
-            n += len(members) * len(key)
-        return n
 
     def _handle(self, pool: Pool, msg: tuple) -> int:
         """Journal one message from the pool; return the number of jobs it submitted."""

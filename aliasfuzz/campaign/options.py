@@ -112,7 +112,6 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "share_trace": ((bool,), "true or false"),
     "shrink_once": ((bool,), "true or false"),
     "kernel_cache": ((str,), "'shared' or 'worker'"),
-    "bundle": ((int,), "an integer"),
     "shrink_budget": ((int,), "an integer"),
     "max_statements": ((int,), "an integer"),
     "mutate": ((int, float), "a share between 0 and 1"),
@@ -165,12 +164,6 @@ class CampaignOptions:
     worker of every campaign: Inductor's kernel cache and its CPU ISA probes are built
     once, :func:`aliasfuzz.campaign.pool.kernel_cache_dir`) or ``worker`` (one per worker
     and campaign, as before).
-    ``bundle``: up to this many programs judged as one program (:mod:`aliasfuzz.fuzz.bundle`)
-    on the pipelines of :data:`BUNDLE_PIPELINES`, one compile for all; a pipeline that does
-    not judge the bundle ``ok`` splits it in halves down to single programs
-    (:meth:`aliasfuzz.campaign.pool.Pool._bundle`), so each finding is a program's own.
-    1 (the default) bundles nothing: a bundle's clean verdict may hide a member's failure
-    that only shows when it is compiled alone (``bench/runs/`` has the measured rate).
     ``mutate``: the share of programs made by mutating a program of the corpus or of
     ``corpus/seeds`` (:mod:`aliasfuzz.fuzz.mutate`) instead of generating one; 0.33 by
     default (issue 15: a third of each campaign; audit 22 found 5 of its 10 audited
@@ -205,7 +198,6 @@ class CampaignOptions:
     share_trace: bool = False
     shrink_once: bool = True
     kernel_cache: str = "shared"
-    bundle: int = 1
     shrink_budget: int = 40
     max_statements: int = 8
     mutate: float = 0.33
@@ -266,8 +258,6 @@ class CampaignOptions:
             raise self._bad("kernel_cache", f"must be one of {', '.join(KERNEL_CACHES)}",
                             f"--kernel-cache {self.kernel_cache!r}: one of "
                             f"{', '.join(KERNEL_CACHES)}")
-        if not 1 <= self.bundle <= MAX_BUNDLE:
-            raise self._bad("bundle", f"must be between 1 and {MAX_BUNDLE}")
         if self.max_statements < 1:
             raise self._bad("max_statements", "must be >= 1")
         for name in ("mutate", "grad_share", "dynamic_share"):
@@ -456,14 +446,6 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
 
 #: Options a ``run --resume`` command line may change: they bound or pace the rest of the
 #: campaign (or its exit code and report), never which programs run or how they are judged.
-#: the most programs :attr:`CampaignOptions.bundle` puts in one bundle
-MAX_BUNDLE = 16
-
-#: the pipelines whose judgment bundles amortize (``--bundle``): the Dynamo-fronted ones,
-#: where a compile's fixed cost is (``bench/runs/h200-ab-2026-12-04.md``: trace and compile
-#: are 39 % of a default campaign's worker time); the others stay per program
-BUNDLE_PIPELINES = ("aot_eager", "inductor-reinplace", "inductor")
-
 RESUMABLE = ("programs", "time", "workers", "timeout", "recycle", "fail_on", "report")
 
 

@@ -35,7 +35,7 @@ from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle.heap import CORRUPTION_CHECKS, DIED_OF, HEAP_MESSAGE, may_be_corruption
 from aliasfuzz.oracle.heap import confirm as confirm_heap
 
-__all__ = ["ABANDON_GRACE", "Pool", "blame_in", "kernel_cache_dir", "shared_group"]
+__all__ = ["ABANDON_GRACE", "Pool", "blame_in", "kernel_cache_dir"]
 
 #: Seconds an interrupted campaign's workers get to end the jobs in flight before their
 #: children are killed (:meth:`Pool.abandon`): a supervisor's TERM-then-KILL (docker stop,
@@ -129,35 +129,6 @@ def _control_candidates(
     return control_candidates(list(bugs), keys, {op.op for op in program.body}, task["pipeline"])
 
 
-def _settled(outcome: dict[str, Any] | None) -> bool:
-    """Whether a bundle's ``outcome`` stands for each member's: ``ok``, and every decision
-    matches its ground truth (reinplaced where safe, copied where unsafe). A kept copy that
-    was safe to drop is a claim whose confirmation measures its excess growing with the
-    program's largest input dimension (oracle/judge.py), a bundle-wide size, which may be
-    another member's: seed 0's programs 13 and 15 under the m5 mutant are ``unknown``
-    alone and were ``ok`` in a bundle."""
-    if not outcome or outcome.get("verdict") != "ok":
-        return False
-    return all((d.get("truth") == "safe") == bool(d.get("reinplaced"))
-               and d.get("truth") in ("safe", "unsafe") for d in outcome.get("decisions") or [])
-
-
-def _member_cost(outcome: dict[str, Any], k: int) -> dict[str, Any] | None:
-    """Member ``k``'s cost record in a bundle's ``inductor`` outcome (``member_costs``,
-    :func:`aliasfuzz.oracle.judge._member_costs`), None where there is none."""
-    got = outcome.get("member_costs")
-    return got[k] if isinstance(got, list) and k < len(got) else None
-
-
-def shared_group(pipelines: Sequence[str]) -> list[str]:
-    """The pipelines of a program that run in one worker task from one Dynamo capture
-    (:data:`aliasfuzz.passes.shared.SHAREABLE`), or none when fewer than two."""
-    from aliasfuzz.passes.shared import SHAREABLE
-
-    group = [p for p in pipelines if p in SHAREABLE]
-    return group if len(group) >= 2 else []
-
-
 class Pool:
     """Worker threads, each driving one :class:`Worker`; jobs in, messages out."""
 
@@ -232,8 +203,6 @@ class Pool:
             elif kind == "group":
                 for p, out in self._group(worker, program, list(pipeline)).items():
                     self.results.put(("task", i, p, program, out))
-            elif kind == "bundle":  # program is the members' list of (index, program)
-                self._bundle(worker, list(program), list(pipeline))
             elif kind == "confirm":
                 self.results.put(("confirmed", i, pipeline, (program, outcome),
                                   self._confirm(worker, program, pipeline, outcome)))
@@ -373,90 +342,6 @@ class Pool:
             costs["worker.start"] = start
         outcomes[pipelines[0]]["costs"] = costs
         return outcomes
-
-    def _bundle(self, worker: Worker, members: list[tuple[int, Program]],
-                pipelines: list[str], costs: dict[str, float] | None = None) -> None:
-        """Judge ``members`` (program index, program) under ``pipelines`` as one program
-        (:func:`aliasfuzz.fuzz.bundle.bundle`, one worker task, a timeout of the
-        per-pipeline timeout times their number) and put one ``task`` message per member
-        and pipeline.
-
-        A pipeline that judged the bundle ``ok`` gives each member an ``ok`` outcome with
-        ``bundled`` (the bundle's size); the bundle's decisions go with the first member's
-        (the report's decision counts stay whole). Every other pipeline (any other verdict,
-        a death, a hang, an internal error) splits the members in halves, each judged the
-        same way, down to one program, which is judged as without bundles (:meth:`_alone`).
-        The task's costs go with the next message put (``costs``: a caller's, not yet put);
-        a bundle that settled no pipeline counts its wall seconds as ``bundle.lost``."""
-        from aliasfuzz.fuzz.bundle import bundle
-        from aliasfuzz.oracle.judge import tries_witness
-
-        costs = dict(costs or {})
-        if len(members) == 1:
-            self._alone(worker, *members[0], pipelines, costs)
-            return
-        merged = bundle([p for _, p in members])
-        t0, started = time.perf_counter(), worker.start_seconds
-        out = worker.run({
-            "program": merged.to_json(),
-            "pipelines": pipelines,
-            "device": self.opts.device,
-            "options": {p: task_options(self.opts.pipeline_options, p, merged) for p in pipelines},
-        }, timeout=self.opts.timeout * len(pipelines))
-        wall = time.perf_counter() - t0
-        for k, v in (out.get("costs") or {}).items():
-            costs[k] = costs.get(k, 0.0) + v
-        start = worker.start_seconds - started
-        if start > 0:
-            costs["worker.start"] = costs.get("worker.start", 0.0) + start
-        outcomes = out.get("outcomes") if isinstance(out.get("outcomes"), dict) else {}
-        clean = [p for p in pipelines if _settled(outcomes.get(p))]
-        if not clean:
-            costs["bundle.lost"] = costs.get("bundle.lost", 0.0) + wall
-        alone: list[tuple[int, Program]] = []
-        for p in clean:
-            whole = outcomes[p]
-            for k, (i, program) in enumerate(members):
-                got = {"verdict": "ok", "check": None, "explanation": "", "diff": "",
-                       "decisions": whole.get("decisions", []) if k == 0 else [],
-                       "decision_kinds": [], "bundled": len(members),
-                       "seconds": whole.get("seconds", 0.0) / len(members)}
-                if p == "inductor":  # a witness is judged per program: oracle/judge.py
-                    cost = _member_cost(whole, k)
-                    if cost is None or tries_witness(cost):
-                        alone.append((i, program))
-                        continue
-                    got["cost"] = cost
-                if costs:
-                    got["costs"], costs = costs, {}
-                self.results.put(("task", i, p, program, got))
-        for i, program in alone:
-            self._alone(worker, i, program, ["inductor"], costs)
-            costs = {}
-        rest = [p for p in pipelines if p not in clean]
-        if rest:
-            half = len(members) // 2
-            self._bundle(worker, members[:half], rest, costs)
-            self._bundle(worker, members[half:], rest)
-
-    def _alone(self, worker: Worker, i: int, program: Program, pipelines: list[str],
-               costs: dict[str, float]) -> None:
-        """Program ``i``'s ``task`` messages under ``pipelines``, as the driver submits a
-        program without bundles (one group task with ``share_trace``, else a task per
-        pipeline); ``costs`` go with the first."""
-        group = shared_group(pipelines) if self.opts.share_trace else []
-        outs = self._group(worker, program, group) if group else {}
-        for p in pipelines:
-            if p not in outs:
-                outs[p] = self._timed_run(worker, program, p)
-        for p in pipelines:
-            out = outs[p]
-            if costs:
-                merged = dict(out.get("costs") or {})
-                for k, v in costs.items():
-                    merged[k] = merged.get(k, 0.0) + v
-                out["costs"], costs = merged, {}
-            self.results.put(("task", i, p, program, out))
 
     def _timed_run(self, worker: Worker, program: Program, pipeline: str) -> dict[str, Any]:
         """``worker.run`` of one task, its outcome's ``costs`` completed on this side:

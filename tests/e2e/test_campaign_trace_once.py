@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from aliasfuzz.campaign.driver import run_campaign
+from aliasfuzz.campaign.driver import _shared_group, run_campaign
 from aliasfuzz.campaign.options import CampaignOptions
-from aliasfuzz.campaign.pool import Pool, shared_group
+from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.fuzz.sample import generate_one
 
 PIPELINES = ("inductor-reinplace", "inductor", "aot_eager", "fx-reinplace")
@@ -79,9 +79,9 @@ def test_a_group_whose_worker_dies_runs_each_pipeline_alone(tmp_path):
 
 
 def test_only_dynamo_fronted_pipelines_are_grouped():
-    assert shared_group(list(PIPELINES) + ["torchscript"]) == [
+    assert _shared_group(list(PIPELINES) + ["torchscript"]) == [
         "inductor-reinplace", "inductor", "aot_eager"]
-    assert shared_group(["aot_eager", "fx-reinplace"]) == []
+    assert _shared_group(["aot_eager", "fx-reinplace"]) == []
 
 
 _MUTANT_SCRIPT = """
