@@ -170,10 +170,11 @@ from aliasfuzz.fuzz.isolated import exception_chain
 from aliasfuzz.oracle.differential import differential, tolerance
 
 __all__ = [
-    "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "GRADS_NOT_CUT",
+    "ATEN_TRACE", "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "GRADS_NOT_CUT",
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "Blame",
-    "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure", "blame", "pass_name", "pass_off",
+    "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
+    "aten_trace_control", "blame", "pass_name", "pass_off",
     "scalar_codegen",
 ]
 
@@ -219,7 +220,7 @@ FAITHFUL: dict[str, tuple[str, ...]] = {
 
 #: Stages built by aliasfuzz alone (no pipeline runs them): no error of theirs is a
 #: conclusive departure except the finding's own.
-_OWN = ("decomposition",)
+_OWN = ("decomposition", "aten-trace")
 
 #: Verdicts decided by the reinplace pass's own decisions (no cut needed).
 _CLAIMS = ("unsafe-reinplace", "missed-reinplace")
@@ -635,6 +636,12 @@ def blame_program(
             return iso.control(o)
         return _control(pipeline, fn, make, names, o, device, eager, shadow)
 
+    if iso is None:  # a signal death's controls run in children: this one is not built there
+        from aliasfuzz.passes.stages import aten_trace
+
+        b = aten_trace_control(b, pipeline, verdict, check, eager,
+                               lambda: aten_trace(pipeline, fn, make, names, options=opts),
+                               names, shadow=shadow, error=error)
     b = scalar_codegen(b, pipeline, opts, device, runner)
     if verdict == "timeout" or b.stage == CPP_VECTORIZED:
         return b  # a control of a timeout would hang as the pipeline did
@@ -661,6 +668,45 @@ def _eager(fn: Callable, names: Sequence[str], make: Callable[[], tuple]) -> Eag
     from aliasfuzz.oracle.confirm import run_callable_named
 
     return run_callable_named(fn, names, make())
+
+
+#: The stage named when a finding blamed on ``decomposition`` departs the same way when
+#: traced to ATen with nothing decomposed in Python (:func:`aten_trace_control`).
+ATEN_TRACE = "aten-trace"
+
+
+def aten_trace_control(
+    b: Blame, pipeline: str, verdict: str, check: str | None, eager: EagerResult,
+    run: Callable[[], Any], names: Sequence[str],
+    shadow: Callable[[], EagerResult | None] | None = None, error: str | None = None,
+) -> Blame:
+    """The cut's blame ``b`` on ``decomposition`` checked with nothing decomposed: ``run()``
+    gives the :func:`aliasfuzz.passes.stages.aten_trace` run (``make_fx`` with no
+    decomposition table and the Python dispatcher off). When that run departs by the same
+    check (a value finding) or raises the finding's error (a crash), no decomposition is
+    needed for the departure: tracing to ATen is blamed, as :data:`ATEN_TRACE` (thirtieth
+    audit cda8407184: a view taken before ``requires_grad_()`` is ``requires_grad=True`` in
+    eager and ``False`` compiled; ``make_fx`` records no ``requires_grad_``, with or
+    without Inductor's table). Otherwise ``b`` stands, its trail noting the control.
+    Only single-stage blames on ``decomposition`` of a Dynamo pipeline are checked
+    (``fx-reinplace``'s ``decomposition`` already traces with no table)."""
+    if b.stage != "decomposition" or len(b.stages) != 1 or pipeline in _WHOLE_CUT:
+        return b
+    said = dict(b.trail).get("decomposition", "")
+    got = blame(pipeline, verdict, check, eager, [run()], names, shadow=shadow, error=error)
+    how = dict(got.trail).get(ATEN_TRACE, "")
+    same = got.stage == ATEN_TRACE and _departed_by(how) == _departed_by(said)
+    what = "no decomposition table, Python dispatcher off"
+    if same:
+        return Blame(ATEN_TRACE, (ATEN_TRACE,), [*b.trail, (ATEN_TRACE, f"{what}: {how}")])
+    b.trail.append((ATEN_TRACE, f"{what}: {how or 'not run'}; blame stands"))
+    return b
+
+
+def _departed_by(said: str) -> str:
+    """The check (or ``raises``) a trail entry ``departs (<check>: ...)`` names."""
+    m = re.match(r"departs \((\w[\w-]*)", said)
+    return m.group(1) if m else ""
 
 
 #: The stage of Inductor's vectorized C++ codegen (``torch/_inductor/codegen/cpp.py``,

@@ -13,6 +13,11 @@ stage                    what runs (the prefix of the pipeline up to and includi
 ``decomposition``        each captured graph traced to ATen with the pipeline's decomposition table
                          and the Python dispatcher on (as AOTAutograd traces), *without*
                          functionalization (``make_fx(tracing_mode="fake")``), then run
+``aten-trace``           not a cut of its own: the ``decomposition`` stage with nothing decomposed
+                         in Python (no table, Python dispatcher off: :func:`aten_trace`), named
+                         when it departs as ``decomposition`` did, so that tracing to ATen
+                         (``make_fx``, which AOTAutograd traces with), not a decomposition, is
+                         blamed (thirtieth audit cda8407184: ``requires_grad_()`` dropped)
 ``functionalization``    AOTAutograd: functionalization, the decompositions, input-mutation epilogues
                          (``aot_autograd`` with ``boxed_nop``; ``torch.func.functionalize`` for
                          ``fx-reinplace``)
@@ -75,7 +80,8 @@ from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
-__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "cut", "inductor_component",
+__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "aten_trace", "cut",
+           "inductor_component",
            "order_dependent_copy", "sequential_copy", "raised_by_aot_runtime"]
 
 #: The fixed stages of each pipeline, in order; ``<inductor>`` stands for the stages
@@ -178,10 +184,15 @@ def _dynamo_backend(_pipeline: str) -> Callable:
     return backend
 
 
-def _decomposition_backend(pipeline: str) -> Callable:
+def _decomposition_backend(pipeline: str, plain: bool = False) -> Callable:
+    """The ``decomposition`` stage's backend; ``plain``: tracing to ATen alone, with no
+    decomposition table and the Python dispatcher off (:func:`aten_trace`)."""
     make_fx = resolve("torch.fx.experimental.proxy_tensor", "make_fx")
-    enable_python_dispatcher = resolve("torch._dispatch.python", "enable_python_dispatcher")
-    table = _decomposition_table(pipeline, functional_only=True)
+    python_dispatcher = resolve("torch._dispatch.python", "enable_python_dispatcher")
+    table = {} if plain else _decomposition_table(pipeline, functional_only=True)
+
+    def enable_python_dispatcher():
+        return contextlib.nullcontext() if plain else python_dispatcher()
 
     detect_fake_mode = resolve("torch._guards", "detect_fake_mode")
 
@@ -201,6 +212,26 @@ def _decomposition_backend(pipeline: str) -> Callable:
             return make_fx(gm, decomposition_table=table, tracing_mode="real")(*fakes)
 
     return backend
+
+
+def aten_trace(
+    pipeline: str, fn: Callable, make_inputs: Callable[[], tuple[Any, ...]],
+    input_names: Sequence[str], *, options: Any = None,
+) -> StageRun:
+    """The ``decomposition`` stage with nothing decomposed in Python: each captured graph
+    traced to ATen by ``make_fx`` with no decomposition table and the Python dispatcher
+    off, so that only ATen's own C++ composite kernels (eager's own code) decompose, then
+    run. Not a stage of any pipeline: blame's control for a finding blamed on
+    ``decomposition`` (:func:`aliasfuzz.oracle.blame.aten_trace_control`); a departure here
+    is the tracing's (what ``make_fx``, and AOTAutograd through it, records of the
+    program), not a decomposition's. Its ``StageRun.stage`` is ``aten-trace``."""
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    options = options or PipelineOptions()
+    t = time.perf_counter()
+    res = _compiled_stage(pipeline, functools.partial(_decomposition_backend, plain=True), fn,
+                          make_inputs, input_names, options)
+    return StageRun("aten-trace", res, seconds=time.perf_counter() - t)
 
 
 class _GraphOutputs:

@@ -32,6 +32,7 @@ __all__ = [
 _STAGES: dict[str, tuple[str, str]] = {
     "dynamo": ("dynamo", "Dynamo capture"),
     "decomposition": ("aot_autograd", "decomposition"),
+    "aten-trace": ("aot_autograd", "tracing to ATen (make_fx), with no decomposition"),
     "functionalization": ("aot_autograd", "functionalization"),
     "aot-runtime": ("aot_autograd", "runtime wrappers (synthetic bases, replay of outputs that alias inputs)"),
     "aot": ("inductor", "pre-grad passes"),

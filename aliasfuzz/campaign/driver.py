@@ -205,7 +205,7 @@ def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) ->
       lowering). So is any other finding full Inductor hides, unless it is blamed on the
       reinplace pass (its unsafe decision is real: the first audit's contiguous rewrites
       show it under ``torch.compile``) or on a stage plain ``aot_eager`` runs (dynamo,
-      decomposition, functionalization): the ninth campaign's 4531172028, a miscompile
+      decomposition or ATen tracing, functionalization): the ninth campaign's 4531172028, a miscompile
       of the post-grad graph run eagerly, blamed on ``reorder_for_locality``, that no
       public API shows (its second auditor: false positive, harness only); blamed on the
       reinplace pass only because a reorder pass's control agreed, it is harness only too;
@@ -236,7 +236,7 @@ def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) ->
     if blame.get("full") != "hidden":
         return None
     if out.get("verdict") not in ("crash", "timeout") and not _reorder_exposed(blame) and (
-        stage in _DECIDED or stage.startswith(_PUBLIC_PREFIX + ("decomposition",))
+        stage in _DECIDED or stage.startswith(_PUBLIC_PREFIX + ("decomposition", "aten-trace"))
     ):
         return None
     return (f"fast-path-only {out['verdict']}: full torch.compile(backend='inductor') gives "

@@ -114,18 +114,19 @@ def _strings(where: str, key: str, v: Any) -> tuple[str, ...]:
 
 def _is_stage(name: str, verdict: Any = None) -> bool:
     """Whether ``name`` is a stage :func:`aliasfuzz.oracle.blame.blame` can name: a fixed
-    stage of a pipeline, ``aot``, ``aot-runtime``, ``reinplace``, the vectorized C++ codegen, or a
+    stage of a pipeline, ``aot``, ``aot-runtime``, ``reinplace``, ``aten-trace``, the vectorized
+    C++ codegen, or a
     ``joint:``/``post-grad:`` pass; for a ``missed-reinplace`` row also
     ``unblamed:<pipeline>``, the root stage of a cost finding of check ``witness``, which no
     cut names by design (:data:`aliasfuzz.oracle.blame.COST_NOT_CUT`; its evidence
     ``witness:<rule>`` says which spelling)."""
-    from aliasfuzz.oracle.blame import CPP_VECTORIZED
+    from aliasfuzz.oracle.blame import ATEN_TRACE, CPP_VECTORIZED
     from aliasfuzz.passes.stages import PIPELINE_STAGES
 
     fixed = {s for stages in PIPELINE_STAGES.values() for s in stages if not s.startswith("<")}
     if verdict == "missed-reinplace" and name.partition(":")[0] == "unblamed":
         return name.partition(":")[2] in PIPELINE_STAGES
-    return name in fixed | {"aot", "aot-runtime", "reinplace", CPP_VECTORIZED} or (
+    return name in fixed | {"aot", "aot-runtime", "reinplace", ATEN_TRACE, CPP_VECTORIZED} or (
         name.partition(":")[0] in ("joint", "post-grad") and bool(name.partition(":")[2])
     )
 
