@@ -1,6 +1,7 @@
 """Blame's ``aten-trace`` control on a GPU (``tests/unit/test_blame_aten_trace.py`` on CPU):
-the thirtieth audit's dropped ``requires_grad_()`` departs in plain ATen tracing on CUDA
-too, and the dropout program's departure stays its Python decomposition's. Skipped
+the dropout program's departure stays its Python decomposition's (the control runs and
+agrees), and the thirtieth audit's dropped ``requires_grad_()`` is blamed as on CPU (on
+torch 2.11, the H200's, tracing keeps it and the control is not reached). Skipped
 without CUDA."""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import pytest
 import torch
 
 from aliasfuzz.fuzz.ir import Program
-from aliasfuzz.oracle.blame import ATEN_TRACE, blame_program
+from aliasfuzz.oracle.blame import blame_program
+from tests.unit.test_blame_aten_trace import check_dropped_requires_grad
 
 pytestmark = pytest.mark.gpu
 
@@ -30,9 +32,7 @@ def _program(path: Path) -> Program:
 
 
 def test_a_dropped_requires_grad_is_blamed_on_tracing_to_aten_on_cuda():
-    program = _program(ROOT / "tests" / "data" / "blame" / "aten_trace_cda8407184.json")
-    b = blame_program(program, "inductor", "miscompile", "requires_grad", device="cuda")
-    assert b.stages == (ATEN_TRACE,), b.trail
+    check_dropped_requires_grad("inductor", "cuda")  # torch 2.11 (the H200's): not reached
 
 
 def test_a_python_decompositions_departure_stays_the_decompositions_on_cuda():
