@@ -113,6 +113,10 @@ _CRASH = re.compile(
     r"^compiled raises _Failed: (?P<phase>\w+): "
     r"(?:BackendCompilerFailed: backend='[^']*' raised:\s*)?(?P<error>.*?)(?:; eager does not)?$"
 )
+#: Dynamo's advice appended to every error it re-raises (``torch/_dynamo/exc.py``
+#: ``augment_exc_message``'s hint): an exception without a message of its own was titled by
+#: it (fresh user 31's B9: ``AssertionError: Set TORCHDYNAMO_VERBOSE=1 for the internal ...``)
+_DYNAMO_HINT = re.compile(r"\s*Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace.*$")
 _PHASES = {"trace": "while compiling", "compile": "while compiling", "run": "when run"}
 
 
@@ -125,7 +129,10 @@ def mismatch(said: str) -> str:
     crash = _CRASH.match(line)
     if crash and crash["error"].strip():
         when = _PHASES.get(crash["phase"], f"in {crash['phase']}")
-        return f"{crash['error'].strip()} ({when})"
+        error = _DYNAMO_HINT.sub("", crash["error"]).strip()
+        if error.endswith(":"):  # an exception without a message: Dynamo's hint was all
+            error = f"{error[:-1]} (no message)"
+        return f"{error} ({when})"
     return _ALIAS_NOTE.split(line)[0]
 
 

@@ -105,6 +105,7 @@ def _cmd_run(args) -> int:
     from aliasfuzz.campaign import _judge
     from aliasfuzz.campaign.corpus import list_entries, load_entry
     from aliasfuzz.campaign.driver import (
+        campaign_done,
         latest_failed,
         latest_unfinished,
         load_campaign,
@@ -124,8 +125,18 @@ def _cmd_run(args) -> int:
             raise InvalidArgument(f"no unfinished campaign to resume under {state}{hint}")
         if args.config:
             raise InvalidArgument("--config cannot be used with --resume (options.json holds)")
+        if campaign_done(resume):
+            # fresh user 31's B1: resuming a done campaign ran nothing but appended a second
+            # end event and rewrote its elapsed time and the history's throughput
+            raise InvalidArgument(f"{resume}: that campaign is done, nothing to resume (start "
+                                  "a new one; its findings are in the corpus already)")
         opts = resume_options(load_campaign(resume)[0], flags)
     opts.validate(_judge.pipeline_names())
+    from aliasfuzz.campaign.corpus import other_checkout
+
+    note = other_checkout()
+    if note is not None:
+        print(note, file=sys.stderr)
     # every folder the campaign writes, checked before any work (nothing found is lost)
     if opts.report not in (None, "", "none"):
         check_writable_dir(opts.report, "--report")

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +155,32 @@ def versions() -> dict[str, str]:
 #: ``oracle/``, ``passes/``) and those nested in ``aliasfuzz/``.
 _ROOT_PACKAGES = ("aliasfuzz.fuzz", "aliasfuzz.oracle", "aliasfuzz.passes")
 _NESTED_PACKAGES = ("aliasfuzz.campaign", "aliasfuzz.report")
+
+
+def other_checkout(cwd: Path | None = None, code: Path | None = None) -> str | None:
+    """A note when the working directory ``cwd`` is inside an aliasfuzz checkout (a folder
+    whose ``pyproject.toml`` names the project ``aliasfuzz``) other than the one whose code
+    runs (``code``: the checkout of the imported ``aliasfuzz`` package), else None.
+
+    Not an error: an aliasfuzz installed elsewhere may judge any corpus. But a clone run
+    with another clone's venv runs that other clone's code on this clone's corpus, with
+    nothing mixed for :func:`mixed_sources` to refuse (fresh user 31's B2)."""
+    import aliasfuzz
+
+    code = (code or Path(aliasfuzz.__file__).resolve().parent.parent).resolve()
+    here = (cwd or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        try:
+            text = (d / "pyproject.toml").read_text()
+        except OSError:
+            continue
+        if not re.search(r'(?m)^name\s*=\s*"aliasfuzz"', text):
+            return None
+        if d == code:
+            return None
+        return (f"note: this checkout is {d}, but the aliasfuzz running is {code}'s: its code "
+                f"judges this corpus (run {d}'s own venv to judge with this checkout's code)")
+    return None
 
 
 def mixed_sources(files: dict[str, str] | None = None) -> str | None:

@@ -384,6 +384,13 @@ def latest_unfinished(state: str | Path) -> Path | None:
     return None
 
 
+def campaign_done(d: Path) -> bool:
+    """Whether campaign directory ``d``'s journal ends with a ``done`` end event (a campaign
+    that ran its whole budget: ``--resume`` refuses it)."""
+    ends = [e for e in Journal.events(d / "journal.jsonl") if e.get("t") == "end"]
+    return bool(ends) and ends[-1].get("status") == "done"
+
+
 def latest_failed(state: str | Path) -> Path | None:
     """The newest campaign directory under ``state`` that ended ``failed`` (an internal
     error), which ``--resume`` skips and ``--resume DIR`` still resumes; None if none."""

@@ -498,6 +498,22 @@ def test_resume_of_a_folder_that_is_no_campaign_names_that_folder(tmp_path):
                     f"{tmp_path / 'nowhere'}: not a resumable campaign directory")
 
 
+def test_resume_of_a_done_campaign_is_refused_and_leaves_it_as_it_was(tmp_path):
+    # fresh user 31's B1: it ran nothing, but appended an end event and rewrote the elapsed
+    # time (and so the history's throughput)
+    d = tmp_path / "state" / "runs" / "20260101-000000-s0"
+    d.mkdir(parents=True)
+    (d / "options.json").write_text("{}")
+    journal = '{"t": "start"}\n{"t": "end", "status": "done", "flaky": 0, "unreproduced": 0}\n'
+    (d / "journal.jsonl").write_text(journal)
+    (d / "elapsed").write_text("130.7")
+    _one_line_error(["run", "--resume", str(d)],
+                    f"{d}: that campaign is done, nothing to resume (start a new one; its "
+                    "findings are in the corpus already)")
+    assert (d / "journal.jsonl").read_text() == journal
+    assert (d / "elapsed").read_text() == "130.7"
+
+
 def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path):
     state = tmp_path / "state"
     d = state / "runs" / "20260101-000000-s0"
