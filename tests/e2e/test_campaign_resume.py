@@ -269,6 +269,10 @@ def test_a_second_driver_on_a_running_campaign_is_refused(tmp_path, monkeypatch)
             "--corpus", str(tmp_path / "corpus"), "--report", "none", "-q", "--workers", "1"]
     assert main(args) in (0, 1)
     (run_dir,) = (state / "runs").iterdir()
+    # a running campaign has no end event yet (a done one is refused before its lock is read)
+    journal = run_dir / "journal.jsonl"
+    journal.write_text("".join(line for line in journal.read_text().splitlines(keepends=True)
+                               if '"t": "end"' not in line))
     held = _lock(run_dir, run_dir.name)  # as a running driver holds it (another process)
     try:
         # not -q: "resuming campaign ..." came first and made the error two lines (fresh
