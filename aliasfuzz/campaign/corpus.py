@@ -543,8 +543,11 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
         raise InvalidArgument(f"{p / 'meta.json'}: 'expected' must be an object "
                               f"{{\"pipeline\", \"verdict\", \"check\"}}, not {meta['expected']!r:.40}")
     for key in ("pipeline", "verdict"):
-        if not isinstance(meta["expected"].get(key), str):
+        if key not in meta["expected"]:
             raise InvalidArgument(f"{p / 'meta.json'}: expected.{key} missing")
+        if not isinstance(meta["expected"][key], str):  # fresh user 31's B6: was "missing"
+            raise InvalidArgument(f"{p / 'meta.json'}: expected.{key} must be a string, not "
+                                  f"{meta['expected'][key]!r:.40}")
     _check_meta_types(meta, p / "meta.json")
     if isinstance(meta.get("id"), str) and meta["id"] != p.name:
         # the id is the root-cause hash the folder is named by (entry_id): a copy renamed by

@@ -409,6 +409,19 @@ def _load_config(path: str | os.PathLike) -> tuple[dict[str, Any], str]:
     return {k.replace("-", "_"): v for k, v in table.items()}, "[run] " * ("run" in data)
 
 
+def _check_overridden(table: dict[str, Any], flags: dict[str, Any], where: str) -> None:
+    """Raise :class:`InvalidArgument` for a config value of the wrong type that a flag
+    replaces: the flag wins, but the file stays wrong until the flag is dropped (fresh user
+    31's B5: ``corpus = 5`` with ``--corpus DIR`` ran a whole campaign). ``where`` is the
+    file and section as errors name them."""
+    for k, v in table.items():
+        if flags.get(k) is None or k not in _TYPES:
+            continue
+        types, what = _TYPES[k]
+        if isinstance(v, bool) and bool not in types or not isinstance(v, types):
+            raise InvalidArgument(f"{where}{k} must be {what}, not {v!r}")
+
+
 def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignOptions:
     """Defaults < config file < flags (only flags the user gave, i.e. not None)."""
     merged: dict[str, Any] = {}
@@ -420,18 +433,18 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
                 f"config file {config!r} sets both 'time' and 'programs': give one budget"
             )
     merged.update({k: v for k, v in flags.items() if v is not None})
-    if "pipelines" in merged:
-        merged["pipelines"] = _split(merged["pipelines"], "pipelines")
-    if "fail_on" in merged:
-        merged["fail_on"] = _split(merged["fail_on"], "fail_on")
+    # the options whose value is the file's (no flag replaced it): errors name the file
+    from_config = {k: f"config file {str(config)!r}: {section}{k}" for k in table
+                   if flags.get(k) is None}
+    for k in ("pipelines", "fail_on"):  # named by file and key too (fresh user 31's B4)
+        if k in merged:
+            merged[k] = _split(merged[k], from_config.get(k, k))
+    _check_overridden(table, flags, f"config file {str(config)!r}: {section}")
     # A budget given on the command line replaces the config's other kind of budget.
     if flags.get("programs") is not None and flags.get("time") is None:
         merged.pop("time", None)
     if flags.get("time") is not None and flags.get("programs") is None:
         merged.pop("programs", None)
-    # the options whose value is the file's (no flag replaced it): errors name the file
-    from_config = {k: f"config file {str(config)!r}: {section}{k}" for k in table
-                   if flags.get(k) is None}
     names = {f.name for f in dataclasses.fields(CampaignOptions)}
     unknown = sorted(k for k in table if k not in names)  # no flag has their names
     if unknown:  # fresh user 24: the bare option name did not say where it was written
