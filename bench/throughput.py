@@ -63,16 +63,20 @@ def _verdicts(state: Path) -> str:
     (the summary line no longer carries them since the mutants' count joined it)."""
     from collections import Counter
 
-    runs = sorted((state / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
-    events = [json.loads(x) for x in (runs[-1] / "journal.jsonl").read_text().splitlines()]
-    counts = Counter((e["pipeline"], e["outcome"]["verdict"]) for e in events if e["t"] == "task")
+    counts = Counter((e["pipeline"], e["outcome"]["verdict"]) for e in _journal(state)
+                     if e["t"] == "task")
     return "; ".join(f"{p} {v} {n}" for (p, v), n in sorted(counts.items()))
+
+
+def _journal(state: Path) -> list[dict]:
+    """The events of the newest campaign's journal under ``state``."""
+    runs = sorted((state / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
+    return [json.loads(x) for x in (runs[-1] / "journal.jsonl").read_text().splitlines()]
 
 
 def _shrinks(state: Path) -> str:
     """What the newest campaign under ``state`` spent on shrinking, from its journal."""
-    runs = sorted((state / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
-    events = [json.loads(x) for x in (runs[-1] / "journal.jsonl").read_text().splitlines()]
+    events = _journal(state)
     found = [e for e in events if e["t"] == "finding" and e.get("id")]
     seconds = sum((e.get("costs") or {}).get("shrink", 0.0) for e in found)
     return (f"{len(found)} shrunk findings ({sum(1 for e in found if e.get('follows'))} "

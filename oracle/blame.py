@@ -169,6 +169,10 @@ from aliasfuzz.fuzz.grads import has_grad_inputs
 from aliasfuzz.fuzz.isolated import exception_chain
 from aliasfuzz.oracle.differential import differential, tolerance
 
+# the stage named when a finding blamed on ``decomposition`` departs the same way when
+# traced to ATen with nothing decomposed in Python (:func:`aten_trace_control`)
+from aliasfuzz.passes.stages import ATEN_TRACE
+
 __all__ = [
     "ATEN_TRACE", "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "GRADS_NOT_CUT",
     "NOT_REPRODUCED",
@@ -220,7 +224,7 @@ FAITHFUL: dict[str, tuple[str, ...]] = {
 
 #: Stages built by aliasfuzz alone (no pipeline runs them): no error of theirs is a
 #: conclusive departure except the finding's own.
-_OWN = ("decomposition", "aten-trace")
+_OWN = ("decomposition", ATEN_TRACE)
 
 #: Verdicts decided by the reinplace pass's own decisions (no cut needed).
 _CLAIMS = ("unsafe-reinplace", "missed-reinplace")
@@ -668,11 +672,6 @@ def _eager(fn: Callable, names: Sequence[str], make: Callable[[], tuple]) -> Eag
     from aliasfuzz.oracle.confirm import run_callable_named
 
     return run_callable_named(fn, names, make())
-
-
-#: The stage named when a finding blamed on ``decomposition`` departs the same way when
-#: traced to ATen with nothing decomposed in Python (:func:`aten_trace_control`).
-ATEN_TRACE = "aten-trace"
 
 
 def aten_trace_control(

@@ -80,7 +80,8 @@ from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
-__all__ = ["GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "aten_trace", "cut",
+__all__ = ["ATEN_TRACE", "GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "aten_trace",
+           "cut",
            "inductor_component",
            "order_dependent_copy", "sequential_copy", "raised_by_aot_runtime"]
 
@@ -214,6 +215,10 @@ def _decomposition_backend(pipeline: str, plain: bool = False) -> Callable:
     return backend
 
 
+#: The stage :func:`aten_trace` runs (blame's control, not a stage of any pipeline).
+ATEN_TRACE = "aten-trace"
+
+
 def aten_trace(
     pipeline: str, fn: Callable, make_inputs: Callable[[], tuple[Any, ...]],
     input_names: Sequence[str], *, options: Any = None,
@@ -231,7 +236,7 @@ def aten_trace(
     t = time.perf_counter()
     res = _compiled_stage(pipeline, functools.partial(_decomposition_backend, plain=True), fn,
                           make_inputs, input_names, options)
-    return StageRun("aten-trace", res, seconds=time.perf_counter() - t)
+    return StageRun(ATEN_TRACE, res, seconds=time.perf_counter() - t)
 
 
 class _GraphOutputs:

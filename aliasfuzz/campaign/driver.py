@@ -370,6 +370,12 @@ def _newest_first(state: str | Path) -> list[Path]:
     return list(reversed(sorted((Path(state) / "runs").glob("*"), key=lambda p: p.stat().st_mtime)))
 
 
+def _last_end(d: Path) -> dict[str, Any] | None:
+    """The last ``end`` event of campaign directory ``d``'s journal, None when it has none."""
+    ends = [e for e in Journal.events(d / "journal.jsonl") if e.get("t") == "end"]
+    return ends[-1] if ends else None
+
+
 def latest_unfinished(state: str | Path) -> Path | None:
     """The newest campaign directory under ``state`` whose journal has no ``end`` event.
 
@@ -377,28 +383,20 @@ def latest_unfinished(state: str | Path) -> Path | None:
     "failed"}`` (and ``failed`` in the history), so it is not picked: resuming it would
     most likely die the same way. ``aliasfuzz run --resume DIR`` still resumes it.
     """
-    for d in _newest_first(state):
-        events = Journal.events(d / "journal.jsonl")
-        if not any(e.get("t") == "end" for e in events):
-            return d
-    return None
+    return next((d for d in _newest_first(state) if _last_end(d) is None), None)
 
 
 def campaign_done(d: Path) -> bool:
     """Whether campaign directory ``d``'s journal ends with a ``done`` end event (a campaign
     that ran its whole budget: ``--resume`` refuses it)."""
-    ends = [e for e in Journal.events(d / "journal.jsonl") if e.get("t") == "end"]
-    return bool(ends) and ends[-1].get("status") == "done"
+    return (_last_end(d) or {}).get("status") == "done"
 
 
 def latest_failed(state: str | Path) -> Path | None:
     """The newest campaign directory under ``state`` that ended ``failed`` (an internal
     error), which ``--resume`` skips and ``--resume DIR`` still resumes; None if none."""
-    for d in _newest_first(state):
-        ends = [e for e in Journal.events(d / "journal.jsonl") if e.get("t") == "end"]
-        if ends and ends[-1].get("status") == "failed":
-            return d
-    return None
+    return next((d for d in _newest_first(state)
+                 if (_last_end(d) or {}).get("status") == "failed"), None)
 
 
 def load_campaign(d: Path) -> tuple[CampaignOptions, dict[str, Any], list[dict[str, Any]]]:

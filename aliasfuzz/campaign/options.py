@@ -121,14 +121,23 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
 }
 
 
+def _wrong_type(name: str, v: Any) -> str | None:
+    """``must be <what>, not <v>`` when ``v`` is not of option ``name``'s :data:`_TYPES`
+    (a bool is no number), else None."""
+    types, what = _TYPES[name]
+    if isinstance(v, bool) and bool not in types or not isinstance(v, types):
+        return f"must be {what}, not {v!r}"
+    return None
+
+
 def _check_types(opts: CampaignOptions) -> None:
-    for name, (types, what) in _TYPES.items():
+    for name in _TYPES:
         v = getattr(opts, name)
         if v is None and name in ("programs", "time", "report"):
             continue
-        if isinstance(v, bool) and bool not in types or not isinstance(v, types):
-            where = opts.from_config.get(name, f"option {name}")
-            raise InvalidArgument(f"{where} must be {what}, not {v!r}")
+        bad = _wrong_type(name, v)
+        if bad is not None:
+            raise InvalidArgument(f"{opts.from_config.get(name, f'option {name}')} {bad}")
     for name in ("pipelines", "fail_on", "plugins"):
         if not all(isinstance(x, str) for x in getattr(opts, name)):
             raise InvalidArgument(f"{opts.from_config.get(name, f'option {name}')} must be a "
@@ -415,11 +424,9 @@ def _check_overridden(table: dict[str, Any], flags: dict[str, Any], where: str) 
     31's B5: ``corpus = 5`` with ``--corpus DIR`` ran a whole campaign). ``where`` is the
     file and section as errors name them."""
     for k, v in table.items():
-        if flags.get(k) is None or k not in _TYPES:
-            continue
-        types, what = _TYPES[k]
-        if isinstance(v, bool) and bool not in types or not isinstance(v, types):
-            raise InvalidArgument(f"{where}{k} must be {what}, not {v!r}")
+        bad = _wrong_type(k, v) if flags.get(k) is not None and k in _TYPES else None
+        if bad is not None:
+            raise InvalidArgument(f"{where}{k} {bad}")
 
 
 def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignOptions:
@@ -434,12 +441,12 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
             )
     merged.update({k: v for k, v in flags.items() if v is not None})
     # the options whose value is the file's (no flag replaced it): errors name the file
-    from_config = {k: f"config file {str(config)!r}: {section}{k}" for k in table
-                   if flags.get(k) is None}
+    where = f"config file {str(config)!r}: {section}"
+    from_config = {k: f"{where}{k}" for k in table if flags.get(k) is None}
     for k in ("pipelines", "fail_on"):  # named by file and key too (fresh user 31's B4)
         if k in merged:
             merged[k] = _split(merged[k], from_config.get(k, k))
-    _check_overridden(table, flags, f"config file {str(config)!r}: {section}")
+    _check_overridden(table, flags, where)
     # A budget given on the command line replaces the config's other kind of budget.
     if flags.get("programs") is not None and flags.get("time") is None:
         merged.pop("time", None)

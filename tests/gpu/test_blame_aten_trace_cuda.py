@@ -6,29 +6,19 @@ without CUDA."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 import torch
 
-from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle.blame import blame_program
-from tests.unit.test_blame_aten_trace import check_dropped_requires_grad
+from tests.unit.test_blame_aten_trace import ROOT, _program, check_dropped_requires_grad
 
 pytestmark = pytest.mark.gpu
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
 def _cuda():
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
-
-
-def _program(path: Path) -> Program:
-    return Program.from_json(json.loads(path.read_text()))
 
 
 def test_a_dropped_requires_grad_is_blamed_on_tracing_to_aten_on_cuda():
