@@ -94,10 +94,11 @@ class Witness:
             bound = f" (needed {needed}: compiled/needed {self.bytes[0] / needed:.1f}x)"
         scaled_excess = self.scaled_bytes[0] - self.scaled_bytes[1]
         return (f"witness {self.rule}: `{self.original}` spelled `{self.spelled}` gives eager's "
-                f"values; Inductor's code moves {self.bytes[0]} bytes per call, the witness "
+                f"values; Inductor's code moves {self.bytes[0]} bytes per call by its kernels' loop "
+                f"extents, the witness "
                 f"{self.bytes[1]}{bound}; excess {self.excess} bytes, {scaled_excess} "
                 f"({scaled_excess / self.excess:.2f}x) with every input dimension of size "
-                f"{self.sizes[0]} doubled to {self.sizes[1]}; Inductor's own count "
+                f"{self.sizes[0]} doubled to {self.sizes[1]}; Inductor's own count (the repro's) "
                 f"{self.inductor_bytes[0]} vs {self.inductor_bytes[1]}; temporaries "
                 f"{self.temporary_bytes[0]} vs {self.temporary_bytes[1]} bytes")
 

@@ -13,6 +13,18 @@ runs the backward too), or values through
 compiled expressions). Single braces (Python f-string fields) are left alone by Jinja2.
 """
 
+#: The lines that make a repro exit 125 on an exception outside its check (an API that
+#: moved, an eager call that now raises, a value finding whose compiled call now raises):
+#: neither "the bug shows" (1) nor "fixed" (0), and git bisect's "skip" code, so a script
+#: bisecting torch with a repro does not read a broken repro as the bug (fresh user 31's
+#: B3). ``os._exit``: an uncaught exception's status is 1 whatever ``sys.excepthook`` does.
+BROKE = [
+    "import os, sys, traceback",
+    "# an exception outside the check: the repro broke, neither bug nor fix (exit 125, git bisect's skip)",
+    "sys.excepthook = lambda *e: (traceback.print_exception(*e), sys.stdout.flush(), sys.stderr.flush(), "
+    "os._exit(125))",
+]
+
 TEMPLATE = r'''"""{{ title }}
 
 {{ notes|join("\n") }}"""
@@ -20,6 +32,9 @@ TEMPLATE = r'''"""{{ title }}
 from typing import Optional
 
 {% endif %}
+{% for line in broke %}
+{{ line }}
+{% endfor %}
 import torch
 {% if cuda %}
 
@@ -114,7 +129,6 @@ post_grad.reinplace_inplaceable_ops = watched  # post_grad_passes calls the pass
 
 {% if died > 1 %}
 import subprocess
-import sys
 if "--child" not in sys.argv:  # it killed the fuzzer's process: run it in children, exit 1 on a signal
     for _ in range({{ died }}):  # a heap corruption does not abort every run
         r = subprocess.run([sys.executable, __file__, "--child"])
@@ -123,7 +137,6 @@ if "--child" not in sys.argv:  # it killed the fuzzer's process: run it in child
     raise SystemExit(0)
 {% elif died %}
 import subprocess
-import sys
 if "--child" not in sys.argv:  # generated code may write out of bounds: a signal is the bug too
     r = subprocess.run([sys.executable, __file__, "--child"])
     raise SystemExit(f"the process died of signal {-r.returncode}" if r.returncode < 0 else r.returncode)
@@ -206,9 +219,11 @@ print("\n".join(copies) or "no copy left: the pass writes in place (fixed)")
 raise SystemExit(1 if copies else 0)
 {% else %}
 a, b = inputs(), inputs()
+{% if check != "crash" %}
 {% for line in setup %}
 {{ line }}
 {% endfor %}
+{% endif %}
 {% if check == "crash" %}
 {% if backward %}
 grads(f(*a), a)
@@ -219,6 +234,9 @@ except Exception as e:
 {% else %}
 f(*a)
 try:
+{% for line in setup %}
+    {{ line }}
+{% endfor %}
     {{ compiled }}(*b)
 except Exception as e:
     raise SystemExit(f"eager ran, the compiled call raised {type(e).__name__}: {e}")

@@ -47,6 +47,7 @@ from aliasfuzz.campaign._repro_frames import (
     inductor_settings,
     jit_settings,
 )
+from aliasfuzz.campaign._repro_template import BROKE
 from aliasfuzz.campaign._repro_words import effect, first_line, known_lines, stage_words, title
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.grads import has_grad_inputs
@@ -193,7 +194,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     found = f"torch {v.get('torch', '?')}" + (f", triton {v['triton']}" if plan_.cuda and v.get("triton") else "")
     if not plan_.cuda and v.get("threads"):  # a CPU kernel may need several threads to fail
         found += f", {v['threads']} CPU thread{'' if v['threads'] == '1' else 's'}"
-    exits = "1 the bug shows, 0 fixed" + (", 3 no GPU here" if plan_.cuda else "")
+    exits = "1 the bug shows, 0 fixed" + (", 3 no GPU here" if plan_.cuda else "") + ", 125 it broke"
     named = stage if words == stage else f"{stage} ({words})"
     stages = [str(x) for x in meta.get("stages") or [] if x]
     if (not stage or stage.startswith("unblamed")) and meta.get("blame_reason") and \
@@ -217,7 +218,8 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         # the stage is full Inductor; the component tells which part of it to read (audit 22)
         notes += textwrap.wrap(f"Inductor raised it in its {raised_in}.", 92,
                                break_on_hyphens=False)
-    notes.append(f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits}.")
+    notes += textwrap.wrap(f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits} "
+                           "(an exception outside the check).", 92, break_on_hyphens=False)
     if not plan_.own:  # an auditor compared this program with program.json and was puzzled
         notes += textwrap.wrap(
             f"Shown by another sighting ({plan_.pipeline}), the most public one; program.json "
@@ -343,7 +345,7 @@ def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tup
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     text = env.from_string(TEMPLATE).render(
-        **parts, title=head(meta, p), notes=_notes(p, meta), cuda=p.cuda,
+        **parts, title=head(meta, p), notes=_notes(p, meta), cuda=p.cuda, broke=BROKE,
         imports=imports, settings=settings, mode=p.mode, check=check, what=what, want=want,
         got=got, want_f="{" + want + "}", got_f="{" + got + "}", compiled=compiled,
         names=repr(tuple(names)),
@@ -466,16 +468,18 @@ def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
     if got is None:
         return None
     rule, witness = got
-    notes = [f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
-             f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed, "
-             "4 no claim (f or f_witness compiled no longer gives eager's values).",
+    notes = [*textwrap.wrap(
+                 f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
+                 f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed, "
+                 "4 no claim (f or f_witness compiled no longer gives eager's values), 125 it broke "
+                 "(an exception outside the check).", 92, break_on_hyphens=False),
              *textwrap.wrap(f"A cost claim ({rule}): f and f_witness compute the same values; "
                             "Inductor's code for f moves more bytes per call than for "
                             "f_witness (Inductor's own count). No stage is named: stages are "
                             "cut by values, which agree with eager at every stage.", 92,
                             break_on_hyphens=False)]
     head_ = ["from typing import Optional"] * parts["optional"] + [
-        "import logging", "", "import torch", *parts["imports"], "from torch._inductor import metrics",
+        "import logging", *BROKE, "import torch", *parts["imports"], "from torch._inductor import metrics",
         "from torch.utils._pytree import tree_leaves", "",
         "torch.compiler.config.force_disable_caches = True  # run the passes",
         "# Inductor counts the bytes each compiled graph moves when its metrics log is on",
@@ -508,7 +512,8 @@ moved_witness, out_witness = compiled(f_witness)
 if not (same(eager, out) and same(eager, out_witness)):
     print("f or f_witness compiled no longer gives eager's values: no cost claim")
     raise SystemExit(4)
-print(f"Inductor's code moves {moved} bytes per call for f, {moved_witness} for f_witness")
+# metrics.num_bytes_accessed: not the loop-extent count that opens the finding's explanation
+print(f"Inductor's own count: {moved} bytes per call for f, {moved_witness} for f_witness")
 raise SystemExit(1 if moved > moved_witness else 0)"""
     blocks = [head_, parts["definitions"], parts["function"], witness, parts["inputs"], [run]]
     doc = f'"""{head(meta, p)}\n\n' + "\n".join(notes) + '"""'
