@@ -19,8 +19,7 @@ compiled expressions). Single braces (Python f-string fields) are left alone by 
 #: bisecting torch with a repro does not read a broken repro as the bug (fresh user 31's
 #: B3). ``os._exit``: an uncaught exception's status is 1 whatever ``sys.excepthook`` does.
 BROKE = [
-    "import os, sys, traceback",
-    "# an exception outside the check: the repro broke, neither bug nor fix (exit 125, git bisect's skip)",
+    "import os, sys, traceback  # an exception outside the check exits 125: the repro broke",
     "sys.excepthook = lambda *e: (traceback.print_exception(*e), sys.stdout.flush(), sys.stderr.flush(), "
     "os._exit(125))",
 ]
@@ -113,9 +112,10 @@ def nbytes(n):  # bytes of a graph value (a tensor or a list of tensors)
                if isinstance(t, torch.Tensor))
 {% if mode != "fx" %}
 
-copies, reinplace_pass = [], post_grad.reinplace_inplaceable_ops
+copies, ran, reinplace_pass = [], [], post_grad.reinplace_inplaceable_ops
 
 def watched(updater, graph):  # Inductor's reinplace pass, then the copies it left
+    ran.append(graph)
     before = set(graph.nodes)
     reinplace_pass(updater, graph)
     for n in graph.nodes:
@@ -144,7 +144,7 @@ if "--child" not in sys.argv:  # generated code may write out of bounds: a signa
 {% if oob %}
 from torch._inductor.codecache import PyCodeCache
 
-load_wrapper = PyCodeCache.load_by_key_path
+load_wrapper, checked = PyCodeCache.load_by_key_path, []
 
 def checked_wrapper(*args, **kwargs):  # each view Inductor's wrapper makes, against its storage
     mod = load_wrapper(*args, **kwargs)
@@ -161,6 +161,7 @@ def checked_wrapper(*args, **kwargs):  # each view Inductor's wrapper makes, aga
 
     if view is not None:
         mod.reinterpret_tensor = reinterpret_tensor
+        checked.append(mod)
     return mod
 
 PyCodeCache.load_by_key_path = checked_wrapper
@@ -214,6 +215,9 @@ copies = [] if node is None or str(node.target).split(".")[1].endswith("_") else
     f"{node.name} = {node.target}(...) still writes a new {nbytes(node)}-byte buffer"]
 {% else %}
 {{ compiled }}(*inputs())
+if not ran:  # post_grad_passes no longer calls the pass by this name: nothing was watched
+    print("the reinplace pass never ran under post_grad.reinplace_inplaceable_ops: the repro broke")
+    raise SystemExit(125)
 {% endif %}
 print("\n".join(copies) or "no copy left: the pass writes in place (fixed)")
 raise SystemExit(1 if copies else 0)
@@ -225,10 +229,13 @@ a, b = inputs(), inputs()
 {% endfor %}
 {% endif %}
 {% if check == "crash" %}
+{% if mode != "fx" %}
+compiled_f = {{ compiled }}  # outside the check: an error building it is not the bug
+{% endif %}
 {% if backward %}
 grads(f(*a), a)
 try:
-    grads({{ compiled }}(*b), b)  # the forward, then the backward of the same loss
+    grads(compiled_f(*b), b)  # the forward, then the backward of the same loss
 except Exception as e:
     raise SystemExit(f"eager ran, the compiled forward or backward raised {type(e).__name__}: {e}")
 {% else %}
@@ -237,9 +244,13 @@ try:
 {% for line in setup %}
     {{ line }}
 {% endfor %}
-    {{ compiled }}(*b)
+    {{ "compiled_f" if mode != "fx" else compiled }}(*b)
 except Exception as e:
     raise SystemExit(f"eager ran, the compiled call raised {type(e).__name__}: {e}")
+{% endif %}
+{% if oob %}
+if not checked:  # no wrapper bound reinterpret_tensor where the check looks: the repro broke
+    raise SystemExit(125)
 {% endif %}
 print("eager and compiled both run: fixed")
 {% else %}

@@ -537,7 +537,10 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
     if not p.is_dir():
         raise InvalidArgument(f"{p}: not a corpus entry folder")
     meta = _read_json(p / "meta.json")
-    if not isinstance(meta, dict) or "expected" not in meta:
+    if not isinstance(meta, dict):  # fresh user 32's B6: a list was "no 'expected' verdict"
+        raise InvalidArgument(f"{p / 'meta.json'}: must be a JSON object, not "
+                              f"{type(meta).__name__} {json.dumps(meta)[:40]}")
+    if "expected" not in meta:
         raise InvalidArgument(f"{p / 'meta.json'}: no 'expected' verdict")
     if not isinstance(meta["expected"], dict):
         raise InvalidArgument(f"{p / 'meta.json'}: 'expected' must be an object "

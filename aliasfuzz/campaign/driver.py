@@ -246,9 +246,11 @@ def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) ->
 
 def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tuple[str, str] | None:
     """``(kind, why)`` when a shrunk, blamed finding is not written (None: it is): kind
-    ``flaky`` for :func:`unconfirmed_death` and for a finding whose replay (the first
+    ``flaky`` for :func:`unconfirmed_death`, for a finding whose replay (the first
     execution of shrinking, :func:`aliasfuzz.campaign.shrink.shrink`) did not give the same
-    failure, ``harness-only`` for :func:`fast_path_only`. The one rule of the campaign
+    failure, and for one that no stage cut reproduced and whose pipeline in a fresh process
+    (the blame's ``fresh``, :func:`aliasfuzz.campaign._judge.fresh_outcome`) did not either;
+    ``harness-only`` for :func:`fast_path_only`. The one rule of the campaign
     and of :mod:`aliasfuzz.campaign.rebuild`.
 
     A finding is a claim confirmed by execution: one that a second run of the same program
@@ -266,6 +268,11 @@ def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tupl
     why = unconfirmed_death(out, blame)
     if why is not None:
         return "flaky", why
+    fresh = blame.get("fresh")
+    if fresh is not None and not same_failure(out, fresh):
+        return "flaky", (f"{out.get('verdict')}/{out.get('check')} not reproduced by any stage "
+                         f"cut, nor by {pipeline} in a fresh process, which gave "
+                         f"{fresh.get('verdict')}/{fresh.get('check')}")
     why = fast_path_only(out, pipeline, blame)
     return None if why is None else ("harness-only", why)
 

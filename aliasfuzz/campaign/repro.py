@@ -61,8 +61,10 @@ __all__ = [
 #: Line budget of a repro that needs no harness (issue 13).
 #: the line budget of a public repro; an ``aliasing`` repro spends 15 of them showing what
 #: the shared storage does to a caller (the outputs that change when each input or output
-#: is written after the call), and a repro of another sighting than program.json's 2 saying so
-MAX_LINES = 50
+#: is written after the call), and a repro of another sighting than program.json's 2 saying so;
+#: 2 more since a repro tells a broken run from the bug (fresh users 31 and 32: the exit-125
+#: hook, and a check that the out-of-bounds view check was installed)
+MAX_LINES = 52
 
 #: pipeline -> (rank, mode, backend): lower ranks are more public ways to reproduce.
 _WAYS: dict[str, tuple[int, str, str | None]] = {
@@ -315,6 +317,10 @@ def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tup
         # by another spelling (other input aliasing, same shapes) can fail on its own
         # (twelfth audit, wave B): torch.compiler's public switch turns every cache off.
         settings.append("torch.compiler.config.force_disable_caches = True  # run the passes")
+    if p.mode in ("compile", "fastpath"):
+        # with TORCHDYNAMO_SUPPRESS_ERRORS=1 set, a compile error falls back to eager and a
+        # crash repro said "fixed" (fresh user 32's B4)
+        settings.append("torch._dynamo.config.suppress_errors = False  # an error is not eager")
     script, calls, calls_note = "", 1, ""
     if p.mode == "jit":
         settings, script, calls, calls_note = jit_settings(p, meta)
@@ -509,6 +515,9 @@ e = inputs()
 eager = tree_leaves((f(*e), e))
 moved, out = compiled(f)
 moved_witness, out_witness = compiled(f_witness)
+if not moved:  # Inductor's byte count was not logged: nothing was measured
+    print("Inductor's metrics counted 0 bytes for f: the repro broke")
+    raise SystemExit(125)
 if not (same(eager, out) and same(eager, out_witness)):
     print("f or f_witness compiled no longer gives eager's values: no cost claim")
     raise SystemExit(4)

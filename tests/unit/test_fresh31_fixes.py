@@ -87,3 +87,12 @@ def test_a_verdict_of_the_wrong_type_is_not_called_missing(tmp_path):
     (entry / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(InvalidArgument, match=r"expected\.verdict missing$"):
         load_entry(entry)
+
+
+def test_a_meta_that_is_not_an_object_is_said_so(tmp_path):
+    # fresh user 32's B6: a JSON list was reported as "no 'expected' verdict"
+    entry = tmp_path / "miscompile-decomposition-a649b9362b"
+    shutil.copytree(ROOT / "corpus" / entry.name, entry)
+    (entry / "meta.json").write_text("[1, 2]")
+    with pytest.raises(InvalidArgument, match=r"meta\.json: must be a JSON object, not list \[1, 2\]$"):
+        load_entry(entry)

@@ -10,12 +10,14 @@ would.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from aliasfuzz.campaign.repro import render_repro
-from tests.common.repro_cases import CASES, meta_v2
+from aliasfuzz.campaign.corpus import load_entry
+from tests.common.repro_cases import CASES, ROOT, meta_v2
 from tests.unit.test_witness_repro import _entry as witness_entry
 
 #: run ``repro.py`` after replacing ``torch.<name>`` with a function that raises
@@ -69,3 +71,74 @@ def test_a_witness_repro_that_cannot_compile_exits_125(tmp_path):
     r = _run(text, tmp_path, "torch.compile")
     assert r.returncode == 125, r.stdout + r.stderr
     assert "torch.compile moved in this torch" in r.stderr
+
+
+#: a ``sitecustomize`` that moves one piece of torch (``SIM``) before any repro code runs,
+#: in the repro's own children too (fresh user 32's simulations of a later torch)
+SITE = """
+import os
+sim = os.environ.get("SIM")
+if sim == "compile_raise":
+    import torch
+    def moved(*args, **kwargs):
+        raise AttributeError("torch.compile moved in this torch")
+    torch.compile = moved
+elif sim == "reinplace_rebound":  # post_grad_passes calls the pass by another name
+    import torch._inductor.fx_passes.post_grad as pg
+    pg._reinplace_pass_v2 = pg.reinplace_inplaceable_ops
+    c = pg.post_grad_passes.__code__
+    pg.post_grad_passes.__code__ = c.replace(co_names=tuple(
+        "_reinplace_pass_v2" if n == "reinplace_inplaceable_ops" else n for n in c.co_names))
+elif sim == "metrics_logger_renamed":  # compile_fx logs its byte count under another name
+    import logging
+    import torch._inductor.compile_fx as cf
+    cf.inductor_metrics_log = logging.getLogger("torch._inductor.compile_fx.__inductor_metrics_v2")
+"""
+
+
+def _simulated(text: str, tmp_path: Path, sim: str | None, **env: str) -> subprocess.CompletedProcess:
+    (tmp_path / "site").mkdir(exist_ok=True)
+    (tmp_path / "site" / "sitecustomize.py").write_text(SITE)
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    environ = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), **env}
+    if sim:
+        environ["SIM"] = sim
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path, env=environ)
+
+
+def _corpus_repro(name: str) -> str:
+    e = load_entry(ROOT / "corpus" / name)
+    return render_repro(e.program, e.meta)
+
+
+def test_a_crash_repro_whose_torch_compile_moved_exits_125(tmp_path):
+    # the compiled callable is built outside the check: only calling it is the bug
+    text = _corpus_repro("crash-functionalization-6210c968b2")
+    r = _simulated(text, tmp_path, "compile_raise")
+    assert r.returncode == 125, r.stdout + r.stderr
+    assert "torch.compile moved in this torch" in r.stderr
+    assert _simulated(text, tmp_path, None).returncode == 1
+
+
+def test_a_copies_harness_whose_pass_was_not_watched_exits_125(tmp_path):
+    text = _corpus_repro("missed-reinplace-reinplace-28782ce57a")
+    r = _simulated(text, tmp_path, "reinplace_rebound")
+    assert r.returncode == 125, r.stdout + r.stderr
+    assert "the reinplace pass never ran" in r.stdout
+
+
+def test_a_witness_repro_whose_byte_count_is_not_logged_exits_125(tmp_path):
+    program, meta = witness_entry()
+    r = _simulated(render_repro(program, meta), tmp_path, "metrics_logger_renamed")
+    assert r.returncode == 125, r.stdout + r.stderr
+    assert "counted 0 bytes for f" in r.stdout
+
+
+def test_a_compile_crash_repro_ignores_suppress_errors(tmp_path):
+    # TORCHDYNAMO_SUPPRESS_ERRORS=1 would fall back to eager: "fixed" where the bug shows
+    text = _corpus_repro("crash-lowering-b8e12830a7")
+    assert "torch._dynamo.config.suppress_errors = False" in text
+    r = _simulated(text, tmp_path, None, TORCHDYNAMO_SUPPRESS_ERRORS="1")
+    assert r.returncode == 1, r.stdout + r.stderr
