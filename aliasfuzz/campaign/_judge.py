@@ -215,7 +215,7 @@ def blame(
     does not take the cut's result with it (fourth audit 8be8a9c905). ``isolate``: every
     stage and control in a child interpreter (:func:`aliasfuzz.oracle.blame.blame_program`).
     """
-    from aliasfuzz.oracle.blame import NOT_REPRODUCED, Blame, blame_program
+    from aliasfuzz.oracle.blame import Blame, blame_program
 
     t0 = time.perf_counter()
     if pipeline in _debug.DEBUG_PIPELINES:
@@ -230,40 +230,10 @@ def blame(
                           isolate=isolate)
     out = b.to_json()
     out["full"] = None
-    if b.stage is None and b.reason == NOT_REPRODUCED and not str(
-            outcome.get("check") or "").startswith("signal:"):
-        out["fresh"] = fresh_outcome(program, pipeline, device, options)
     if pipeline == "inductor-reinplace" and full:
         out.update(full_of(outcome, _judged(program, "inductor", device, options or None)))
     out["seconds"] = time.perf_counter() - t0
     return out
-
-
-def fresh_outcome(program: Program, pipeline: str, device: str,
-                  options: dict[str, Any] | None) -> dict[str, Any]:
-    """``{"verdict", "check", "explanation"}`` of ``program`` judged on ``pipeline`` in a
-    fresh interpreter (:func:`aliasfuzz.fuzz.isolated.run_isolated`), as the finding's
-    ``repro.py`` runs it: for a finding that no cut of its pipeline reproduced
-    (:data:`aliasfuzz.oracle.blame.NOT_REPRODUCED`), which the campaign writes only when
-    this run shows it again (:func:`aliasfuzz.campaign.driver.dismissal`). An H200 campaign
-    (seed 32) filed ``miscompile-unblamed-inductor-6d5082b08e``: its worker saw a wrong
-    value twice, every cut agreed and its repro printed "fixed" three times out of three. A
-    child that dies is ``{"verdict": "crash", "check": "signal:..."}`` (or ``timeout``)."""
-    from aliasfuzz.fuzz.isolated import Died, run_isolated
-
-    got = run_isolated(f"{__name__}:_fresh_step", (program.to_json(), pipeline, device, options),
-                       timeout=600.0)
-    if isinstance(got, Died):
-        verdict = "timeout" if got.how.startswith("timeout") else "crash"
-        check = "signal:" + got.how.split()[-1] if got.how.startswith("signal") else None
-        return {"verdict": verdict, "check": check, "explanation": f"the fresh process: {got.how}"}
-    return got
-
-
-def _fresh_step(program_json: str, pipeline: str, device: str,
-                options: dict[str, Any] | None) -> dict[str, Any]:
-    out = evaluate(Program.from_json(program_json), pipeline, device, options)
-    return {k: out.get(k) for k in ("verdict", "check", "explanation")}
 
 
 def executor_options(options: Any, explanation: str) -> Any:

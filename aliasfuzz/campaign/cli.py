@@ -285,7 +285,8 @@ def dismissed_notes(res) -> list[str]:
     if res.unreproduced:  # driver.dismissal's flaky kind: not the re-run crashes above
         out.append(f"note: {_plural(res.unreproduced, 'finding')} not written: the replay "
                    "did not show it again, or no stage-by-stage cut reproduced a worker's "
-                   f"death (not findings; {where})")
+                   "death, or no cut nor its pipeline in a fresh interpreter reproduced it "
+                   f"(not findings; each one's reason is in {where})")
     for case, says in (("hidden", "that full torch.compile does not show (harness only"),
                        ("unsupported", "that full torch.compile cannot run on this host "
                         "(unconfirmed")):

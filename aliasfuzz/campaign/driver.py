@@ -249,7 +249,7 @@ def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tupl
     ``flaky`` for :func:`unconfirmed_death`, for a finding whose replay (the first
     execution of shrinking, :func:`aliasfuzz.campaign.shrink.shrink`) did not give the same
     failure, and for one that no stage cut reproduced and whose pipeline in a fresh process
-    (the blame's ``fresh``, :func:`aliasfuzz.campaign._judge.fresh_outcome`) did not either;
+    (the blame's ``fresh``, :func:`aliasfuzz.campaign.pool.blame_in`) did not either;
     ``harness-only`` for :func:`fast_path_only`. The one rule of the campaign
     and of :mod:`aliasfuzz.campaign.rebuild`.
 

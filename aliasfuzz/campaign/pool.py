@@ -72,6 +72,15 @@ def kernel_cache_dir(opts: CampaignOptions) -> Path | None:
     return path
 
 
+def _uncut(outcome: dict[str, Any], blame: dict[str, Any]) -> bool:
+    """Whether no cut of the pipeline reproduced finding ``outcome`` (a signal death
+    excepted: :func:`~aliasfuzz.campaign.driver.unconfirmed_death` judges those)."""
+    from aliasfuzz.oracle.blame import NOT_REPRODUCED
+
+    return (not blame.get("stage") and blame.get("reason") == NOT_REPRODUCED
+            and not str(outcome.get("check") or "").startswith("signal:"))
+
+
 def blame_in(
     worker: Worker, task: dict[str, Any], outcome: dict[str, Any], bugs: Sequence[Any] = ()
 ) -> dict[str, Any]:
@@ -82,6 +91,8 @@ def blame_in(
     ``crash`` and does not lose the blame. A cut that kills the worker is run once more
     with every stage and control in a child interpreter (``isolate``; twelfth audit
     0374cd4bda).
+    A finding that no cut reproduces is judged once more in a fresh worker (the blame's
+    ``fresh``: its verdict, check and explanation).
     A finding its replay did not show
     (:func:`~aliasfuzz.campaign.shrink.unconfirmed_replay`) is not cut. Then the controls
     of the known bugs (``bugs``, :class:`~aliasfuzz.campaign.known.KnownBug`) whose fields
@@ -99,6 +110,16 @@ def blame_in(
         # the cut's own compiles killed the worker (heap corruption): once more with each
         # stage and control in a child interpreter (oracle.blame._Isolation)
         out = worker.run({**task, "blame": outcome, "full": False, "isolate": True})
+    if "blame" in out and _uncut(outcome, out["blame"]):
+        # no cut shows it: the pipeline once more in a fresh worker, as repro.py would run
+        # it (driver.dismissal writes it only when that shows it again; H200 seed 32's
+        # miscompile-unblamed-inductor-6d5082b08e, a wrong value its worker saw twice,
+        # which every cut and its repro did not)
+        worker.close()
+        fresh = worker.run(task)
+        out["blame"]["fresh"] = {k: fresh.get(k) for k in ("verdict", "check", "explanation")}
+        if "verdict" not in fresh:  # an internal error: no answer, so no dismissal either
+            out["blame"]["fresh"] = None
     if "blame" in out and task["pipeline"] == "inductor-reinplace":
         full = worker.run({**task, "pipeline": "inductor"})
         if "verdict" not in full:  # an internal error: say so rather than guess

@@ -81,7 +81,8 @@ sighting, nothing to re-run); <i>hits</i>: sightings in this campaign, per pipel
 <h2 id="dismissed">Findings not written</h2>
 <p>Runs judged a finding that the campaign did not write to the corpus: <i>flaky</i>, the
 replay did not show it again, or no stage-by-stage cut reproduced a worker's death (memory an
-earlier run corrupted); <i>harness-only</i>, a fast-path finding that full
+earlier run corrupted), or neither a cut nor the pipeline run again in a fresh interpreter
+reproduced it (the <i>why</i> column says which); <i>harness-only</i>, a fast-path finding that full
 <code>torch.compile</code> does not show, or cannot run on this host. They are counted in the
 verdict table above, and are not bugs the campaign claims.</p>
 {% if dismissed %}<table id="dismissed-findings"><tr><th>program</th><th class="l">pipeline</th><th class="l">kind</th><th class="l">why</th></tr>

@@ -284,7 +284,8 @@ def dismissed(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The findings campaign ``events`` did not write (the console's ``note:`` lines,
     :func:`aliasfuzz.campaign.cli.dismissed_notes`), in journal order, each ``{i, pipeline,
     kind, why}``: ``kind`` ``flaky`` (the replay did not show it again, or no stage-by-stage
-    cut reproduced a worker's death) or ``harness-only`` (a fast-path finding full
+    cut reproduced a worker's death, or neither a cut nor a fresh interpreter's run
+    reproduced it) or ``harness-only`` (a fast-path finding full
     ``torch.compile`` does not show, or cannot run here); ``why`` the driver's reason
     (:func:`aliasfuzz.campaign.driver.dismissal`). A report that counted a pipeline's crash
     without them left it unexplained (fresh user 28)."""

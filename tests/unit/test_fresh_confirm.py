@@ -1,5 +1,5 @@
 """A finding no stage cut reproduces is written only when its pipeline shows it again in a
-fresh process (:func:`aliasfuzz.campaign._judge.fresh_outcome`,
+fresh worker (:func:`aliasfuzz.campaign.pool.blame_in`'s ``fresh``,
 :func:`aliasfuzz.campaign.driver.dismissal`).
 
 The H200 campaign of seed 32 filed ``miscompile-unblamed-inductor-6d5082b08e``: a wrong
@@ -11,24 +11,32 @@ filed so, its repro exits 1) is kept: the fresh run shows it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from aliasfuzz.campaign import _judge
-from aliasfuzz.campaign.corpus import load_entry
+from aliasfuzz.campaign import worker as worker_mod
 from aliasfuzz.campaign.driver import dismissal
+from aliasfuzz.campaign.pool import blame_in
 from aliasfuzz.oracle.blame import NOT_REPRODUCED
-from tests.common.repro_cases import CASES
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 WRONG = {"verdict": "miscompile", "check": "values", "explanation": "out0: values differ at [7, 0]"}
+UNCUT = {"stage": None, "stages": [], "trail": [], "reason": NOT_REPRODUCED}
 
 
-def _unblamed(fresh: dict) -> dict:
-    return {"stage": None, "stages": [], "trail": [], "reason": NOT_REPRODUCED, "fresh": fresh}
+class _Worker:
+    """Answers tasks from a list, recording them and its restarts."""
+
+    def __init__(self, answers: list[dict]) -> None:
+        self.answers, self.tasks, self.closed = answers, [], 0
+
+    def run(self, task: dict) -> dict:
+        self.tasks.append((self.closed, task))
+        return self.answers.pop(0)
+
+    def close(self) -> None:
+        self.closed += 1
 
 
 def test_a_finding_its_fresh_run_does_not_show_is_not_written():
-    kind, why = dismissal(dict(WRONG), "inductor", _unblamed({"verdict": "ok", "check": None}))
+    kind, why = dismissal(dict(WRONG), "inductor", {**UNCUT, "fresh": {"verdict": "ok", "check": None}})
     assert kind == "flaky"
     assert "nor by inductor in a fresh process, which gave ok/None" in why
 
@@ -36,32 +44,38 @@ def test_a_finding_its_fresh_run_does_not_show_is_not_written():
 def test_a_finding_its_fresh_run_shows_again_is_written():
     # an output or the input it aliases: one failure (check_class)
     again = {"verdict": "miscompile", "check": "inputs", "explanation": "input x0: ..."}
-    assert dismissal(dict(WRONG), "inductor", _unblamed(again)) is None
-    assert dismissal(dict(WRONG), "inductor", {"stage": None, "reason": NOT_REPRODUCED}) is None
+    assert dismissal(dict(WRONG), "inductor", {**UNCUT, "fresh": again}) is None
+    assert dismissal(dict(WRONG), "inductor", {**UNCUT, "fresh": None}) is None  # no answer
+    assert dismissal(dict(WRONG), "inductor", dict(UNCUT)) is None
 
 
-def test_the_fresh_run_judges_in_a_child_interpreter():
+def test_only_an_uncut_finding_runs_again_and_in_a_fresh_worker():
+    task = {"program": {}, "pipeline": "inductor", "device": "cpu", "options": {}}
+    w = _Worker([{"blame": dict(UNCUT)}, {"verdict": "ok", "check": None, "explanation": "", "seconds": 1}])
+    out = blame_in(w, task, dict(WRONG))
+    assert [closed for closed, _ in w.tasks] == [0, 1]  # the second run after a restart
+    assert w.tasks[1][1] == task  # the pipeline's own task, not a cut
+    assert out["blame"]["fresh"] == {"verdict": "ok", "check": None, "explanation": ""}
+    assert dismissal(dict(WRONG), "inductor", out["blame"])[0] == "flaky"
+    # a blamed finding, and an uncut signal death (driver.unconfirmed_death's), do not
+    for answer, outcome in (({"stage": "lowering", "stages": ["lowering"]}, WRONG),
+                            (dict(UNCUT), {"verdict": "crash", "check": "signal:SIGSEGV"})):
+        w = _Worker([{"blame": dict(answer)}])
+        assert "fresh" not in blame_in(w, task, dict(outcome))["blame"]
+        assert len(w.tasks) == 1 and w.closed == 0
+
+
+def test_an_uncut_finding_is_run_again_by_a_real_worker(tmp_path):
+    # a program aot_eager judges ok, claimed a miscompile: every cut agrees (the claim is
+    # the harness's, as a corrupted worker's would be), and a fresh worker says ok
     program = _judge.generate(0, 1)
-    here = _judge.evaluate(program, "aot_eager", "cpu")
-    got = _judge.fresh_outcome(program, "aot_eager", "cpu", None)
-    assert set(got) == {"verdict", "check", "explanation"}
-    assert (got["verdict"], got["check"]) == (here["verdict"], here["check"])
-
-
-def test_an_uncut_crash_is_kept_by_its_fresh_run(monkeypatch):
-    # a crash of the pipeline's own run that the cut does not show (the legacy executor's
-    # crash of this corpus entry was filed unblamed so, before the cut learnt it): the
-    # fresh run raises again, so it is written
-    import aliasfuzz.oracle.blame as B
-
-    entry = load_entry(CORPUS / "crash-unblamed-torchscript-8691e5ac2a")
-    root = entry.meta["root"]
-    outcome = {"verdict": root["verdict"], "check": root["check"],
-               "explanation": entry.meta["explanation"]}
-    monkeypatch.setattr(B, "blame_program", lambda *a, **k: B.Blame(None, (), [], NOT_REPRODUCED))
-    b = _judge.blame(entry.program, "torchscript", "cpu", None, outcome)
-    assert b["stage"] is None and b["fresh"]["verdict"] == "crash", b
-    assert dismissal(outcome, "torchscript", b) is None
-    b = _judge.blame(_judge.generate(0, 1), "aot_eager", "cpu", None, dict(WRONG))
-    assert b["fresh"]["verdict"] != "miscompile" or b["fresh"]["check"] not in ("values", "inputs")
-    assert dismissal(dict(WRONG), "aot_eager", b)[0] == "flaky"
+    assert _judge.evaluate(program, "aot_eager", "cpu")["verdict"] == "ok"
+    task = {"program": program.to_json(), "pipeline": "aot_eager", "device": "cpu", "options": {}}
+    w = worker_mod.Worker(tmp_path / "w", timeout=300, recycle=10)
+    try:
+        out = blame_in(w, task, dict(WRONG))
+    finally:
+        w.close()
+    assert out["blame"]["reason"] == NOT_REPRODUCED, out
+    assert out["blame"]["fresh"]["verdict"] == "ok", out
+    assert dismissal(dict(WRONG), "aot_eager", out["blame"])[0] == "flaky"
