@@ -10,12 +10,36 @@ of the systems under test are data (verdicts), not exceptions.
 """
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` characters at a word boundary, ``...`` marking the
+    cut (a headline that stopped mid-word, "requiring a storage s...", read as a typo:
+    fresh user 32's B7); a word longer than most of the width is cut where it stands."""
+    if len(text) <= width:
+        return text
+    cut = text[: max(width - 3, 0)]
+    space = cut.rfind(" ")
+    if space >= width * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" .,;:(") + "..."
+
+
+def message(e: BaseException) -> str:
+    """``str(e)`` without a leading repetition of its own type's name: TorchScript's
+    interpreter re-raises ``RuntimeError("RuntimeError: ...")``, which printed as
+    ``RuntimeError: RuntimeError: ...`` (fresh user 32's B7)."""
+    text = str(e)
+    prefix = f"{type(e).__name__}: "
+    while text.lstrip().startswith(prefix):
+        text = text.lstrip()[len(prefix):]
+    return text
+
+
 def one_line(e: BaseException, limit: int | None = None) -> str:
     """``"ErrorType: message"`` on one line for reports and explanations: the message's first
     non-empty line, joined with the next one when the first only introduces it (Dynamo's
     ``BackendCompilerFailed: backend='...' raised:`` puts the backend's own error on the
     following line); the message part cut to ``limit`` characters when given."""
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in message(e).splitlines() if ln.strip()]
     text = ""
     if lines:
         text = f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]

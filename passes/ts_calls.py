@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from aliasfuzz.errors import one_line
+from aliasfuzz.errors import message, one_line
 from aliasfuzz.fuzz.eager import EagerResult, alias_map
 from aliasfuzz.fuzz.grads import backward
 
@@ -133,7 +133,9 @@ def _compare_grads(ge: Any, gs: Any, rtol: float, atol: float) -> list[str]:
 
 def _one_line(e: BaseException) -> str:
     # TorchScript puts its interpreter traceback first and the real error last: lead with it.
-    lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+    lines = [ln for ln in message(e).strip().splitlines() if ln.strip()]
+    if lines and lines[-1].strip().startswith(f"{type(e).__name__}: "):
+        lines[-1] = lines[-1].strip()[len(type(e).__name__) + 2:]  # said once, not twice
     if len(lines) <= 1:
         return f"{type(e).__name__}: {(lines or [''])[0][:400]}"
     return f"{type(e).__name__}: {lines[-1][:300]}\n" + "\n".join(lines[:-1])[:600]

@@ -232,12 +232,14 @@ a, b = inputs(), inputs()
 {% if mode != "fx" %}
 compiled_f = {{ compiled }}  # outside the check: an error building it is not the bug
 {% endif %}
+{# the error without Dynamo's closing advice (Set TORCHDYNAMO_VERBOSE=1 ...), which was a
+   crash repro's last line and read as its error (fresh user 32's B7) #}
 {% if backward %}
 grads(f(*a), a)
 try:
     grads(compiled_f(*b), b)  # the forward, then the backward of the same loss
 except Exception as e:
-    raise SystemExit(f"eager ran, the compiled forward or backward raised {type(e).__name__}: {e}")
+    raise SystemExit(f"eager ran, the compiled forward or backward raised {type(e).__name__}: {str(e).split('Set TORCHDYNAMO_VERBOSE')[0].rstrip()}")
 {% else %}
 f(*a)
 try:
@@ -246,7 +248,7 @@ try:
 {% endfor %}
     {{ "compiled_f" if mode != "fx" else compiled }}(*b)
 except Exception as e:
-    raise SystemExit(f"eager ran, the compiled call raised {type(e).__name__}: {e}")
+    raise SystemExit(f"eager ran, the compiled call raised {type(e).__name__}: {str(e).split('Set TORCHDYNAMO_VERBOSE')[0].rstrip()}")
 {% endif %}
 {% if oob %}
 if not checked:  # no wrapper bound reinterpret_tensor where the check looks: the repro broke

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from aliasfuzz.errors import clip
+
 __all__ = [
     "effect", "first_line", "known_lines", "mismatch", "observable", "stage_words", "title",
     "ts_check",
@@ -188,7 +190,8 @@ def stage_words(stage: str | None, pipeline: str = "") -> tuple[str, str]:
 
 def first_line(text: str, width: int = 80) -> str:
     line = (text or "").split("\n")[0].split(" | ")[0].strip()
-    return line if len(line) <= width else line[: width - 3].rstrip(" .") + "..."
+    # "raised RuntimeError: RuntimeError: ...", as entries written before errors.message say
+    return clip(re.sub(r"\b(\w+Error): \1: ", r"\1: ", line), width)
 
 
 def ts_check(explanation: str) -> str | None:
