@@ -283,10 +283,14 @@ def dismissed_notes(res) -> list[str]:
                    "finding's (a coarse key, taken before shrinking and blame; see the report's "
                    "\"Findings not written\", or \"duplicate\" in the journal)")
     if res.unreproduced:  # driver.dismissal's flaky kind: not the re-run crashes above
-        out.append(f"note: {_plural(res.unreproduced, 'finding')} not written: the replay "
-                   "did not show it again, or no stage-by-stage cut reproduced a worker's "
-                   "death, or no cut nor its pipeline in a fresh interpreter reproduced it "
-                   f"(not findings; each one's reason is in {where})")
+        by = res.unreproduced_by or {"another cause": res.unreproduced}
+        from aliasfuzz.campaign.driver import FLAKY_CAUSES
+
+        rank = [says for _, says in FLAKY_CAUSES]
+        causes = "; ".join(f"{n} {says}" for says, n in sorted(
+            by.items(), key=lambda x: (-x[1], rank.index(x[0]) if x[0] in rank else len(rank))))
+        out.append(f"note: {_plural(res.unreproduced, 'finding')} not written, not findings "
+                   f"({causes}); each one's reason is in {where}")
     for case, says in (("hidden", "that full torch.compile does not show (harness only"),
                        ("unsupported", "that full torch.compile cannot run on this host "
                         "(unconfirmed")):

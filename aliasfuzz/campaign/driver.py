@@ -277,6 +277,23 @@ def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tupl
     return None if why is None else ("harness-only", why)
 
 
+#: the causes of a ``flaky`` :func:`dismissal`, as the console's note says them, each
+#: after the words its reason holds, the first that matches (one note for all, "the replay did not show it
+#: again, or ..., or ...", said neither which nor how many: fresh user 32)
+FLAKY_CAUSES = (
+    (" not reproduced when replayed", "the replay did not show it again"),
+    (" not reproduced by any stage cut, nor by ",
+     "neither a stage cut nor its pipeline in a fresh interpreter showed it"),
+    (" not reproduced by any stage cut", "no stage cut reproduced the worker's death"),
+)
+
+
+def flaky_cause(why: str) -> str:
+    """The cause of a ``flaky`` dismissal whose reason is ``why`` (:data:`FLAKY_CAUSES`'s
+    words; ``another cause`` for a reason that has none of them, as an older journal's may)."""
+    return next((says for marker, says in FLAKY_CAUSES if marker in why), "another cause")
+
+
 def _shared_group(pipelines: list[str]) -> list[str]:
     """The pipelines of a program that run in one worker task from one Dynamo capture
     (:data:`aliasfuzz.passes.shared.SHAREABLE`), or none when fewer than two."""
@@ -313,6 +330,8 @@ class CampaignResult:
     #: pipeline reproduced a signal death (:func:`dismissal`'s ``flaky`` kind; a crash that
     #: recurred in a fresh worker may be one: it is not among ``flaky``)
     unreproduced: int = 0
+    #: ``unreproduced`` by cause (:func:`flaky_cause`), for the console's note
+    unreproduced_by: Counter = field(default_factory=Counter)
     #: fast-path findings full torch.compile does not show or cannot run here (:func:`fast_path_only`)
     harness_only: int = 0
     #: findings not shrunk because an earlier finding of the campaign had their coarse key
@@ -528,6 +547,7 @@ class _Campaign:
         ``kill -9`` was counted by no one (a fresh user's SIGSEGV, gone from the summary)."""
         if kind == "flaky":
             self.res.unreproduced += 1
+            self.res.unreproduced_by[flaky_cause(why)] += 1
         else:
             self._note_dismissed(why)
 

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from aliasfuzz.campaign.cli import dismissed_notes, finding_lines, summary_lines
 from aliasfuzz.campaign.driver import CampaignResult, _Campaign, dismissal
 from aliasfuzz.campaign.options import CampaignOptions
+from aliasfuzz.oracle.blame import NOT_REPRODUCED
 
 CRASH = {"verdict": "crash", "check": "exceptions"}
 HIDDEN = {"stage": "post-grad:reinplace_inplaceable_ops", "full": "hidden",
@@ -198,6 +199,9 @@ def test_a_finding_of_two_roots_journals_each_entrys_status_and_fails_by_it(tmp_
     assert again.res.failing == []
 
 
+WRONG = {"verdict": "miscompile", "check": "values", "explanation": "out0: values differ"}
+
+
 def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_resume():
     # fresh user 28: a SIGSEGV that recurred in a fresh worker, then no cut reproduced it, was
     # dismissed before a kill -9; the resumed summary said crash 1 and nothing else (the
@@ -222,7 +226,21 @@ def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_re
     assert (camp.res.unreproduced, camp.res.flaky, camp.res.harness_only) == (2, 0, 1)
     assert camp.res.fast_path[("hidden", "crash")] == 1
     notes = dismissed_notes(camp.res)
-    assert notes[0].startswith("note: 2 findings not written: the replay did not show it again")
+    assert notes[0].startswith("note: 2 findings not written, not findings (1 the replay did "
+                               "not show it again; 1 another cause); each one's reason is in"), notes
+    # one count per cause, each as dismissal words it
+    camp.res.unreproduced, camp.res.unreproduced_by = 0, Counter()
+    for why in (dismissal({"verdict": "crash", "check": "signal:SIGSEGV"}, "inductor",
+                          {"stage": None, "reason": NOT_REPRODUCED})[1],
+                dismissal(WRONG, "inductor", {"stage": None, "reason": NOT_REPRODUCED,
+                                               "fresh": {"verdict": "ok", "check": None}})[1],
+                dismissal(WRONG, "inductor", {"stage": None, "reason": NOT_REPRODUCED,
+                                               "fresh": {"verdict": "ok", "check": None}})[1]):
+        camp._count_dismissed("flaky", why)
+    assert dismissed_notes(camp.res)[0].startswith(
+        "note: 3 findings not written, not findings (2 neither a stage cut nor its pipeline in "
+        "a fresh interpreter showed it; 1 no stage cut reproduced the worker's death)"), (
+        dismissed_notes(camp.res))
     assert len(notes) == 2 and "fast-path crash that full torch.compile does not show" in notes[1]
 
 
