@@ -37,7 +37,7 @@ from aliasfuzz.campaign.pool import Pool
 from aliasfuzz.campaign.progress import Progress
 from aliasfuzz.campaign.shrink import same_failure
 from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS
-from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.errors import InvalidArgument, clip
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.oracle.heap import may_be_corruption
@@ -262,9 +262,10 @@ def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tupl
 
     gave = unconfirmed_replay(out)
     if gave:
+        said = clip(str(gave.get("explanation") or ""), 120)
         return "flaky", (f"{out.get('verdict')}/{out.get('check')} not reproduced when replayed: "
-                         f"the replay gave {gave.get('verdict')}/{gave.get('check')} "
-                         f"({gave.get('explanation', '')[:120]})")
+                         f"the replay gave {gave.get('verdict')}/{gave.get('check')}"
+                         + (f" ({said})" if said else ""))
     why = unconfirmed_death(out, blame)
     if why is not None:
         return "flaky", why

@@ -237,6 +237,9 @@ def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_re
                 dismissal(WRONG, "inductor", {"stage": None, "reason": NOT_REPRODUCED,
                                                "fresh": {"verdict": "ok", "check": None}})[1]):
         camp._count_dismissed("flaky", why)
+    # a replay that said nothing adds no empty "()" to the reason (campaign 34)
+    replayed = {**WRONG, "unreproduced": {"verdict": "ok", "check": None, "explanation": ""}}
+    assert dismissal(replayed, "inductor", {})[1].endswith("the replay gave ok/None")
     assert dismissed_notes(camp.res)[0].startswith(
         "note: 3 findings not written, not findings (2 neither a stage cut nor its pipeline in "
         "a fresh interpreter showed it; 1 no stage cut reproduced the worker's death)"), (
