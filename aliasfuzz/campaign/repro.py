@@ -186,6 +186,18 @@ def plan(program: Program, meta: dict[str, Any]) -> Plan:
                 said, described)
 
 
+def moved_by_pass_off(trail: list[Any], stage: str | None) -> tuple[str, bool] | None:
+    """``(cut, own_off)`` when the pass-off control moved the blame to ``stage``
+    (:func:`aliasfuzz.oracle.blame.pass_off`: the cut blamed ``cut``, and the pipeline
+    agreed with eager with ``stage`` disabled; ``own_off``: disabling ``cut`` itself did not
+    help); None when ``stage`` is the cut's own blame."""
+    said = next((str(what) for st, what in reversed(trail) if st == "pass-off"), "")
+    if not stage or "blame stands" in said or not said.endswith(f"; {stage} disabled: agrees"):
+        return None
+    cut = said.split(" ", 1)[0]
+    return (cut, said.startswith(f"{cut} disabled: departs")) if cut != stage else None
+
+
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     from aliasfuzz.oracle.blame import RAISED_IN
 
@@ -199,6 +211,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     exits = "1 the bug shows, 0 fixed" + (", 3 no GPU here" if plan_.cuda else "") + ", 125 it broke"
     named = stage if words == stage else f"{stage} ({words})"
     stages = [str(x) for x in meta.get("stages") or [] if x]
+    moved = moved_by_pass_off(meta.get("trail") or [], stage)
     if (not stage or stage.startswith("unblamed")) and meta.get("blame_reason") and \
             not meta.get("trail"):  # not cut at all: say why (a cost or gradient finding)
         blamed = f"No stage blamed, not cut stage by stage: {meta['blame_reason']}."
@@ -207,6 +220,14 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     elif plan_.check == "candidates" and plan_.verdict in ("missed-reinplace", "unsafe-reinplace"):
         # a claim about the pass's own decision: its values need not depart (fresh user 30)
         blamed = f"Blamed stage: {named}, whose own decision the claim is about (not cut)."
+    elif moved:
+        cut, own_off = moved
+        # its own cut agrees: "the first whose result departs" was false (audit 34, 4aa908be16)
+        blamed = (f"Blamed stage: {named}, by the pass-off control: the result first departs "
+                  f"from eager after {cut}, and disabling {stage} removes that departure"
+                  + (f" while disabling {cut} does not" if own_off else "")
+                  + f" ({stage}'s own graph still gives eager's values: a later stage "
+                  "exposes what it did).")
     elif stages and stages[0] != stage:  # a stacked bug: this root is a later stage's own
         blamed = (f"Blamed stage: {named}, which adds a departure of its own to a result that "
                   f"already departs from eager after {stages[0]} (blamed apart).")
@@ -214,7 +235,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         blamed = f"Blamed stage: {named}, the first whose result departs from eager."
         if len(stages) > 1:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
-    notes = [blamed]
+    notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved else [blamed]
     raised_in = next((str(what) for st, what in meta.get("trail") or [] if st == RAISED_IN), None)
     if raised_in and stage and not stage.startswith("unblamed"):
         # the stage is full Inductor; the component tells which part of it to read (audit 22)
