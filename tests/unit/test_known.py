@@ -479,3 +479,20 @@ def test_a_no_op_cat_of_an_offset_input_read_through_as_strided_is_the_noop_offs
     other = store.load_entry(CORPUS / "miscompile-joint-remove-noop-ops-120937cd64").meta
     none, _ = match(bugs, other["root"], set(other["ops"]), {"inductor"})
     assert none is None
+
+
+def test_a_clone_of_an_offset_input_a_custom_op_writes_is_the_noop_offset_bug():
+    # audit 34, 4aa908be16: v = x.clone(); halve_(v); return v with x at storage offset 1:
+    # remove_noop_ops dropped the clone and the values were read from offset 0 (#197489's
+    # root; the audit found it filed as new)
+    bugs = load_known(CORPUS)
+    root = {"check": "values", "evidence": ["custom", "functional", "strided-inputs"],
+            "stage": "joint:remove_noop_ops", "verdict": "miscompile"}
+    bug, _ = match(bugs, root, {"clone", "fz.halve_", "matmul"}, {"inductor-reinplace"})
+    assert bug is not None and bug.issue.endswith("#197489") and not bug.related, bug
+    # without the custom op it is not that row's: the corpus' other remove_noop_ops root
+    # (a fresh zeros written through by a foreach) stays its own
+    other = store.load_entry(CORPUS / "miscompile-joint-remove-noop-ops-120937cd64").meta
+    assert match(bugs, other["root"], set(other["ops"]), {"inductor"})[0] is None
+    plain = {**root, "evidence": ["functional", "strided-inputs"]}
+    assert match(bugs, plain, {"clone", "fz.halve_"}, {"inductor"})[0] is None
