@@ -221,6 +221,7 @@ def finding_lines(f: dict) -> list[str]:
     line gives its own entry's status, ``new`` or ``in corpus`` and ``known <issue>``
     (``f["news"]``, ``f["knowns"]``; :func:`~aliasfuzz.campaign.journal.finding_entries`)."""
     stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
+    own = f.get("entry_stages") or []  # one per line, when the blame's stages are the entries'
     spent = f", time budget spent: {f['budget_spent']}" if f.get("budget_spent") else ""
     full = f" full:{f['full']}" if f.get("full") else ""
     entries = finding_entries(f)
@@ -229,9 +230,11 @@ def finding_lines(f: dict) -> list[str]:
         # each entry's own status: "known #196657" on the line of an entry whose meta.json
         # says "known": null was a false claim (a fresh user's, from its sibling entry)
         status = ("new" if e.new else "in corpus") + (f", known {e.known}" if e.known else "")
-        same = f", same program as {entries[0].id}" if k else ""
+        first = entries[0].id if k else f.get("same_as")
+        same = f", same program as {first}" if first else ""
         lines.append(f"finding {e.id} {f['verdict']} {f['pipeline']} check={f['check']} "
-                     f"stage={stage}{full} ({status}{spent}{same})")
+                     f"stage={own[k] if len(own) == len(entries) else stage}{full} "
+                     f"({status}{spent}{same})")
     return lines
 
 

@@ -581,12 +581,20 @@ class _Campaign:
         neither a line nor the root-cause count named)."""
         shown = {i for f in self.res.findings for i in (f.get("ids") or [f["id"]])}
         # each entry's own status (an event journaled before news and knowns, too)
-        entries = [x for x in finding_entries(e, self.known) if x.id not in shown]
+        every = finding_entries(e, self.known)
+        entries = [x for x in every if x.id not in shown]
         if not entries:
             return
         kept = {k: e.get(k) for k in ("pipeline", "verdict", "check", "i", "stage", "stages",
                                       "full", "budget_spent")}
         kept.update(entry_fields(entries))
+        stages = list(e.get("stages") or [])
+        if len(stages) == len(every) > 1:  # one root per blamed stage, in blame order
+            # each line names its own entry's stage, and the event's first entry when an
+            # earlier line showed it (fresh user 33's B5: "stage=functionalization,reinplace"
+            # on reinplace's entry, "same program as" missing)
+            kept["entry_stages"] = [st for x, st in zip(every, stages, strict=True) if x.id not in shown]
+            kept["same_as"] = every[0].id if entries[0].id != every[0].id else None
         self.res.findings.append(kept)
 
     def _log(self, event: dict[str, Any]) -> None:

@@ -114,6 +114,14 @@ def test_an_entry_filed_beside_one_already_shown_still_gets_its_line():
     assert [(f["id"], f["ids"]) for f in camp.res.findings] == [("cbd", ["cbd"]), ("c88", ["c88"])]
     lines = [line for f in camp.res.findings for line in finding_lines(f)]
     assert [line.split()[1] for line in lines] == ["cbd", "c88"]
+    # fresh user 33's B5: c88's line named both stages and not the program's other entry
+    assert " stage=reinplace " in lines[1] and lines[1].endswith("(new, same program as cbd)"), lines
+    # both entries new: each line its own stage, the second after the first
+    camp = SimpleNamespace(res=SimpleNamespace(findings=[]), known=set())
+    _Campaign._add_finding(camp, both)
+    first_line, second_line = finding_lines(camp.res.findings[0])
+    assert " stage=functionalization " in first_line and "same program" not in first_line
+    assert " stage=reinplace " in second_line and second_line.endswith("same program as cbd)")
 
 
 def test_each_line_of_a_finding_says_its_own_entrys_status():
