@@ -295,6 +295,27 @@ def flaky_cause(why: str) -> str:
     return next((says for marker, says in FLAKY_CAUSES if marker in why), "another cause")
 
 
+def confirmed_roots(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> dict[str, Any]:
+    """``blame`` without the later blamed stages that :func:`fast_path_only` would not write
+    on their own (the first stage passed :func:`dismissal`), each dropped one said in the
+    trail (``unconfirmed``). A fast-path finding that full Inductor cannot run here, blamed
+    on ``functionalization`` (kept: ``aot_eager``'s own code) and then on ``reinplace``,
+    filed the reinplace root as a new miscompile that no public API had shown, its repro
+    exiting 3 on the host that found it (fresh user 33's B1, ``c8852360b4``; a GPU
+    campaign, where full Inductor runs it, writes that root)."""
+    stages = [str(s) for s in blame.get("stages") or []]
+    keep = stages[:1] + [s for s in stages[1:] if fast_path_only(
+        out, pipeline, {**blame, "stage": s, "stages": [s]}) is None]
+    if keep == stages:
+        return blame
+    dropped = ", ".join(s for s in stages if s not in keep)
+    said = ("full torch.compile(backend='inductor') cannot run this program here"
+            if blame.get("full") == "unsupported" else "full torch.compile(backend='inductor') "
+            "does not show it") + ", and the fast path alone is not a PyTorch contract"
+    return {**blame, "stages": keep,
+            "trail": [*(blame.get("trail") or []), ("unconfirmed", f"{dropped}: not written: {said}")]}
+
+
 def _shared_group(pipelines: list[str]) -> list[str]:
     """The pipelines of a program that run in one worker task from one Dynamo capture
     (:data:`aliasfuzz.passes.shared.SHAREABLE`), or none when fewer than two."""
@@ -866,6 +887,7 @@ class _Campaign:
                        "dismissed": why, "dismissed_kind": kind, "costs": stages or {}})
             self._count_dismissed(kind, why)
             return
+        blame = confirmed_roots(out, pipeline, blame)
         found = record(
             Path(self.opts.corpus), original, small, out, pipeline, blame, self.bugs,
             {

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign.corpus import load_entry, record
-from aliasfuzz.campaign.driver import dismissal
+from aliasfuzz.campaign.driver import confirmed_roots, dismissal
 from aliasfuzz.campaign.known import load_known
 from aliasfuzz.campaign.pool import blame_in
 from aliasfuzz.campaign.replay import entries_of
@@ -72,6 +72,7 @@ def _one(worker: Worker, path: Path, corpus: Path, bugs: list, budget: int) -> s
     dismissed = dismissal(sout, pipeline, blame)
     if dismissed is not None:  # as the campaign does: never written
         return f"dropped ({dismissed[0]}: {dismissed[1]})"
+    blame = confirmed_roots(sout, pipeline, blame)
     provenance = {k: meta.get(k) for k in _PROVENANCE}
     provenance["shrink_executions"] = spent
     found = record(corpus, entry.program, small, sout, pipeline, blame, bugs, provenance)

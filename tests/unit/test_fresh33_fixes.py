@@ -1,0 +1,49 @@
+"""Fresh user 33's B1: a fast-path finding blamed on two stages writes only the roots a
+public API confirms.
+
+On a CPU host full Inductor cannot run a user Triton kernel (``full: unsupported``). A
+finding of the fast path blamed on ``functionalization`` is kept (its cut is
+``aot_eager``'s own code); the second root, ``reinplace``, was filed as a new miscompile
+(``miscompile-reinplace-c8852360b4``) whose repro exits 3 on the host that found it.
+"""
+
+from __future__ import annotations
+
+from aliasfuzz.campaign.corpus import roots
+from aliasfuzz.campaign.driver import confirmed_roots, dismissal
+from tests.common.repro_cases import CASES
+
+OUT = {"verdict": "miscompile", "check": "inputs", "explanation": "input x0: values differ"}
+TRAIL = [["dynamo", "agrees"], ["functionalization", "departs (values: input x0)"],
+         ["reinplace", "departs again (values: input x0)"]]
+
+
+def _blame(full: str) -> dict:
+    return {"stage": "functionalization", "stages": ["functionalization", "reinplace"],
+            "trail": [list(t) for t in TRAIL], "full": full, "reason": ""}
+
+
+def test_a_second_root_full_inductor_cannot_run_here_is_not_written():
+    blame = _blame("unsupported")
+    assert dismissal(OUT, "inductor-reinplace", blame) is None  # the finding is written
+    kept = confirmed_roots(OUT, "inductor-reinplace", blame)
+    assert kept["stages"] == ["functionalization"], kept
+    stage, said = kept["trail"][-1]
+    assert stage == "unconfirmed" and said.startswith("reinplace: not written: full torch."
+                                                      "compile(backend='inductor') cannot run"), said
+    program, _, _ = CASES["ok-aot_eager"]
+    assert [r["stage"] for r in roots(program, OUT, "inductor-reinplace", kept)] == [
+        "functionalization"]
+    assert blame["stages"] == ["functionalization", "reinplace"]  # not changed in place
+
+
+def test_a_second_root_a_public_api_shows_is_written():
+    for full in ("reproduces", "hidden"):  # the reinplace pass's decision stands when hidden
+        blame = _blame(full)
+        assert confirmed_roots(OUT, "inductor-reinplace", blame) is blame
+    # the same blame on full torch.compile's own pipeline: nothing to confirm
+    assert confirmed_roots(OUT, "inductor", _blame("unsupported"))["stages"] == [
+        "functionalization", "reinplace"]
+    # a hidden second root of a pass the ground truth does not judge: harness only
+    lowering = {**_blame("hidden"), "stages": ["functionalization", "post-grad:reorder_for_locality"]}
+    assert confirmed_roots(OUT, "inductor-reinplace", lowering)["stages"] == ["functionalization"]
