@@ -291,6 +291,12 @@ class CampaignOptions:
             shown = BUILTIN_PIPELINES if known_pipelines is None else known_pipelines
             what = f"unknown pipeline {bad[0]!r} (known: {', '.join(sorted(shown))})"
             raise self._bad("pipelines", what, what)
+        twice = next((p for k, p in enumerate(self.pipelines) if p in self.pipelines[:k]), None)
+        if twice is not None:  # each program ran twice, its counts doubled (fresh user 33's B2)
+            raise self._bad("pipelines", f"names {twice!r} twice")
+        if not self.fail_on:  # a campaign that can never exit 1 (fresh user 33's B3)
+            raise self._bad("fail_on", "is empty (name the finding verdicts that make run "
+                                       "exit 1: miscompile by default)")
         for v in self.fail_on:
             try:
                 finding = Verdict.parse(v).is_finding
@@ -415,6 +421,11 @@ def _load_config(path: str | os.PathLike) -> tuple[dict[str, Any], str]:
     table = data.get("run", data)
     if not isinstance(table, dict):
         raise InvalidArgument(f"config file {str(p)!r}: 'run' must be a table, not {table!r}")
+    other = [k for k in data if k != "run"] if "run" in data else []
+    if other:  # ignored before, while a lone misspelled [runn] was an error (fresh user 33's B4)
+        what = f"table [{other[0]}]" if isinstance(data[other[0]], dict) else f"key {other[0]!r}"
+        raise InvalidArgument(f"config file {str(p)!r}: {what} beside [run] is not read "
+                              "(the options go in [run])")
     return {k.replace("-", "_"): v for k, v in table.items()}, "[run] " * ("run" in data)
 
 

@@ -64,6 +64,8 @@ def _run(tmp_path, *extra) -> list[str]:
         (["--grad-share", "nan"], "--grad-share must be a share between 0 and 1"),
         (["--dynamic-share", "-0.5"], "--dynamic-share must be a share between 0 and 1"),
         (["--dynamic-share", "inf"], "--dynamic-share must be a share between 0 and 1"),
+        (["--pipelines", "aot_eager,aot_eager"], "--pipelines names 'aot_eager' twice"),
+        (["--fail-on", ""], "--fail-on is empty"),
     ],
 )
 def test_run_bad_numbers_and_device(tmp_path, flags, needle):
@@ -277,6 +279,11 @@ def test_replay_and_run_refuse_a_meta_json_of_the_wrong_shape(tmp_path):
         ("[run]\nshrink = 1\n", "shrink"),
         ('[run]\nkernel_cache = "everywhere"\n', "[run] kernel_cache must be one of shared, worker"),
         ("[run]\nshrink_once = 1\n", "shrink_once"),
+        # fresh user 33's B2-B4: a pipeline twice, no verdict to fail on, a table beside [run]
+        ('[run]\npipelines = ["aot_eager", "aot_eager"]\n', "[run] pipelines names 'aot_eager' twice"),
+        ("[run]\nfail_on = []\n", "fail_on is empty"),
+        ("[run]\n[other]\nx = 1\n", "table [other] beside [run] is not read"),
+        ("y = 2\n[run]\nseed = 1\n", "key 'y' beside [run] is not read"),
         ("[run]\nseed = -1\n", "[run] seed must be >= 0, not -1"),
         ("[run]\ntime = 5\nprograms = 3\n", "give one budget"),
         ('[run]\npipelines = "debug-miscompile,,debug-miscompile"\n', "empty item"),
