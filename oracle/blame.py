@@ -509,7 +509,11 @@ def blame(
                 elif crash and error and not _same_error(r.result.error, error):
                     why = f"{why}; the final pipeline's error differs"
         if inconclusive:
-            trail.append((r.stage, f"inconclusive ({why})"))
+            # said whose error it is: "inconclusive (raises TypeError ...)" read as an
+            # error of aliasfuzz's own, unreported (fresh user 33)
+            trail.append((r.stage, f"inconclusive ({why}): the cut of this stage raised where "
+                                   "eager runs, which the pipeline itself need not (not read "
+                                   "as a departure)"))
             continue
         said = "agrees" if why is None else f"departs ({why})"
         if "graph_outputs" in r.extra:  # the functional graph's own values (stages.py)

@@ -112,6 +112,9 @@ def test_a_stage_that_raises_is_inconclusive_for_a_value_finding_and_decisive_fo
     b = blame("inductor", "miscompile", "values", EAGER, runs, [])
     assert b.stage == "functionalization"
     assert b.trail[1][1].startswith("inconclusive")
+    # whose error it is, said (fresh user 33 read it as aliasfuzz's own, unreported)
+    assert b.trail[1][1].endswith("the cut of this stage raised where eager runs, which the "
+                                  "pipeline itself need not (not read as a departure)"), b.trail
     crash = blame("inductor", "crash", "exceptions", EAGER, runs[:2], [])
     assert crash.stage == "decomposition"
 
