@@ -9,6 +9,8 @@ Anything else raised inside aliasfuzz is an internal bug and is never swallowed.
 of the systems under test are data (verdicts), not exceptions.
 """
 
+import os
+
 
 def clip(text: str, width: int) -> str:
     """``text`` cut to at most ``width`` characters at a word boundary, ``...`` marking the
@@ -44,6 +46,15 @@ def one_line(e: BaseException, limit: int | None = None) -> str:
     if lines:
         text = f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
     return f"{type(e).__name__}: {text[:limit] if limit is not None else text}"
+
+
+def not_a_folder(p: str | os.PathLike[str]) -> str:
+    """The one-line error for ``p``, given where a corpus entry or corpus folder is
+    expected: a file of an entry (``corpus/<id>/meta.json``) is named as such (fresh user 33
+    read "no such corpus entry" of a file that exists). Imports no torch."""
+    if os.path.exists(p):
+        return f"{p}: is a file, not a folder; give the entry's folder ({os.path.dirname(p) or '.'})"
+    return f"{p}: no such corpus entry or corpus folder"
 
 
 class InvalidArgument(ValueError):

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from aliasfuzz.campaign.journal import finding_entries
-from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.errors import InvalidArgument, not_a_folder
 
 __all__ = ["add_parsers", "exit_now", "parse_seed"]
 
@@ -484,7 +484,7 @@ def _cmd_replay(args) -> int:
         raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
     for path in args.paths or ["corpus"]:  # before torch is imported: seconds on a busy host
         if not Path(path).is_dir():
-            raise InvalidArgument(f"{path}: no such corpus entry or corpus folder")
+            raise InvalidArgument(not_a_folder(path))
     from aliasfuzz.campaign.known import load_known
 
     for path in map(Path, args.paths or ["corpus"]):

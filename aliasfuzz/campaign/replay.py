@@ -25,7 +25,7 @@ from typing import Any
 from aliasfuzz.campaign.corpus import CorpusEntry, list_entries, load_entry
 from aliasfuzz.campaign.options import check_device, pipeline_options
 from aliasfuzz.campaign.worker import Worker
-from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.errors import InvalidArgument, not_a_folder
 
 __all__ = ["ReplayRow", "entries_of", "print_rows", "replay", "replay_rows", "replay_task"]
 
@@ -46,7 +46,7 @@ def entries_of(paths: list[str]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         if not p.is_dir():
-            raise InvalidArgument(f"{p}: no such corpus entry or corpus folder")
+            raise InvalidArgument(not_a_folder(p))
         if (p / "meta.json").exists() or (p / "program.json").exists():
             out.append(p)
         else:

@@ -583,9 +583,14 @@ def test_a_meta_whose_expected_is_not_an_object_says_so(tmp_path):
 
 @pytest.mark.parametrize(("argv", "needle"), [
     (["replay", "nowhere"], "nowhere: no such corpus entry or corpus folder"),
+    # fresh user 33: an entry's file was "no such corpus entry" (the test makes it)
+    (["replay", "corpus/e/meta.json"], "corpus/e/meta.json: is a file, not a folder; give the "
+                                       "entry's folder (corpus/e)"),
     (["check", "nowhere.py"], "nowhere.py: no such case file"),
 ])
 def test_a_missing_path_fails_before_torch_is_imported(argv, needle, tmp_path):
+    (tmp_path / "corpus" / "e").mkdir(parents=True)
+    (tmp_path / "corpus" / "e" / "meta.json").write_text("{}")
     # fresh users waited 7-38 s for these one-line errors: torch was imported first
     err = _main_without_torch(argv, tmp_path)
     assert err.strip() == f"aliasfuzz: error: {needle}", err
