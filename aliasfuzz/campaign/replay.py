@@ -39,6 +39,18 @@ class ReplayRow:
     expected: str
     got: str
     detail: str = ""
+    #: the entry's ``repro.py`` needs a GPU this host lacks (it exits 3 here): the row is the
+    #: harness's verdict alone (fresh user 33: "reproduces" beside a repro that cannot run)
+    repro_needs_gpu: bool = False
+
+
+def _repro_needs_gpu(entry: CorpusEntry) -> bool:
+    """Whether ``entry``'s ``repro.py`` needs a GPU that this host does not have."""
+    import torch
+
+    from aliasfuzz.campaign.repro import plan
+
+    return plan(entry.program, entry.meta).cuda and not torch.cuda.is_available()
 
 
 def entries_of(paths: list[str]) -> list[Path]:
@@ -115,7 +127,8 @@ def replay_rows(paths: list[str], *, timeout: float = 120.0) -> list[ReplayRow]:
                 status = "fixed"
             else:
                 status = "changed"
-            rows.append(ReplayRow(entry.id, status, want, got, out.get("explanation", "")[:120]))
+            rows.append(ReplayRow(entry.id, status, want, got, out.get("explanation", "")[:120],
+                                  _repro_needs_gpu(entry)))
     finally:
         worker.close()
         tmp.cleanup()
@@ -138,6 +151,10 @@ def print_rows(rows: list[ReplayRow]) -> int:
     statuses = ("reproduces", "fixed", "changed", "corrupt")
     counts = {s: sum(r.status == s for r in rows) for s in statuses}
     print(", ".join(f"{n} {s}" for s, n in counts.items()))
+    gpu = [r.entry for r in rows if r.repro_needs_gpu and r.status != "corrupt"]
+    if gpu:
+        print(f"note: judged by aliasfuzz's harness only here, their repro.py needing a GPU "
+              f"(exit 3 on this host): {', '.join(gpu)}")
     for r in rows:  # one line each on stderr, after the table: what to fix, and where
         if r.status == "corrupt":
             print(f"aliasfuzz: error: corrupt entry {r.entry}: {r.detail or 'does not load'}",

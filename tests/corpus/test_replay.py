@@ -83,3 +83,23 @@ def test_repository_corpus_repro_is_what_the_renderer_writes(entry):
     e = store.load_entry(entry)
     assert (entry / "repro.py").read_text() == render_repro(e.program, e.meta), (
         f"{entry.name}/repro.py is stale: re-render it (campaign.repro.render_repro)")
+
+
+def test_replay_says_which_rows_are_the_harness_alone_where_the_repro_needs_a_gpu(capsys):
+    # fresh user 33: replay said "reproduces" for an entry whose repro.py, on the same
+    # host, said "CANNOT RUN HERE: needs a GPU"
+    import torch
+
+    from aliasfuzz.campaign.replay import ReplayRow, _repro_needs_gpu
+
+    if torch.cuda.is_available():
+        pytest.skip("this host has the GPU the repro needs")
+    gpu = store.load_entry(ROOT / "corpus" / "miscompile-functionalization-cbd3794b15")
+    cpu = store.load_entry(ROOT / "corpus" / "miscompile-lowering-14820e672b")
+    assert (_repro_needs_gpu(gpu), _repro_needs_gpu(cpu)) == (True, False)
+    rows = [ReplayRow(gpu.id, "reproduces", "a", "a", "", True),
+            ReplayRow(cpu.id, "reproduces", "b", "b", "", False)]
+    assert print_rows(rows) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == ("note: judged by aliasfuzz's harness only here, their repro.py needing a "
+                    f"GPU (exit 3 on this host): {gpu.id}"), last
