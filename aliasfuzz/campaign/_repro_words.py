@@ -249,6 +249,10 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     pipeline = pipeline or exp.get("pipeline", "")
     comp, words = stage_words(root.get("stage") or meta.get("stage"), pipeline)
     detail = first_line(mismatch(_said(meta, sighting)), 120)  # room for "<eager value> in eager, <value> compiled"
+    if (root.get("stage") or meta.get("stage")) == "ts-frontend":
+        # the frontend's graph is every executor's: "profiling call 0 (profiled): ..." above a
+        # repro that runs the simple executor read as a contradiction (fresh user 33)
+        detail = re.sub(r"^\w+ call \d+ \([^)]*\): ", "", detail)
     return f"[{comp}] {words} {effect(meta, sighting)}" + (f": {detail}" if detail else "")
 
 

@@ -47,3 +47,20 @@ def test_a_second_root_a_public_api_shows_is_written():
     # a hidden second root of a pass the ground truth does not judge: harness only
     lowering = {**_blame("hidden"), "stages": ["functionalization", "post-grad:reorder_for_locality"]}
     assert confirmed_roots(OUT, "inductor-reinplace", lowering)["stages"] == ["functionalization"]
+
+
+def test_a_frontend_finding_names_no_executor_in_its_headline():
+    # fresh user 33: "[jit] TorchScript frontend ...: profiling call 0 (profiled): ..." above
+    # a repro that runs the simple executor; the frontend's graph is every executor's
+    from aliasfuzz.campaign._repro_words import title
+    from tests.common.repro_cases import meta_v2
+
+    program, _, _ = CASES["ok-aot_eager"]
+    said = "profiling call 0 (profiled): input x1 after the call: values differ (max abs diff 1)"
+    front = meta_v2(program, "torchscript", "miscompile", "torchscript", "ts-frontend",
+                    explanation=said)
+    assert title(front).endswith("from eager: input x1 after the call: values differ "
+                                 "(max abs diff 1)"), title(front)
+    legacy = meta_v2(program, "torchscript", "miscompile", "torchscript", "ts-optimizer",
+                     explanation=said.replace("profiling", "legacy"))
+    assert ": legacy call 0 (profiled): input x1" in title(legacy), title(legacy)
