@@ -49,8 +49,15 @@ def _profile() -> str:
 settings.load_profile(_profile())
 
 
-def pytest_report_header(config) -> str:
-    return f"hypothesis profile: {settings.get_current_profile_name()}"
+def pytest_report_header(config) -> list[str]:
+    from tests.common.cases import CASES
+
+    # a clone away from ../shared skipped the case tests under pytest's generic "got empty
+    # parameter set" (fresh user 33): say where the cases are looked for, up front
+    cases = (f"seed cases: {CASES}" if CASES.is_dir() else
+             f"seed cases: {CASES} is missing: the case tests skip (put shared/ beside this "
+             "checkout, or set ALIASFUZZ_CASES)")
+    return [f"hypothesis profile: {settings.get_current_profile_name()}", cases]
 
 
 def pytest_collection_modifyitems(config, items) -> None:
