@@ -79,10 +79,45 @@ def pipeline_options(raw: Any, where: str = "pipeline_options"):
         raise InvalidArgument(
             f"{where}: unknown option {unknown[0]!r} (known: {', '.join(sorted(fields))})"
         )
+    from aliasfuzz.passes.torchscript import TorchScriptOptions
+
+    # a value of the wrong type ran: every program an internal error in the workers, exit 0
+    # (fresh user 34's B2, dynamic = "no"; B3, an unknown torchscript option)
+    _check_field_types(PipelineOptions, raw, where)
+    if isinstance(raw.get("torchscript"), dict):
+        _check_field_types(TorchScriptOptions, raw["torchscript"], f"{where}.torchscript")
     try:
+        if "torchscript" in raw:
+            TorchScriptOptions.from_dict(raw["torchscript"])
         return PipelineOptions(**raw)
     except (InvalidArgument, TypeError) as e:  # TypeError: a field of the wrong kind
         raise InvalidArgument(f"{where}: {e}") from None
+
+
+def _check_field_types(cls: type, raw: dict[str, Any], where: str) -> None:
+    """Raise :class:`InvalidArgument` when a value of ``raw`` is not of the kind of
+    dataclass ``cls``'s field of that name, judged by the field's default: a bool, an
+    integer (not a bool), a number, a string, or a table (a field whose default is a dict)."""
+    for f in dataclasses.fields(cls):
+        if f.name not in raw:
+            continue
+        v, default = raw[f.name], f.default
+        if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            default = f.default_factory()  # type: ignore[misc]
+        if isinstance(default, bool):
+            ok, what = isinstance(v, bool), "true or false"
+        elif isinstance(default, int):
+            ok, what = isinstance(v, int) and not isinstance(v, bool), "an integer"
+        elif isinstance(default, float):
+            ok, what = isinstance(v, (int, float)) and not isinstance(v, bool), "a number"
+        elif isinstance(default, str):
+            ok, what = isinstance(v, str), "a string"
+        elif isinstance(default, dict):
+            ok, what = isinstance(v, dict), "a table"
+        else:
+            continue
+        if not ok:
+            raise InvalidArgument(f"{where}.{f.name} must be {what}, not {v!r}")
 
 
 def check_device(device: Any) -> None:
@@ -307,6 +342,11 @@ class CampaignOptions:
                                 f"--fail-on {v!r} is not a finding verdict")
         where = self.from_config.get("pipeline_options", "pipeline_options")
         for name, raw in self.pipeline_options.items():
+            known = BUILTIN_PIPELINES if known_pipelines is None else known_pipelines
+            if name not in known and not (known_pipelines is None and str(name).startswith("debug-")):
+                # options of a misspelled pipeline were ignored (fresh user 34's B1)
+                raise InvalidArgument(f"{where}.{name}: unknown pipeline {name!r} (known: "
+                                      f"{', '.join(sorted(known))})")
             pipeline_options(raw, f"{where}.{name}")
         return self
 
