@@ -142,3 +142,18 @@ def test_a_compile_crash_repro_ignores_suppress_errors(tmp_path):
     assert "torch._dynamo.config.suppress_errors = False" in text
     r = _simulated(text, tmp_path, None, TORCHDYNAMO_SUPPRESS_ERRORS="1")
     assert r.returncode == 1, r.stdout + r.stderr
+
+
+def test_a_python_without_torch_exits_2_not_skip(tmp_path):
+    # fresh user 34's B5: run by a python without torch, every repro exited 125, so the
+    # bisect recipe (corpus/README.md) skipped every commit instead of stopping on the
+    # set-up mistake; a torch that imports but breaks still exits 125
+    program, meta, _ = CASES["ok-aot_eager"]
+    script = tmp_path / "repro.py"
+    script.write_text(render_repro(program, meta))
+    for stub, code in (("None", 2), ("__import__('types').ModuleType('torch')", 125)):
+        run = (f"import runpy, sys; sys.modules['torch'] = {stub}; "
+               "runpy.run_path(sys.argv[1], run_name='__main__')")
+        r = subprocess.run([sys.executable, "-c", run, str(script)], capture_output=True,
+                           text=True, timeout=600, cwd=tmp_path)
+        assert r.returncode == code, (stub, r.stdout + r.stderr)
