@@ -95,6 +95,10 @@ def _cmd_run(args) -> int:
     )
 
     resume = None
+    if args.config and len(args.config) > 1:  # the last one was read, the others ignored
+        raise InvalidArgument(f"--config given {len(args.config)} times "
+                              f"({', '.join(args.config)}): give one file")
+    args.config = args.config[0] if args.config else None
     flags = _run_flags(args)
     if args.resume is None:
         flags["state"] = args.state
@@ -437,7 +441,8 @@ def _add_run(sub) -> None:
                    "it must exist (mkdir a new one first)")
     p.add_argument("--report", help="report directory (reports), or 'none'")
     p.add_argument("--state", help="history and campaign journals (.aliasfuzz)")
-    p.add_argument("--config", help="TOML file with the same options ([run] table)")
+    p.add_argument("--config", action="append",
+                   help="TOML file with the same options ([run] table); once")
     p.add_argument(
         "--resume",
         nargs="?",

@@ -466,6 +466,13 @@ def _load_config(path: str | os.PathLike) -> tuple[dict[str, Any], str]:
         what = f"table [{other[0]}]" if isinstance(data[other[0]], dict) else f"key {other[0]!r}"
         raise InvalidArgument(f"config file {str(p)!r}: {what} beside [run] is not read "
                               "(the options go in [run])")
+    spelled: dict[str, str] = {}
+    for k in table:
+        name = k.replace("-", "_")
+        if name in spelled:  # the last one won, unchecked (fresh user 34's B4)
+            raise InvalidArgument(f"config file {str(p)!r}: {spelled[name]!r} and {k!r} are "
+                                  "one option: give it once")
+        spelled[name] = k
     return {k.replace("-", "_"): v for k, v in table.items()}, "[run] " * ("run" in data)
 
 

@@ -293,6 +293,8 @@ def test_replay_and_run_refuse_a_meta_json_of_the_wrong_shape(tmp_path):
          "unknown torchscript option(s) ['bogus_ts_opt']"),
         ('[run.pipeline_options.torchscript.torchscript]\nfuser = "off"\n',
          "torchscript.torchscript.fuser must be true or false"),
+        # fresh user 34's B4: the last spelling won, unchecked
+        ("[run]\ngrad-share = 0.5\ngrad_share = 7\n", "'grad-share' and 'grad_share' are one option"),
         ("[run]\nseed = -1\n", "[run] seed must be >= 0, not -1"),
         ("[run]\ntime = 5\nprograms = 3\n", "give one budget"),
         ('[run]\npipelines = "debug-miscompile,,debug-miscompile"\n', "empty item"),
@@ -609,3 +611,13 @@ def test_report_takes_run_s_name_for_its_output_folder():
     # fresh user 22: `report --report DIR` was refused; run calls the folder --report
     parse = build_parser().parse_args
     assert parse(["report", "--report", "x"]).out == parse(["report", "--out", "x"]).out == "x"
+
+
+def test_a_second_config_file_is_an_error_not_ignored(tmp_path):
+    # fresh user 34's B9: --config A --config B read B alone, A's error unseen
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text("[run]\nworkers = \"four\"\n")
+    b.write_text("[run]\nprograms = 1\n")
+    argv = ["run", "-q", "--state", str(tmp_path / "state"), "--config", str(a), "--config", str(b)]
+    _one_line_error(argv, f"--config given 2 times ({a}, {b}): give one file")
+    assert not (tmp_path / "state").exists()
