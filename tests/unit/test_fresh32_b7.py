@@ -71,8 +71,11 @@ def test_a_crash_repro_ends_with_the_error_not_dynamos_advice(tmp_path):
                    explanation="RuntimeError: boom")
     script = tmp_path / "repro.py"
     script.write_text(render_repro(program, meta))
-    r = subprocess.run([sys.executable, "-c", RAISING.format(text="boom: it broke" + ADVICE),
+    # a long message ends with Dynamo's source carets (fresh user 34's B6)
+    carets = "boom: it broke\n\nfrom user code:\n    v1 = v0.addcmul_(v0, v0)\n         ^^^^^^^^^^"
+    r = subprocess.run([sys.executable, "-c", RAISING.format(text=carets + ADVICE),
                         str(script)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     last = r.stderr.strip().splitlines()[-1]
     assert last == "eager ran, the compiled call raised RuntimeError: boom: it broke", r.stderr
+    assert "from user code:" in r.stderr and "TORCHDYNAMO_VERBOSE" not in r.stderr  # all said
