@@ -94,6 +94,19 @@ def pipeline_options(raw: Any, where: str = "pipeline_options"):
         raise InvalidArgument(f"{where}: {e}") from None
 
 
+def _unknown_pipeline(name: Any, known_pipelines: Any) -> str | None:
+    """``unknown pipeline 'x' (known: ...)`` when ``name`` is not one of ``known_pipelines``
+    (None: torch is not imported yet, so the built-in names, and ``debug-*`` names are
+    checked later), else None: one test for ``pipelines`` and ``pipeline_options``."""
+    if known_pipelines is None:
+        known = BUILTIN_PIPELINES
+        if name in known or str(name).startswith("debug-"):
+            return None
+    elif name in (known := known_pipelines):
+        return None
+    return f"unknown pipeline {name!r} (known: {', '.join(sorted(known))})"
+
+
 def _check_field_types(cls: type, raw: dict[str, Any], where: str) -> None:
     """Raise :class:`InvalidArgument` when a value of ``raw`` is not of the kind of
     dataclass ``cls``'s field of that name, judged by the field's default: a bool, an
@@ -317,14 +330,9 @@ class CampaignOptions:
                                   "a directory")
         if not self.pipelines:
             raise self._bad("pipelines", "is empty")
-        if known_pipelines is None:  # torch not imported yet: debug-* names are checked later
-            bad = [p for p in self.pipelines
-                   if p not in BUILTIN_PIPELINES and not str(p).startswith("debug-")]
-        else:
-            bad = [p for p in self.pipelines if p not in known_pipelines]
+        bad = [p for p in self.pipelines if _unknown_pipeline(p, known_pipelines)]
         if bad:
-            shown = BUILTIN_PIPELINES if known_pipelines is None else known_pipelines
-            what = f"unknown pipeline {bad[0]!r} (known: {', '.join(sorted(shown))})"
+            what = _unknown_pipeline(bad[0], known_pipelines)
             raise self._bad("pipelines", what, what)
         twice = next((p for k, p in enumerate(self.pipelines) if p in self.pipelines[:k]), None)
         if twice is not None:  # each program ran twice, its counts doubled (fresh user 33's B2)
@@ -342,11 +350,9 @@ class CampaignOptions:
                                 f"--fail-on {v!r} is not a finding verdict")
         where = self.from_config.get("pipeline_options", "pipeline_options")
         for name, raw in self.pipeline_options.items():
-            known = BUILTIN_PIPELINES if known_pipelines is None else known_pipelines
-            if name not in known and not (known_pipelines is None and str(name).startswith("debug-")):
-                # options of a misspelled pipeline were ignored (fresh user 34's B1)
-                raise InvalidArgument(f"{where}.{name}: unknown pipeline {name!r} (known: "
-                                      f"{', '.join(sorted(known))})")
+            unknown = _unknown_pipeline(name, known_pipelines)
+            if unknown:  # options of a misspelled pipeline were ignored (fresh user 34's B1)
+                raise InvalidArgument(f"{where}.{name}: {unknown}")
             pipeline_options(raw, f"{where}.{name}")
         return self
 
