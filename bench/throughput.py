@@ -18,7 +18,9 @@ blaming of the findings, as a real campaign's.
 
 Usage: ``python bench/throughput.py [-n 20] [--seed 0] [--workers 2] [--rounds 1]
 [--before "--no-shrink-once --kernel-cache worker"] [--after ""] [--keep-state]
-[--fast-path]``.
+[--fast-path] [--seed-corpus DIR]``. ``--seed-corpus`` copies DIR's entries into each run's
+fresh corpus first, as a nightly campaign starts from ``corpus/`` (a known bug's entry is
+then there from the start: what ``--no-known-first`` changes).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,12 +42,14 @@ _SUMMARY = re.compile(
 
 
 def campaign(n: int, seed: int, workers: int, flags: list[str], state: Path, corpus: Path,
-             label: str) -> tuple[int, float, str, set[str]]:
+             label: str, seed_corpus: Path | None = None) -> tuple[int, float, str, set[str]]:
     """``(programs, seconds, verdict counts, root-cause ids)`` of one campaign in a fresh
-    process."""
+    process; ``seed_corpus``: a corpus whose entries ``corpus`` starts with."""
     cmd = [sys.executable, "-m", "aliasfuzz.cli", "run", "--programs", str(n), "--seed",
            str(seed), "--workers", str(workers), "--report", "none", "-q",
            "--state", str(state), "--corpus", str(corpus), *flags]
+    if seed_corpus is not None and not corpus.exists():
+        shutil.copytree(seed_corpus, corpus)
     corpus.mkdir(parents=True, exist_ok=True)  # run refuses a named corpus that is not there
     load = os.getloadavg()[0]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=7200)
@@ -80,7 +85,8 @@ def _shrinks(state: Path) -> str:
     found = [e for e in events if e["t"] == "finding" and e.get("id")]
     seconds = sum((e.get("costs") or {}).get("shrink", 0.0) for e in found)
     return (f"{len(found)} shrunk findings ({sum(1 for e in found if e.get('follows'))} "
-            f"followed, {sum(1 for e in found if e.get('follow_refused'))} refused), "
+            f"followed, {sum(1 for e in found if e.get('follow_refused'))} refused, "
+            f"{sum(1 for e in found if e.get('known_first'))} known-first), "
             f"shrink {seconds:.0f} s")
 
 
@@ -94,6 +100,7 @@ def main() -> None:
     ap.add_argument("--after", default="")
     ap.add_argument("--keep-state", action="store_true",
                     help="after runs share one --state (a warm kernel cache after the first)")
+    ap.add_argument("--seed-corpus", type=Path, help="entries each run's corpus starts with")
     ap.add_argument("--fast-path", action="store_true",
                     help="also the fast path alone: programs/s per worker")
     args = ap.parse_args()
@@ -111,7 +118,7 @@ def main() -> None:
                 state = root / "state-after" if keep else root / f"state-{run}"
                 programs, seconds, counts, found = campaign(
                     args.n, args.seed, args.workers, flags[after], state,
-                    root / f"corpus-{run}", "after" if after else "before")
+                    root / f"corpus-{run}", "after" if after else "before", args.seed_corpus)
                 totals[after][0] += programs
                 totals[after][1] += seconds
                 verdicts[after].add(counts)

@@ -83,6 +83,7 @@ def _run_flags(args) -> dict:
     flags["shrink"] = False if args.no_shrink else None
     flags["share_trace"] = True if args.share_trace else None
     flags["shrink_once"] = False if args.no_shrink_once else None
+    flags["known_first"] = False if args.no_known_first else None
     flags["plugins"] = tuple(args.plugin) if args.plugin else None
     return flags
 
@@ -289,6 +290,12 @@ def dismissed_notes(res) -> list[str]:
                    "pipeline, verdict, check, decision kinds, op kinds and ops are an earlier "
                    "finding's (a coarse key, taken before shrinking and blame; see the report's "
                    "\"Findings not written\", or \"duplicate\" in the journal)")
+    if getattr(res, "known_first", 0):
+        n = res.known_first
+        out.append(f"note: {_plural(n, 'finding')} recorded as found, not shrunk: a known bug's "
+                   "workaround removes " + ("it" if n == 1 else "them") + ", the cut names only "
+                   "known bugs already in the corpus, each one more sighting (\"known_first\" "
+                   "in the journal; --no-known-first shrinks them)")
     if res.unreproduced:  # driver.dismissal's flaky kind: not the re-run crashes above
         by = res.unreproduced_by or {"another cause": res.unreproduced}
         from aliasfuzz.campaign.driver import FLAKY_CAUSES
@@ -462,6 +469,9 @@ def _add_run(sub) -> None:
     p.add_argument("--no-shrink-once", action="store_true",
                    help="shrink a program's failure on every pipeline that shows it, not once "
                    "for all (aliasfuzz.campaign.follow)")
+    p.add_argument("--no-known-first", action="store_true",
+                   help="shrink every finding, also one a known bug's workaround removes "
+                   "whose bug is in the corpus already (aliasfuzz.campaign.pool)")
     p.add_argument("--kernel-cache", choices=("shared", "worker"),
                    help="Inductor's kernel cache: one under --state for all workers and "
                    "campaigns (shared, the default) or one per worker")

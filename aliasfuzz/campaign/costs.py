@@ -38,6 +38,7 @@ STAGES: dict[str, str] = {
     "oracle.confirm": "confirming claims by execution (re-runs of the pipeline included)",
     "oracle.second_opinion": "second eager opinions of a finding (one eager meaning)",
     "crash.rerun": "re-running a crash or timeout in a fresh worker before believing it",
+    "known_first": "a known bug's control and the cut of a finding not shrunk (known-first)",
     "shrink": "minimizing a finding (every re-execution included)",
     "blame": "cutting a finding's pipeline stage by stage (and the full-compile check)",
 }

@@ -360,6 +360,9 @@ class CampaignResult:
     #: (pipeline, verdict, check, decision kinds, op kinds, ops: ``_Campaign._prekey``), taken
     #: before shrinking: a different root cause with the same key is not filed (fresh user 30)
     duplicates: int = 0
+    #: findings recorded as found, not shrunk, as a sighting of a known bug already in the
+    #: corpus whose workaround removes them (``known_first``, :meth:`.pool.Pool._known_first`)
+    known_first: int = 0
     #: ``harness_only`` by ``(case, verdict)``: case ``hidden`` (full torch.compile does not
     #: show it) or ``unsupported`` (full torch.compile cannot run here: unconfirmed)
     fast_path: Counter = field(default_factory=Counter)
@@ -557,6 +560,7 @@ class _Campaign:
                     self.res.duplicates += 1
                 if e.get("id"):
                     self._add_finding(e)
+                    self.res.known_first += bool(e.get("known_first"))
             if "ts" in e:
                 self.elapsed_before = max(self.elapsed_before, e["ts"] - self.start["started"])
             if e["t"] == "interrupted":
@@ -920,10 +924,13 @@ class _Campaign:
             "prekey": [json.loads(x) for x in self._prekey(original, out, pipeline)],
             "costs": stages or {},
             "shrink_executions": spent,
-            **(note or {}),  # follows / follow_refused: the leader's pipeline (.follow)
+            # follows / follow_refused: the leader's pipeline (.follow); known_first: the
+            # issue of the known bug it was recorded as without shrinking (.pool)
+            **(note or {}),
         }
         self._log(event)
         self._add_finding(event)
+        self.res.known_first += bool(event.get("known_first"))
 
     def _record(self, status: str) -> None:
         res, opts = self.res, self.opts

@@ -47,7 +47,8 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["KnownBug", "control_candidates", "control_removes", "load_known", "match", "witness_rules"]
+__all__ = ["KnownBug", "control_candidates", "control_removes", "known_first_candidates", "load_known",
+           "match", "witness_rules"]
 
 FILENAME = "known.toml"
 
@@ -337,3 +338,24 @@ def control_candidates(
     root-cause keys) on ``pipeline``: the controls the campaign runs for this finding."""
     return [b for b in bugs
             if b.control and any(_fields_match(b, root, ops, {pipeline}) for root in roots)]
+
+
+def known_first_candidates(
+    bugs: list[KnownBug], verdict: str, pipeline: str, ops: set[str], features: list[str]
+) -> list[KnownBug]:
+    """The bugs with a ``control`` that an unshrunk, unblamed finding could be (issue 16's
+    known-first: :meth:`aliasfuzz.campaign.pool.Pool._shrink` runs their controls before
+    shrinking). Every field that can be read before the cut must match: ``verdict``,
+    ``pipelines``, ``ops`` (registry op names of the program, ``ops``) and the ``evidence``
+    prefixes among the program's features (``features``: op kinds and input features,
+    :func:`aliasfuzz.campaign.corpus.roots`' evidence for a stage other than ``reinplace``;
+    shrinking only removes features, so a prefix missing here is missing after it too).
+    ``stage`` and ``absent`` wait for the cut. A bug blamed on ``reinplace`` (its evidence
+    is the pass's decisions, not features) and a ``related`` row are never candidates."""
+    return [b for b in bugs
+            if b.control and not b.related and b.stage != "reinplace"
+            and (b.verdict is None or b.verdict == verdict)
+            and (not b.pipelines or pipeline in b.pipelines)
+            and set(b.ops) <= ops
+            and all(any(f.startswith(p) for f in features) for p in b.evidence)
+            and _torch_matches(b.torch)]

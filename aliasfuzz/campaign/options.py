@@ -159,6 +159,7 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "shrink": ((bool,), "true or false"),
     "share_trace": ((bool,), "true or false"),
     "shrink_once": ((bool,), "true or false"),
+    "known_first": ((bool,), "true or false"),
     "kernel_cache": ((str,), "'shared' or 'worker'"),
     "shrink_budget": ((int,), "an integer"),
     "max_statements": ((int,), "an integer"),
@@ -217,6 +218,10 @@ class CampaignOptions:
     ``shrink_once``: a program's failure seen the same way on several pipelines is shrunk
     once; the other pipelines try that shrunk program first and keep it when it fails
     there the same way and blames to the same stages (:mod:`aliasfuzz.campaign.follow`).
+    ``known_first``: a finding that a known bug's workaround (its ``control`` in
+    ``known.toml``) removes and whose cut names only known bugs already in the corpus is
+    recorded as one more sighting of that bug as found, not shrunk
+    (:meth:`aliasfuzz.campaign.pool.Pool._known_first`).
     ``kernel_cache``: ``shared`` (one ``TORCHINDUCTOR_CACHE_DIR`` under ``state`` for every
     worker of every campaign: Inductor's kernel cache and its CPU ISA probes are built
     once, :func:`aliasfuzz.campaign.pool.kernel_cache_dir`) or ``worker`` (one per worker
@@ -254,6 +259,7 @@ class CampaignOptions:
     shrink: bool = True
     share_trace: bool = False
     shrink_once: bool = True
+    known_first: bool = True
     kernel_cache: str = "shared"
     shrink_budget: int = 40
     max_statements: int = 8
@@ -562,7 +568,8 @@ def resume_options(saved: CampaignOptions, flags: dict[str, Any]) -> CampaignOpt
     fixed = sorted(set(given) - set(RESUMABLE))
     if fixed:
         name = {"shrink": "no-shrink", "plugins": "plugin",
-                "share_trace": "share-trace", "shrink_once": "no-shrink-once"}.get(fixed[0], fixed[0])
+                "share_trace": "share-trace", "shrink_once": "no-shrink-once",
+                "known_first": "no-known-first"}.get(fixed[0], fixed[0])
         raise InvalidArgument(
             f"--{name.replace('_', '-')} cannot change on --resume (the campaign keeps its "
             f"options.json; only {', '.join('--' + r.replace('_', '-') for r in RESUMABLE)}, "

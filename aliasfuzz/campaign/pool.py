@@ -162,6 +162,9 @@ class Pool:
         self.tail_until: float | None = None
         # the known bugs whose controls a finding's blame runs (blame_in): the driver's
         self.bugs = [b for b in bugs if b.control]
+        #: every known bug, for :meth:`_known_first`'s "is each root a known bug" (a root that
+        #: matches a bug without a control is known too)
+        self.all_bugs = list(bugs)
         # N workers each forking Inductor's pool of cpu_count compile processes would
         # oversubscribe the host: with several workers each compiles in its own process.
         env = {"TORCHINDUCTOR_COMPILE_THREADS": "1"} if opts.workers > 1 else {}
@@ -295,6 +298,16 @@ class Pool:
             return bool(cut)
 
         t0 = time.perf_counter()
+        if budget and not outcome.get("heap") and self.opts.known_first:
+            known = self._known_first(worker, i, pipeline, program, outcome)
+            if known is not None:
+                blame, spent, issue = known
+                spent_s = {"shrink": before, "known_first": time.perf_counter() - t0}
+                note = {**(note or {}), "known_first": issue}
+                return ("shrunk", i, pipeline, (program, program, spent, blame, spent_s, note),
+                        outcome)
+            before += time.perf_counter() - t0  # a try that did not settle it: shrinking's
+            t0 = time.perf_counter()
         small, sout, spent = shrink(program, outcome, step, budget, stop)
         t1 = time.perf_counter()
         if self.late():
@@ -308,6 +321,56 @@ class Pool:
         spent_s = {"shrink": before + t1 - t0, "blame": time.perf_counter() - t1}
         return ("shrunk", i, pipeline, (program, small, spent, blame, spent_s, note or {}),
                 sout)
+
+    def _known_first(self, worker: Worker, i: int, pipeline: str, program: Program,
+                     outcome: dict[str, Any]) -> tuple[dict[str, Any], int, str] | None:
+        """``(blame, executions, issue)`` when finding ``outcome`` of the unshrunk ``program``
+        is a sighting of a known bug whose corpus entry exists, so that shrinking it would
+        only add a hit to that entry; None (shrink it) otherwise.
+
+        Issue 16: campaign 34 shrank one known crash (#198095, whose workaround is a
+        ``control``) 29 times, 102 of its 1820 worker-seconds. The rule is the one a shrunk
+        finding meets (:func:`aliasfuzz.campaign.known.match`), on the program as found:
+        a candidate's control (:func:`~aliasfuzz.campaign.known.known_first_candidates`,
+        its known entry already in ``--corpus``) removes the finding
+        (:func:`~aliasfuzz.campaign.known.control_removes`), then the cut
+        (:func:`blame_in`) blames stages each of whose root causes matches a known bug
+        whose entry exists, and :func:`~aliasfuzz.campaign.driver.dismissal` would write
+        it. Any step that fails sends the finding to the shrinker as before (its seconds
+        counted as shrinking); only bugs with a control are tried, because a bug matched by
+        fields alone could hide a new root among an unshrunk program's incidental ops."""
+        from aliasfuzz.campaign.corpus import _features, entry_id, known_root, roots
+        from aliasfuzz.campaign.driver import confirmed_roots, dismissal
+        from aliasfuzz.campaign.known import control_removes, known_first_candidates, match
+
+        corpus = Path(self.opts.corpus)
+        verdict = str(outcome.get("verdict"))
+
+        def filed(stage: str, issue: str) -> bool:
+            root = known_root({"stage": stage, "verdict": verdict}, issue)
+            return (corpus / entry_id(root) / "meta.json").is_file()
+
+        ops = {op.op for op in program.body}
+        cands = [b for b in known_first_candidates(self.bugs, verdict, pipeline, ops,
+                                                   _features(program))
+                 if filed(b.stage, b.issue)]
+        if not cands:
+            return None
+        task = self._task(program, pipeline)
+        for n, bug in enumerate(cands, 1):
+            got = worker.run({**task, "options": bug.control_options(task.get("options"))})
+            if not control_removes(verdict, got.get("verdict")):
+                continue
+            blame = self._blame(worker, program, pipeline, outcome, i)
+            if not blame.get("stages") or dismissal(outcome, pipeline, blame) is not None:
+                return None
+            kept = confirmed_roots(outcome, pipeline, blame)
+            for root in roots(program, outcome, pipeline, kept):
+                hit, _ = match(self.all_bugs, root, ops, {pipeline}, kept.get("controls"))
+                if hit is None or not filed(root["stage"], hit.issue):
+                    return None
+            return blame, n, bug.issue
+        return None
 
     def _follow(self, worker: Worker, i: int, pipeline: str, program: Program,
                 job: dict[str, Any]) -> tuple:

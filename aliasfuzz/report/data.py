@@ -276,7 +276,7 @@ def _finding_row(e: dict[str, Any], before: set[str]) -> dict[str, Any]:
     ``news`` and ``knowns`` (:func:`~aliasfuzz.campaign.journal.finding_entries`, which
     reads an event journaled before them too; ``before``: the corpus ids at the start)."""
     row = {k: e.get(k) for k in ("i", "pipeline", "id", "verdict", "check", "stage", "stages",
-                                 "full")}
+                                 "full", "known_first")}
     return {**row, **entry_fields(finding_entries(e, before))}
 
 
@@ -409,6 +409,8 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         "counts": {
             "raw_findings": raw,
             "shrunk_findings": len(findings),
+            # of them, recorded as found as a known bug's sighting (driver.known_first)
+            "known_first": sum(1 for f in findings if f.get("known_first")),
             "dismissed": len(not_written),
             "deduplicated": len(not_shrunk),
             "root_causes": len(causes),
