@@ -515,7 +515,8 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
     from_config = {k: f"{where}{k}" for k in table if flags.get(k) is None}
     for k in ("pipelines", "fail_on"):  # named by file and key too (fresh user 31's B4)
         if k in merged:
-            merged[k] = _split(merged[k], from_config.get(k, k))
+            # a flag's error names the flag, as the user typed it (fresh user 34)
+            merged[k] = _split(merged[k], from_config.get(k, "--" + k.replace("_", "-")))
     _check_overridden(table, flags, where)
     # A budget given on the command line replaces the config's other kind of budget.
     if flags.get("programs") is not None and flags.get("time") is None:
@@ -579,7 +580,7 @@ def resume_options(saved: CampaignOptions, flags: dict[str, Any]) -> CampaignOpt
         merged["programs"] = merged["time"] = None
     merged.update(given)
     if "fail_on" in given:
-        merged["fail_on"] = _split(given["fail_on"], "fail_on")
+        merged["fail_on"] = _split(given["fail_on"], "--fail-on")
     try:
         return CampaignOptions.from_json(merged)
     except TypeError as e:

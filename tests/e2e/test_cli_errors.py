@@ -66,6 +66,9 @@ def _run(tmp_path, *extra) -> list[str]:
         (["--dynamic-share", "inf"], "--dynamic-share must be a share between 0 and 1"),
         (["--pipelines", "aot_eager,aot_eager"], "--pipelines names 'aot_eager' twice"),
         (["--fail-on", ""], "--fail-on is empty"),
+        # the flag as typed, not the option's field name (fresh user 34)
+        (["--fail-on", ","], "--fail-on has an empty item"),
+        (["--pipelines", "aot_eager,,inductor"], "--pipelines has an empty item"),
     ],
 )
 def test_run_bad_numbers_and_device(tmp_path, flags, needle):
