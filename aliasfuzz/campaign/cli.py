@@ -297,11 +297,11 @@ def dismissed_notes(res) -> list[str]:
                    "known bugs already in the corpus, each one more sighting (\"known_first\" "
                    "in the journal; --no-known-first shrinks them)")
     if res.unreproduced:  # driver.dismissal's flaky kind: not the re-run crashes above
-        by = res.unreproduced_by or {"another cause": res.unreproduced}
+        by = res.unreproduced_by or {"other": res.unreproduced}
         from aliasfuzz.campaign.driver import FLAKY_CAUSES
 
-        rank = [says for _, says in FLAKY_CAUSES]
-        causes = "; ".join(f"{n} {says}" for says, n in sorted(
+        rank = list(FLAKY_CAUSES)  # by count, then in FLAKY_CAUSES's order, others last
+        causes = "; ".join(f"{n} {FLAKY_CAUSES.get(cause, 'another cause')}" for cause, n in sorted(
             by.items(), key=lambda x: (-x[1], rank.index(x[0]) if x[0] in rank else len(rank))))
         out.append(f"note: {_plural(res.unreproduced, 'finding')} not written, not findings "
                    f"({causes}); each one's reason is in {where}")

@@ -30,7 +30,13 @@ from aliasfuzz.campaign.corpus import clean_temp, known_signatures, record, sign
 from aliasfuzz.campaign.follow import follow_key
 from aliasfuzz.campaign.gpus import GpuSampler, merge_rows
 from aliasfuzz.campaign.history import History
-from aliasfuzz.campaign.journal import Journal, dismissed_kind, entry_fields, finding_entries
+from aliasfuzz.campaign.journal import (
+    Journal,
+    dismissed_cause,
+    dismissed_kind,
+    entry_fields,
+    finding_entries,
+)
 from aliasfuzz.campaign.known import load_known
 from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.pool import Pool
@@ -43,7 +49,9 @@ from aliasfuzz.fuzz.ops import lookup
 from aliasfuzz.oracle.heap import may_be_corruption
 from aliasfuzz.oracle.verdict import Verdict
 
-__all__ = ["CampaignResult", "program_at", "run_campaign", "time_bounds", "unconfirmed_death"]
+__all__ = [
+    "CampaignResult", "Dismissal", "program_at", "run_campaign", "time_bounds", "unconfirmed_death",
+]
 
 
 #: Seconds between two writes of a running campaign's ``elapsed`` file: what a ``kill -9``
@@ -221,6 +229,15 @@ def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) ->
       ``aot_eager``'s own finding (eleventh audit 0282f30f49: #196657's lost write, then
       an overlap refusal of the reinplaced graph run eagerly).
     """
+    found = _fast_path_case(out, pipeline, blame)
+    return None if found is None else found[1]
+
+
+def _fast_path_case(out: dict[str, Any], pipeline: str,
+                    blame: dict[str, Any]) -> tuple[str, str] | None:
+    """:func:`fast_path_only`'s ``(cause, why)``: cause ``fast-path-unsupported`` (full
+    Inductor cannot run it here) or ``fast-path-hidden`` (it does not show it), said by the
+    branch that decides it, so that no reader parses ``why`` for it."""
     if pipeline != "inductor-reinplace":
         return None
     full = blame.get("full_outcome") or {}
@@ -229,29 +246,67 @@ def fast_path_only(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) ->
         stage not in _PUBLIC_PREFIX or (out.get("verdict") in ("crash", "timeout")
                                         and not _stage_raised(blame, stage))
     ):
-        return (f"fast-path-only {out['verdict']}, unconfirmed: full torch.compile(backend="
-                f"'inductor') cannot run this program here ({str(full.get('explanation'))[:160]})"
-                + (f"; {stage} departs in values, not by raising" if stage in _PUBLIC_PREFIX
-                   else ""))
+        return "fast-path-unsupported", (
+            f"fast-path-only {out['verdict']}, unconfirmed: full torch.compile(backend="
+            f"'inductor') cannot run this program here ({str(full.get('explanation'))[:160]})"
+            + (f"; {stage} departs in values, not by raising" if stage in _PUBLIC_PREFIX
+               else ""))
     if blame.get("full") != "hidden":
         return None
     if out.get("verdict") not in ("crash", "timeout") and not _reorder_exposed(blame) and (
         stage in _DECIDED or stage.startswith(_PUBLIC_PREFIX + ("decomposition", "aten-trace"))
     ):
         return None
-    return (f"fast-path-only {out['verdict']}: full torch.compile(backend='inductor') gives "
-            f"{full.get('verdict', '?')}; the post-grad graph run with eager kernels is not a "
-            "PyTorch contract" + (f" (blamed on {stage})" if stage else ""))
+    return "fast-path-hidden", (
+        f"fast-path-only {out['verdict']}: full torch.compile(backend='inductor') gives "
+        f"{full.get('verdict', '?')}; the post-grad graph run with eager kernels is not a "
+        "PyTorch contract" + (f" (blamed on {stage})" if stage else ""))
 
 
-def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tuple[str, str] | None:
-    """``(kind, why)`` when a shrunk, blamed finding is not written (None: it is): kind
-    ``flaky`` for :func:`unconfirmed_death`, for a finding whose replay (the first
-    execution of shrinking, :func:`aliasfuzz.campaign.shrink.shrink`) did not give the same
-    failure, and for one that no stage cut reproduced and whose pipeline in a fresh process
-    (the blame's ``fresh``, :func:`aliasfuzz.campaign.pool.blame_in`) did not either;
-    ``harness-only`` for :func:`fast_path_only`. The one rule of the campaign
-    and of :mod:`aliasfuzz.campaign.rebuild`.
+#: the causes of a ``flaky`` :class:`Dismissal`, each with the words the console's note
+#: says it in, in the note's order among equal counts (one note for all, "the replay did
+#: not show it again, or ..., or ...", said neither which nor how many: fresh user 32); a
+#: cause not here (``other``: an older journal's reason that names none) is "another cause"
+FLAKY_CAUSES = {
+    "replay": "the replay did not show it again",
+    "fresh": "neither a stage cut nor its pipeline in a fresh interpreter showed it",
+    "death": "no stage cut reproduced the worker's death",
+}
+
+#: the causes of a ``harness-only`` :class:`Dismissal` (:func:`fast_path_only`), each with
+#: its case in :attr:`CampaignResult.fast_path`
+FAST_PATH_CAUSES = {"fast-path-hidden": "hidden", "fast-path-unsupported": "unsupported"}
+
+
+@dataclass(frozen=True)
+class Dismissal:
+    """Why :func:`dismissal` does not write a finding: ``kind`` ``flaky`` or
+    ``harness-only``; ``cause``, one of :data:`FLAKY_CAUSES` or :data:`FAST_PATH_CAUSES`
+    (``other`` only for an older journal's event, :func:`~aliasfuzz.campaign.journal.dismissed_cause`);
+    ``why``, the reason in words for a person; ``verdict``, the finding's. The counts read
+    ``cause`` and ``verdict``, never ``why``, which they once parsed: a reworded reason
+    would have moved a finding to another count, or to none, unseen."""
+
+    kind: str
+    cause: str
+    why: str
+    verdict: str | None = None
+
+    def journal_fields(self) -> dict[str, Any]:
+        """The keys of a ``finding`` event that journal this dismissal (:mod:`.journal`)."""
+        return {"dismissed": self.why, "dismissed_kind": self.kind,
+                "dismissed_cause": self.cause, "dismissed_verdict": self.verdict}
+
+
+def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> Dismissal | None:
+    """The :class:`Dismissal` of a shrunk, blamed finding that is not written (None: it
+    is): kind ``flaky`` for :func:`unconfirmed_death` (cause ``death``), for a finding
+    whose replay (the first execution of shrinking, :func:`aliasfuzz.campaign.shrink.shrink`)
+    did not give the same failure (``replay``), and for one that no stage cut reproduced
+    and whose pipeline in a fresh process (the blame's ``fresh``,
+    :func:`aliasfuzz.campaign.pool.blame_in`) did not either (``fresh``); ``harness-only``
+    for :func:`fast_path_only`. The one rule of the campaign and of
+    :mod:`aliasfuzz.campaign.rebuild`.
 
     A finding is a claim confirmed by execution: one that a second run of the same program
     does not show is not written. A replay that died by a signal is the exception: the
@@ -260,39 +315,25 @@ def dismissal(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> tupl
     and repro, Inductor writing a custom op's view of an input out of bounds)."""
     from aliasfuzz.campaign.shrink import unconfirmed_replay
 
+    verdict = out.get("verdict")
     gave = unconfirmed_replay(out)
     if gave:
         said = clip(str(gave.get("explanation") or ""), 120)
-        return "flaky", (f"{out.get('verdict')}/{out.get('check')} not reproduced when replayed: "
-                         f"the replay gave {gave.get('verdict')}/{gave.get('check')}"
-                         + (f" ({said})" if said else ""))
+        return Dismissal("flaky", "replay", (
+            f"{verdict}/{out.get('check')} not reproduced when replayed: "
+            f"the replay gave {gave.get('verdict')}/{gave.get('check')}"
+            + (f" ({said})" if said else "")), verdict)
     why = unconfirmed_death(out, blame)
     if why is not None:
-        return "flaky", why
+        return Dismissal("flaky", "death", why, verdict)
     fresh = blame.get("fresh")
     if fresh is not None and not same_failure(out, fresh):
-        return "flaky", (f"{out.get('verdict')}/{out.get('check')} not reproduced by any stage "
-                         f"cut, nor by {pipeline} in a fresh process, which gave "
-                         f"{fresh.get('verdict')}/{fresh.get('check')}")
-    why = fast_path_only(out, pipeline, blame)
-    return None if why is None else ("harness-only", why)
-
-
-#: the causes of a ``flaky`` :func:`dismissal`, as the console's note says them, each
-#: after the words its reason holds, the first that matches (one note for all, "the replay did not show it
-#: again, or ..., or ...", said neither which nor how many: fresh user 32)
-FLAKY_CAUSES = (
-    (" not reproduced when replayed", "the replay did not show it again"),
-    (" not reproduced by any stage cut, nor by ",
-     "neither a stage cut nor its pipeline in a fresh interpreter showed it"),
-    (" not reproduced by any stage cut", "no stage cut reproduced the worker's death"),
-)
-
-
-def flaky_cause(why: str) -> str:
-    """The cause of a ``flaky`` dismissal whose reason is ``why`` (:data:`FLAKY_CAUSES`'s
-    words; ``another cause`` for a reason that has none of them, as an older journal's may)."""
-    return next((says for marker, says in FLAKY_CAUSES if marker in why), "another cause")
+        return Dismissal("flaky", "fresh", (
+            f"{verdict}/{out.get('check')} not reproduced by any stage "
+            f"cut, nor by {pipeline} in a fresh process, which gave "
+            f"{fresh.get('verdict')}/{fresh.get('check')}"), verdict)
+    found = _fast_path_case(out, pipeline, blame)
+    return None if found is None else Dismissal("harness-only", *found, verdict)
 
 
 def confirmed_roots(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -> dict[str, Any]:
@@ -352,7 +393,8 @@ class CampaignResult:
     #: pipeline reproduced a signal death (:func:`dismissal`'s ``flaky`` kind; a crash that
     #: recurred in a fresh worker may be one: it is not among ``flaky``)
     unreproduced: int = 0
-    #: ``unreproduced`` by cause (:func:`flaky_cause`), for the console's note
+    #: ``unreproduced`` by cause (:class:`Dismissal`'s, a key of :data:`FLAKY_CAUSES`, or
+    #: ``other``), for the console's note
     unreproduced_by: Counter = field(default_factory=Counter)
     #: fast-path findings full torch.compile does not show or cannot run here (:func:`fast_path_only`)
     harness_only: int = 0
@@ -551,7 +593,8 @@ class _Campaign:
                 self.pending.pop(key, None)
                 kind = dismissed_kind(e)
                 if kind:  # a resumed campaign counts it as the first run did
-                    self._count_dismissed(kind, str(e["dismissed"]))
+                    cause, verdict = dismissed_cause(e)
+                    self._count_dismissed(Dismissal(kind, cause, str(e["dismissed"]), verdict))
                 if e.get("prekey"):
                     key = tuple(json.dumps(x) for x in e["prekey"])
                     self.prekeys.add(key)
@@ -566,26 +609,19 @@ class _Campaign:
             if e["t"] == "interrupted":
                 self.elapsed_before = max(self.elapsed_before, float(e.get("elapsed") or 0.0))
 
-    def _count_dismissed(self, kind: str, why: str) -> None:
-        """Count a finding :func:`dismissal` kept out of the corpus, of ``kind`` ``flaky``
-        (:attr:`CampaignResult.unreproduced`) or ``harness-only`` (:meth:`_note_dismissed`).
-        Also for the journal's events on ``--resume``: a dismissal journaled before a
-        ``kill -9`` was counted by no one (a fresh user's SIGSEGV, gone from the summary)."""
-        if kind == "flaky":
+    def _count_dismissed(self, d: Dismissal) -> None:
+        """Count a finding :func:`dismissal` kept out of the corpus, by its ``cause``: a
+        ``flaky`` one in :attr:`CampaignResult.unreproduced` (and ``unreproduced_by``), a
+        fast-path one in ``harness_only`` and in ``fast_path`` by case and verdict, so the
+        summary tells the cases apart (fresh user 23). Also for the journal's events on
+        ``--resume``: a dismissal journaled before a ``kill -9`` was counted by no one (a
+        fresh user's SIGSEGV, gone from the summary)."""
+        if d.kind == "flaky":
             self.res.unreproduced += 1
-            self.res.unreproduced_by[flaky_cause(why)] += 1
-        else:
-            self._note_dismissed(why)
-
-    def _note_dismissed(self, why: str) -> None:
-        """Count a finding :func:`fast_path_only` dismissed (``why``: its reason), and among
-        them the ones full ``torch.compile`` could not run here (the reason says
-        ``unconfirmed``), so the summary tells the two cases apart (fresh user 23)."""
-        head = why.split(":", 1)[0]  # "fast-path-only VERDICT[, unconfirmed]"
-        if head.startswith("fast-path-only "):
-            verdict, _, unconfirmed = head.removeprefix("fast-path-only ").partition(", ")
+            self.res.unreproduced_by[d.cause] += 1
+        elif d.cause in FAST_PATH_CAUSES:  # an older journal's other reason: counted nowhere
             self.res.harness_only += 1
-            self.res.fast_path["unsupported" if unconfirmed else "hidden", verdict] += 1
+            self.res.fast_path[FAST_PATH_CAUSES[d.cause], d.verdict] += 1
 
     def _count_programs(self) -> None:
         """``programs`` and ``mutants``: the programs every pipeline has judged, and of
@@ -886,10 +922,9 @@ class _Campaign:
         blame = blame or {"stage": None, "stages": [], "trail": [], "reason": "not cut"}
         dismissed = dismissal(out, pipeline, blame)
         if dismissed is not None:  # journaled and counted (flaky / harness only), never written
-            kind, why = dismissed
             self._log({"t": "finding", "i": i, "pipeline": pipeline, "id": None,
-                       "dismissed": why, "dismissed_kind": kind, "costs": stages or {}})
-            self._count_dismissed(kind, why)
+                       **dismissed.journal_fields(), "costs": stages or {}})
+            self._count_dismissed(dismissed)
             return
         blame = confirmed_roots(out, pipeline, blame)
         found = record(

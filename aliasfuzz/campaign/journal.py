@@ -17,8 +17,11 @@ before the driver moves on:
   and ``knowns`` existed carry one ``new`` and one ``known`` for all the entries;
 * ``{"t": "end", "status": "done", "flaky": <tasks whose crash or timeout did not recur>,
   "unreproduced": <findings whose replay or cut did not show them again>}``. A ``finding``
-  event of such a finding has ``id`` null, ``dismissed`` (why) and ``dismissed_kind``
-  (``flaky`` or ``harness-only``, ``driver.dismissal``).
+  event of such a finding has ``id`` null, ``dismissed`` (why, words for a person),
+  ``dismissed_kind`` (``flaky`` or ``harness-only``), ``dismissed_cause`` (``replay``,
+  ``fresh``, ``death``, ``fast-path-hidden`` or ``fast-path-unsupported``) and
+  ``dismissed_verdict`` (the finding's verdict): ``driver.Dismissal``. Counts read the
+  cause and verdict (:func:`dismissed_cause`), not the words.
 
 A task whose outcome is a finding but has no ``finding`` event was in flight when the
 campaign died: ``--resume`` shrinks and writes it again (corpus writes are idempotent by
@@ -32,7 +35,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["Journal", "dismissed_kind", "entry_fields", "finding_entries"]
+__all__ = ["Journal", "dismissed_cause", "dismissed_kind", "entry_fields", "finding_entries"]
 
 
 class Journal:
@@ -102,6 +105,36 @@ def dismissed_kind(event: dict[str, Any]) -> str | None:
     why = str(event["dismissed"])
     return event.get("dismissed_kind") or (
         "harness-only" if why.startswith("fast-path-only ") else "flaky")
+
+
+#: For a journal written before ``dismissed_cause``: the words of each ``flaky`` cause in
+#: the reasons ``driver.dismissal`` then wrote, the first that matches. Those journals'
+#: text is fixed, so these words need not follow any later rewording of the reasons.
+_OLD_FLAKY_WORDS = (
+    (" not reproduced when replayed", "replay"),
+    (" not reproduced by any stage cut, nor by ", "fresh"),
+    (" not reproduced by any stage cut", "death"),
+)
+
+
+def dismissed_cause(event: dict[str, Any]) -> tuple[str, str | None]:
+    """``(cause, verdict)`` of a ``finding`` event for which :func:`dismissed_kind` is not
+    None: its ``dismissed_cause`` and ``dismissed_verdict``. An event journaled before
+    those fields (a campaign resumed after the upgrade) has them parsed from its reason, as
+    they were counted then: a ``flaky`` one by :data:`_OLD_FLAKY_WORDS` (``other`` when
+    none match), a ``harness-only`` one from its head, "fast-path-only VERDICT[,
+    unconfirmed]" (``other`` and None when it has none)."""
+    if event.get("dismissed_cause"):
+        return str(event["dismissed_cause"]), event.get("dismissed_verdict")
+    # fallback for older journals only: the reason's text is the only record of its cause
+    why = str(event.get("dismissed") or "")
+    if dismissed_kind(event) == "flaky":
+        return next((cause for words, cause in _OLD_FLAKY_WORDS if words in why), "other"), None
+    head = why.split(":", 1)[0]
+    if not head.startswith("fast-path-only "):
+        return "other", None
+    verdict, _, unconfirmed = head.removeprefix("fast-path-only ").partition(", ")
+    return ("fast-path-unsupported" if unconfirmed else "fast-path-hidden"), verdict
 
 
 def finding_entries(event: dict[str, Any], before: set[str] | None = None) -> list[Entry]:

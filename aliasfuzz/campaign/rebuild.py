@@ -71,7 +71,7 @@ def _one(worker: Worker, path: Path, corpus: Path, bugs: list, budget: int) -> s
         "stage": None, "stages": [], "trail": [], "reason": "cutting the pipeline failed"}
     dismissed = dismissal(sout, pipeline, blame)
     if dismissed is not None:  # as the campaign does: never written
-        return f"dropped ({dismissed[0]}: {dismissed[1]})"
+        return f"dropped ({dismissed.kind}: {dismissed.why})"
     blame = confirmed_roots(sout, pipeline, blame)
     provenance = {k: meta.get(k) for k in _PROVENANCE}
     provenance["shrink_executions"] = spent

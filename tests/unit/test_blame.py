@@ -399,10 +399,10 @@ def test_one_dismissal_rule_for_the_campaign_and_the_rebuild():
     from aliasfuzz.oracle.blame import NOT_REPRODUCED
 
     seg = {"verdict": "crash", "check": "signal:SIGSEGV"}
-    assert dismissal(seg, "inductor", {"stage": None, "reason": NOT_REPRODUCED})[0] == "flaky"
+    assert dismissal(seg, "inductor", {"stage": None, "reason": NOT_REPRODUCED}).kind == "flaky"
     crash = {"verdict": "crash", "check": "exceptions"}
     hidden = {"stage": "reinplace", "full": "hidden", "full_outcome": {"verdict": "ok"}}
-    assert dismissal(crash, "inductor-reinplace", hidden)[0] == "harness-only"
+    assert dismissal(crash, "inductor-reinplace", hidden).kind == "harness-only"
     assert dismissal(crash, "inductor-reinplace", {**hidden, "full": "reproduces"}) is None
 
 

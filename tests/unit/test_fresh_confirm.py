@@ -36,9 +36,9 @@ class _Worker:
 
 
 def test_a_finding_its_fresh_run_does_not_show_is_not_written():
-    kind, why = dismissal(dict(WRONG), "inductor", {**UNCUT, "fresh": {"verdict": "ok", "check": None}})
-    assert kind == "flaky"
-    assert "nor by inductor in a fresh process, which gave ok/None" in why
+    d = dismissal(dict(WRONG), "inductor", {**UNCUT, "fresh": {"verdict": "ok", "check": None}})
+    assert (d.kind, d.cause, d.verdict) == ("flaky", "fresh", "miscompile")
+    assert "nor by inductor in a fresh process, which gave ok/None" in d.why
 
 
 def test_a_finding_its_fresh_run_shows_again_is_written():
@@ -56,7 +56,7 @@ def test_only_an_uncut_finding_runs_again_and_in_a_fresh_worker():
     assert [closed for closed, _ in w.tasks] == [0, 1]  # the second run after a restart
     assert w.tasks[1][1] == task  # the pipeline's own task, not a cut
     assert out["blame"]["fresh"] == {"verdict": "ok", "check": None, "explanation": ""}
-    assert dismissal(dict(WRONG), "inductor", out["blame"])[0] == "flaky"
+    assert dismissal(dict(WRONG), "inductor", out["blame"]).kind == "flaky"
     # a blamed finding, and an uncut signal death (driver.unconfirmed_death's), do not
     for answer, outcome in (({"stage": "lowering", "stages": ["lowering"]}, WRONG),
                             (dict(UNCUT), {"verdict": "crash", "check": "signal:SIGSEGV"})):
@@ -78,4 +78,4 @@ def test_an_uncut_finding_is_run_again_by_a_real_worker(tmp_path):
         w.close()
     assert out["blame"]["reason"] == NOT_REPRODUCED, out
     assert out["blame"]["fresh"]["verdict"] == "ok", out
-    assert dismissal(dict(WRONG), "aot_eager", out["blame"])[0] == "flaky"
+    assert dismissal(dict(WRONG), "aot_eager", out["blame"]).kind == "flaky"

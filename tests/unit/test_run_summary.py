@@ -1,7 +1,7 @@
 """The console summary of ``aliasfuzz run`` (fresh user 23): a short headline with the
 programs and how many were mutants, one line per pipeline with every verdict count, and
-one ``note:`` line per case of dismissed fast-path finding, counted from the dismissal
-reasons :func:`aliasfuzz.campaign.driver.fast_path_only` really gives."""
+one ``note:`` line per case of dismissed fast-path finding, counted from the dismissals
+:func:`aliasfuzz.campaign.driver.dismissal` really gives (their cause, not their words)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from aliasfuzz.campaign.cli import dismissed_notes, finding_lines, summary_lines
-from aliasfuzz.campaign.driver import CampaignResult, _Campaign, dismissal
+from aliasfuzz.campaign.driver import CampaignResult, Dismissal, _Campaign, dismissal
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.oracle.blame import NOT_REPRODUCED
 
@@ -27,9 +27,9 @@ def _result(**kw) -> CampaignResult:
 
 def _dismiss(res: CampaignResult, out: dict, blame: dict) -> None:
     """Count ``out`` on the fast path as the campaign does when it dismisses it."""
-    kind, why = dismissal(out, "inductor-reinplace", blame)
-    assert kind == "harness-only", why
-    _Campaign._note_dismissed(SimpleNamespace(res=res), why)
+    d = dismissal(out, "inductor-reinplace", blame)
+    assert d.kind == "harness-only", d
+    _Campaign._count_dismissed(SimpleNamespace(res=res), d)
 
 
 def test_the_headline_is_short_and_every_count_is_on_its_pipelines_line():
@@ -76,8 +76,9 @@ def test_each_case_of_a_dismissed_fast_path_finding_has_its_own_note():
     assert all('the report\'s "Findings not written", or "dismissed" in /runs/c1/journal.jsonl)' in x
                for x in (hidden, unrun))
     # a flaky dismissal is not a fast-path one
-    _Campaign._note_dismissed(SimpleNamespace(res=res), "crash/exceptions not reproduced")
-    assert res.harness_only == 4
+    _Campaign._count_dismissed(SimpleNamespace(res=res), Dismissal(
+        "flaky", "replay", "crash/exceptions not reproduced when replayed", "crash"))
+    assert (res.harness_only, res.unreproduced) == (4, 1)
 
 
 def test_a_finding_of_two_root_causes_prints_a_line_per_entry():
@@ -210,16 +211,21 @@ def test_a_finding_of_two_roots_journals_each_entrys_status_and_fails_by_it(tmp_
 WRONG = {"verdict": "miscompile", "check": "values", "explanation": "out0: values differ"}
 
 
-def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_resume():
-    # fresh user 28: a SIGSEGV that recurred in a fresh worker, then no cut reproduced it, was
-    # dismissed before a kill -9; the resumed summary said crash 1 and nothing else (the
-    # replay counted only fast-path dismissals), and "did not recur" would have been false
+def _replayer() -> SimpleNamespace:
+    """Enough of a campaign for :meth:`_Campaign._replay` to count journaled dismissals."""
     camp = SimpleNamespace(res=_result(), known=set(), pending={}, done=set(), prekeys=set(),
                            mutant_ids=set(), gpu_runs=[], elapsed_before=0.0,
                            start={"started": 0.0})
     camp._add_finding = lambda e: _Campaign._add_finding(camp, e)
-    camp._note_dismissed = lambda why: _Campaign._note_dismissed(camp, why)
-    camp._count_dismissed = lambda kind, why: _Campaign._count_dismissed(camp, kind, why)
+    camp._count_dismissed = lambda d: _Campaign._count_dismissed(camp, d)
+    return camp
+
+
+def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_resume():
+    # fresh user 28: a SIGSEGV that recurred in a fresh worker, then no cut reproduced it, was
+    # dismissed before a kill -9; the resumed summary said crash 1 and nothing else (the
+    # replay counted only fast-path dismissals), and "did not recur" would have been false
+    camp = _replayer()
     events = [
         {"t": "finding", "i": 10, "pipeline": "inductor-reinplace", "id": None,
          "dismissed": "worker died (signal:SIGSEGV) and no cut reproduces it",
@@ -238,21 +244,64 @@ def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_re
                                "not show it again; 1 another cause); each one's reason is in"), notes
     # one count per cause, each as dismissal words it
     camp.res.unreproduced, camp.res.unreproduced_by = 0, Counter()
-    for why in (dismissal({"verdict": "crash", "check": "signal:SIGSEGV"}, "inductor",
-                          {"stage": None, "reason": NOT_REPRODUCED})[1],
-                dismissal(WRONG, "inductor", {"stage": None, "reason": NOT_REPRODUCED,
-                                               "fresh": {"verdict": "ok", "check": None}})[1],
-                dismissal(WRONG, "inductor", {"stage": None, "reason": NOT_REPRODUCED,
-                                               "fresh": {"verdict": "ok", "check": None}})[1]):
-        camp._count_dismissed("flaky", why)
+    for d in (dismissal({"verdict": "crash", "check": "signal:SIGSEGV"}, "inductor",
+                        {"stage": None, "reason": NOT_REPRODUCED}),
+              dismissal(WRONG, "inductor", {"stage": None, "reason": NOT_REPRODUCED,
+                                             "fresh": {"verdict": "ok", "check": None}}),
+              dismissal(WRONG, "inductor", {"stage": None, "reason": NOT_REPRODUCED,
+                                             "fresh": {"verdict": "ok", "check": None}})):
+        camp._count_dismissed(d)
     # a replay that said nothing adds no empty "()" to the reason (campaign 34)
     replayed = {**WRONG, "unreproduced": {"verdict": "ok", "check": None, "explanation": ""}}
-    assert dismissal(replayed, "inductor", {})[1].endswith("the replay gave ok/None")
+    assert dismissal(replayed, "inductor", {}).why.endswith("the replay gave ok/None")
     assert dismissed_notes(camp.res)[0].startswith(
         "note: 3 findings not written, not findings (2 neither a stage cut nor its pipeline in "
         "a fresh interpreter showed it; 1 no stage cut reproduced the worker's death)"), (
         dismissed_notes(camp.res))
     assert len(notes) == 2 and "fast-path crash that full torch.compile does not show" in notes[1]
+
+
+#: one finding per cause of dismissal, as the real rule gives it
+EACH_CAUSE = [
+    ({"verdict": "crash", "check": "signal:SIGSEGV"}, "inductor",
+     {"stage": None, "reason": NOT_REPRODUCED}),
+    (WRONG, "inductor", {"stage": None, "reason": NOT_REPRODUCED,
+                         "fresh": {"verdict": "ok", "check": None}}),
+    ({**WRONG, "unreproduced": {"verdict": "ok", "check": None}}, "inductor", {}),
+    (CRASH, "inductor-reinplace", HIDDEN),
+    ({"verdict": "timeout", "check": "seconds"}, "inductor-reinplace", UNSUPPORTED),
+]
+
+
+def _counts(res: CampaignResult) -> tuple:
+    return res.unreproduced, res.unreproduced_by, res.harness_only, res.fast_path
+
+
+def test_a_dismissal_is_counted_by_its_journaled_cause_not_its_words():
+    live = SimpleNamespace(res=_result())
+    events, old = [], []
+    for out, pipeline, blame in EACH_CAUSE:
+        d = dismissal(out, pipeline, blame)
+        _Campaign._count_dismissed(live, d)
+        event = {"t": "finding", "i": len(events), "pipeline": pipeline, "id": None,
+                 **d.journal_fields()}
+        events.append(event)
+        # a journal of old: the reason alone, counted as the words then said
+        old.append({k: v for k, v in event.items()
+                    if k not in ("dismissed_cause", "dismissed_verdict")})
+    assert [e["dismissed_cause"] for e in events] == [
+        "death", "fresh", "replay", "fast-path-hidden", "fast-path-unsupported"]
+    assert live.res.fast_path == Counter({("hidden", "crash"): 1, ("unsupported", "timeout"): 1})
+    assert live.res.unreproduced_by == Counter({"death": 1, "fresh": 1, "replay": 1})
+    for journal in (events, old):  # --resume counts both as the campaign did
+        camp = _replayer()
+        _Campaign._replay(camp, journal)
+        assert _counts(camp.res) == _counts(live.res)
+        assert dismissed_notes(camp.res) == dismissed_notes(live.res)
+    # a reworded reason moves nothing: the counts read the cause and the verdict
+    camp = _replayer()
+    _Campaign._replay(camp, [{**e, "dismissed": "reworded"} for e in events])
+    assert _counts(camp.res) == _counts(live.res)
 
 
 def test_a_program_some_pipelines_judged_at_the_budgets_end_is_said_apart():

@@ -235,8 +235,8 @@ def test_the_first_execution_replays_the_original_and_a_fixed_bug_stays_unshrunk
     assert out["unreproduced"]["verdict"] == OK["verdict"]
     from aliasfuzz.campaign.driver import dismissal
 
-    kind, why = dismissal(out, "inductor", {"stage": "lowering", "stages": ["lowering"]})
-    assert kind == "flaky" and "not reproduced when replayed" in why
+    d = dismissal(out, "inductor", {"stage": "lowering", "stages": ["lowering"]})
+    assert (d.kind, d.cause) == ("flaky", "replay") and "not reproduced when replayed" in d.why
     assert dismissal(dict(BAD), "inductor", {"stage": "lowering", "stages": ["lowering"]}) is None
     # a replay that died by a signal broke the process too: kept (eighth audit 4ceba35550)
     died = {**BAD, "unreproduced": {"verdict": "crash", "check": "signal:SIGSEGV"}}
