@@ -240,7 +240,11 @@ class Blame:
     the controls', and :data:`RAISED_IN`'s); ``component``: for a crash blamed on full
     Inductor (``lowering``, ``scheduler``), the part of Inductor that raised it
     (:func:`aliasfuzz.passes.stages.inductor_component`: ``scheduler``, ``lowering``,
-    ``codegen``, ...), else None.
+    ``codegen``, ...), else None; ``moved_from``: when the pass-off control moved the
+    blame to ``stage`` (:func:`pass_off`), the stage the cut had blamed, else None;
+    ``own_off``: with ``moved_from``, whether disabling that stage's own pass was tried
+    and still departed (False for a cut that blamed ``aot``, which has no pass of its own).
+    The trail says the same in words; readers take these fields, not the words.
     """
 
     stage: str | None
@@ -248,11 +252,16 @@ class Blame:
     trail: list[tuple[str, str]] = field(default_factory=list)
     reason: str = ""
     component: str | None = None
+    moved_from: str | None = None
+    own_off: bool = False
 
     def to_json(self) -> dict[str, Any]:
+        """The blame as the worker returns it (``moved_by_pass_off``: ``{"cut",
+        "own_off"}`` or None, the meta key of that name, ``corpus/README.md``)."""
+        moved = {"cut": self.moved_from, "own_off": self.own_off} if self.moved_from else None
         return {"stage": self.stage, "stages": list(self.stages),
                 "trail": [list(t) for t in self.trail], "reason": self.reason,
-                "component": self.component}
+                "component": self.component, "moved_by_pass_off": moved}
 
 
 def _mismatch(e: Any, c: Any) -> torch.Tensor | bool:
@@ -983,7 +992,8 @@ def pass_off(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -
             if other in _REORDERS:  # it only exposes a defect of the stage the cut blamed
                 b.trail.append(("pass-off", f"{said} ({REORDER_ONLY})"))
                 return b
-            return Blame(stage, (stage,), [*b.trail, ("pass-off", said)])
+            return Blame(stage, (stage,), [*b.trail, ("pass-off", said)],
+                         moved_from=b.stage, own_off=own is not None)
     b.trail.append(("pass-off", f"no pass's control agrees ({', '.join(sorted(tried))}); "
                                 "blame stands"))
     return b

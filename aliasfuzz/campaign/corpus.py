@@ -423,6 +423,9 @@ def record(
             "known": bug.to_json() if bug else None,
             "related": [{**b.to_json(), "related": True} for b in related],
             **({"controls": blame["controls"]} if blame.get("controls") else {}),
+            # null when not moved, so that only an older entry (no key) has its repro
+            # parse the trail for it (repro.pass_off_move)
+            "moved_by_pass_off": blame.get("moved_by_pass_off"),
             "ops": ops,
             "expected": {
                 "pipeline": pipeline,
@@ -481,8 +484,9 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
     "device": _STR, "stages": (list,), "trail": (list,), "related": (list,), "ops": (list,),
     "statements": (dict,), "versions": (dict,), "known": (dict, type(None)),
     "explanation": _STR, "diff": _STR, "blame_reason": _STR, "full": _OPT_STR, "id": _STR,
-    "dynamic": (bool,),
+    "dynamic": (bool,), "moved_by_pass_off": (dict, type(None)),
 }
+_MOVED_TYPES = {"cut": _STR, "own_off": (bool,)}
 _ROOT_TYPES = {"stage": _STR, "verdict": _STR, "check": _OPT_STR, "evidence": (list,)}
 _EXPECTED_TYPES = {"pipeline": _STR, "verdict": _STR, "check": _OPT_STR}
 #: A sighting's keys (``hits[k]``); ``program_of`` is checked by :func:`hit_program`.
@@ -524,6 +528,9 @@ def _check_meta_types(meta: dict[str, Any], where: Path) -> None:
     if "root" in meta:
         _check_fields(meta["root"], _ROOT_TYPES, str(where), "root.",
                       required=tuple(_ROOT_TYPES))
+    if meta.get("moved_by_pass_off") is not None:
+        _check_fields(meta["moved_by_pass_off"], _MOVED_TYPES, str(where), "moved_by_pass_off.",
+                      required=tuple(_MOVED_TYPES))
     for k, hit in enumerate(meta.get("hits") or []):
         if not isinstance(hit, dict):
             raise InvalidArgument(f"{where}: hits[{k}] must be an object, "

@@ -186,11 +186,24 @@ def plan(program: Program, meta: dict[str, Any]) -> Plan:
                 said, described)
 
 
+def pass_off_move(meta: dict[str, Any], stage: str | None) -> tuple[str, bool] | None:
+    """``(cut, own_off)`` when the pass-off control moved entry ``meta``'s blame to
+    ``stage`` (:func:`aliasfuzz.oracle.blame.pass_off`: the cut blamed ``cut``, and the
+    pipeline agreed with eager with ``stage`` disabled; ``own_off``: disabling ``cut``
+    itself did not help); None when ``stage`` is the cut's own blame. Read from the meta's
+    ``moved_by_pass_off`` (null: not moved)."""
+    if "moved_by_pass_off" in meta:
+        moved = meta["moved_by_pass_off"]
+        return None if not moved or not stage else (str(moved["cut"]), bool(moved["own_off"]))
+    # an entry written before the key: its trail's words are the only record of the move
+    return moved_by_pass_off(meta.get("trail") or [], stage)
+
+
 def moved_by_pass_off(trail: list[Any], stage: str | None) -> tuple[str, bool] | None:
-    """``(cut, own_off)`` when the pass-off control moved the blame to ``stage``
-    (:func:`aliasfuzz.oracle.blame.pass_off`: the cut blamed ``cut``, and the pipeline
-    agreed with eager with ``stage`` disabled; ``own_off``: disabling ``cut`` itself did not
-    help); None when ``stage`` is the cut's own blame."""
+    """:func:`pass_off_move` parsed from the words of a blame's ``trail``, for an entry
+    whose meta predates ``moved_by_pass_off``: the last ``pass-off`` line, "CUT disabled:
+    departs; STAGE disabled: agrees" (``own_off``) or "CUT departs; STAGE disabled:
+    agrees"."""
     said = next((str(what) for st, what in reversed(trail) if st == "pass-off"), "")
     if not stage or "blame stands" in said or not said.endswith(f"; {stage} disabled: agrees"):
         return None
@@ -211,7 +224,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     exits = "1 the bug shows, 0 fixed" + (", 3 no GPU here" if plan_.cuda else "") + ", 125 it broke"
     named = stage if words == stage else f"{stage} ({words})"
     stages = [str(x) for x in meta.get("stages") or [] if x]
-    moved = moved_by_pass_off(meta.get("trail") or [], stage)
+    moved = pass_off_move(meta, stage)
     if (not stage or stage.startswith("unblamed")) and meta.get("blame_reason") and \
             not meta.get("trail"):  # not cut at all: say why (a cost or gradient finding)
         blamed = f"No stage blamed, not cut stage by stage: {meta['blame_reason']}."

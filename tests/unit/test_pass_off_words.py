@@ -9,7 +9,13 @@ eager", which its own trail contradicts; the auditor checked both controls by ha
 
 from __future__ import annotations
 
-from aliasfuzz.campaign.repro import moved_by_pass_off, render_repro
+import json
+
+import pytest
+
+from aliasfuzz.campaign.corpus import load_entry, record
+from aliasfuzz.campaign.repro import moved_by_pass_off, pass_off_move, render_repro
+from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.oracle.blame import Blame, pass_off
 from passes.pipelines import PipelineOptions
 from tests.common.repro_cases import CASES, meta_v2
@@ -28,11 +34,21 @@ def _blamed(agrees_without: str) -> Blame:
                     PipelineOptions(), runner)
 
 
-def _docstring(b: Blame) -> str:
+def _meta(b: Blame, *, structured: bool = False) -> dict:
+    """The meta of an entry blamed ``b``: ``structured``, with ``moved_by_pass_off`` as
+    :func:`record` writes it; else as an entry written before that key."""
     program, _, _ = CASES["ok-aot_eager"]
     meta = meta_v2(program, "inductor", "miscompile", "values", b.stage,
                    explanation="out0: values differ")
     meta["trail"], meta["stages"] = [list(t) for t in b.trail], list(b.stages)
+    if structured:
+        meta["moved_by_pass_off"] = b.to_json()["moved_by_pass_off"]
+    return meta
+
+
+def _docstring(b: Blame, *, structured: bool = False, meta: dict | None = None) -> str:
+    program, _, _ = CASES["ok-aot_eager"]
+    meta = meta or _meta(b, structured=structured)
     return " ".join(render_repro(program, meta).split('"""')[1].split())
 
 
@@ -53,3 +69,43 @@ def test_a_blame_the_pass_off_control_confirmed_is_the_first_departure():
     assert moved_by_pass_off(b.trail, b.stage) is None
     assert "Blamed stage: reinplace (" in _docstring(b)
     assert "the first whose result departs from eager" in _docstring(b)
+
+
+def test_the_pass_off_move_is_a_field_of_the_blame_and_the_renderer_reads_it():
+    moved, stands = _blamed("REMOVE_NOOP_OPS"), _blamed("REINPLACE_INPLACEABLE_OPS")
+    assert (moved.moved_from, moved.own_off) == ("reinplace", True)
+    assert (stands.moved_from, stands.own_off) == (None, False)
+    assert moved.to_json()["moved_by_pass_off"] == {"cut": "reinplace", "own_off": True}
+    assert stands.to_json()["moved_by_pass_off"] is None
+    # the cut blamed aot, which has no pass of its own to disable first
+    aot = pass_off(Blame("aot", ("aot",), [("dynamo", "agrees"), ("aot", "departs (values)"),
+                                           ("joint:remove_noop_ops", "agrees")]),
+                   "inductor", PipelineOptions(), lambda o: "agrees")
+    assert (aot.stage, aot.moved_from, aot.own_off) == ("joint:remove_noop_ops", "aot", False)
+    # the field and the trail's words say the same, so a repro renders alike either way
+    for b in (moved, stands, aot):
+        structured = _meta(b, structured=True)
+        assert pass_off_move(structured, b.stage) == moved_by_pass_off(b.trail, b.stage)
+        assert _docstring(b, structured=True) == _docstring(b)
+    # the renderer takes the field, not the words: reworded, the trail moves nothing
+    reworded = {**_meta(moved, structured=True), "trail": [list(t) for t in CUTS]}
+    assert "by the pass-off control" in _docstring(moved, meta=reworded)
+    not_moved = {**_meta(moved), "moved_by_pass_off": None}  # null: not moved, whatever it says
+    assert "by the pass-off control" not in _docstring(moved, meta=not_moved)
+
+
+def test_the_corpus_entry_of_a_moved_blame_records_the_move(tmp_path):
+    from tests.unit.test_corpus_store import _program
+
+    out = {"verdict": "miscompile", "check": "values", "explanation": "out0: values differ"}
+    provenance = {"campaign": "c", "seed": 0, "program_index": 0, "device": "cpu"}
+    for b in (_blamed("REMOVE_NOOP_OPS"), _blamed("REINPLACE_INPLACEABLE_OPS")):
+        (path,) = record(tmp_path, _program(), _program(), out, "inductor",
+                         {**b.to_json(), "full": None}, [], provenance).paths
+        meta = json.loads((path / "meta.json").read_text())
+        assert meta["moved_by_pass_off"] == b.to_json()["moved_by_pass_off"]
+        load_entry(path)  # its type is checked on load
+    meta["moved_by_pass_off"] = {"cut": "reinplace", "own_off": "yes"}
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(InvalidArgument, match="moved_by_pass_off.own_off must be true or false"):
+        load_entry(path)
