@@ -15,8 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aliasfuzz.campaign.repro import render_repro
 from aliasfuzz.campaign.corpus import load_entry
+from aliasfuzz.campaign.repro import render_repro
 from tests.common.repro_cases import CASES, ROOT, meta_v2
 from tests.unit.test_witness_repro import _entry as witness_entry
 
