@@ -408,6 +408,10 @@ def record(
     }
     if provenance.get("pipeline_options"):  # e.g. dynamic shapes: its repro compiles so too
         hit["pipeline_options"] = provenance["pipeline_options"]
+    # a sighting recorded as found, not shrunk (pool._known_first): its program is not a
+    # minimum, and a repro prefers any shrunk sighting (repro.plan)
+    if provenance.get("known_first"):
+        hit["known_first"] = provenance["known_first"]
     paths: list[Path] = []
     knowns: list[str | None] = []
     for root in roots(small, outcome, pipeline, blame):
@@ -435,7 +439,7 @@ def record(
             "explanation": outcome.get("explanation", ""),
             "diff": outcome.get("diff", ""),
             "versions": versions(),
-            **provenance,
+            **{k: v for k, v in provenance.items() if k != "known_first"},
             "statements": statements,
             "hits": [compact_hit(hit, small.to_json(), [])],
         }

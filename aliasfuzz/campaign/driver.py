@@ -936,6 +936,7 @@ class _Campaign:
                 "device": self.opts.device,
                 "pipeline_options": task_options(self.opts.pipeline_options, pipeline, original),
                 "shrink_executions": spent,
+                **({"known_first": note["known_first"]} if (note or {}).get("known_first") else {}),
             },
         )
         ids = [path.name for path in found.paths]

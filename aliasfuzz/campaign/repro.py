@@ -158,14 +158,16 @@ def _harness_reason(mode: str, verdict: str, full: str | None) -> str:
 def plan(program: Program, meta: dict[str, Any]) -> Plan:
     """The :class:`Plan` of an entry (``program`` and its ``meta.json``): the sighting with
     the most public way to reproduce (see the module table; one where a value differs
-    before one where only output aliasing does), the entry's own program first among
-    equals, then the smallest."""
+    before one where only output aliasing does; a sighting recorded unshrunk, ``known_first``,
+    after every shrunk one), the entry's own program first among equals, then the smallest."""
     from aliasfuzz.campaign._repro_source import uses_triton
 
     def key(s):
         p, h, own = s
-        return (h.get("check") == "aliasing", _way(str(h.get("pipeline")), h.get("full"))[0],
-                not own, len(p.body))
+        # a known-first sighting is the program as found, never minimized (pool._known_first):
+        # any shrunk sighting goes first, whatever its way
+        return (h.get("check") == "aliasing", bool(h.get("known_first")) and not own,
+                _way(str(h.get("pipeline")), h.get("full"))[0], not own, len(p.body))
 
     p, h, own = min(_sightings(program, meta), key=key)
     pipeline = str(h.get("pipeline"))

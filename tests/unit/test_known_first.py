@@ -107,3 +107,42 @@ def test_the_console_and_the_report_count_the_findings_not_shrunk(tmp_path):
              "ids": [ENTRY.name], "news": [False], "knowns": ["pytorch/pytorch#198095"],
              "known_first": "pytorch/pytorch#198095"}
     assert _finding_row(event, set())["known_first"] == "pytorch/pytorch#198095"
+
+
+def test_a_repro_shows_a_shrunk_sighting_before_one_recorded_as_found():
+    import json
+
+    from aliasfuzz.campaign.repro import plan
+
+    entry = load_entry(ENTRY)
+    meta = json.loads(json.dumps(entry.meta))
+    meta["expected"]["pipeline"], meta["full"] = "inductor-reinplace", "unsupported"  # a harness
+    found = entry.program.to_json()
+    found["body"] = found["body"] + found["body"][-1:]  # as found: one statement more
+    sighting = {"pipeline": "aot_eager", "verdict": "crash", "check": "exceptions",
+                "statements": {"original": 9, "minimized": 9}, "program": found}
+    meta["hits"] = [{**sighting, "known_first": "pytorch/pytorch#198095"}]
+    assert plan(entry.program, meta).pipeline == "inductor-reinplace"
+    meta["hits"] = [sighting]  # shrunk, aot_eager is the more public way
+    assert plan(entry.program, meta).pipeline == "aot_eager"
+
+
+def test_the_sighting_is_recorded_as_found_in_the_known_entry(tmp_path):
+    import json
+
+    from aliasfuzz.campaign.corpus import record
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(ENTRY, corpus / ENTRY.name)
+    entry = load_entry(ENTRY)
+    blame = {"stage": "aot-runtime", "stages": ["aot-runtime"], "trail": [], "reason": "",
+             "controls": {"pytorch/pytorch#198095": "ok"}}
+    out = {"verdict": "crash", "check": "exceptions", "explanation": "RuntimeError: ..."}
+    got = record(corpus, entry.program, entry.program, out, "aot_eager", blame,
+                 load_known(ROOT / "corpus"),
+                 {"campaign": "c", "seed": 1, "program_index": 7, "device": "cpu",
+                  "shrink_executions": 1, "known_first": "pytorch/pytorch#198095"})
+    assert [p.name for p in got.paths] == [ENTRY.name]  # one more hit, no new entry
+    meta = json.loads((corpus / ENTRY.name / "meta.json").read_text())
+    assert meta["hits"][-1]["known_first"] == "pytorch/pytorch#198095"
+    assert meta["hits"][-1]["program_index"] == 7 and "known_first" not in meta
