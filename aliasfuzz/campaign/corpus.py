@@ -415,7 +415,8 @@ def record(
     paths: list[Path] = []
     knowns: list[str | None] = []
     for root in roots(small, outcome, pipeline, blame):
-        bug, related = match(bugs, root, set(ops), {pipeline}, blame.get("controls"))
+        bug, related = match(bugs, root, set(ops), {pipeline}, blame.get("controls"),
+                             blame.get("controls_removed"))
         if bug:
             root = known_root(root, bug.issue)
         meta = {
@@ -427,6 +428,8 @@ def record(
             "known": bug.to_json() if bug else None,
             "related": [{**b.to_json(), "related": True} for b in related],
             **({"controls": blame["controls"]} if blame.get("controls") else {}),
+            **({"controls_removed": blame["controls_removed"]}
+               if blame.get("controls_removed") else {}),
             # null when not moved, so that only an older entry (no key) has its repro
             # parse the trail for it (repro.pass_off_move)
             "moved_by_pass_off": blame.get("moved_by_pass_off"),

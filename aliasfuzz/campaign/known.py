@@ -40,6 +40,7 @@ crashes of programs with aliased inputs (tenth and eleventh audits: f50f475f8f).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -285,22 +286,60 @@ def _fields_match(b: KnownBug, root: dict[str, Any], ops: set[str], pipelines: s
 _CRASH_GONE = ("ok", "unknown", "missed-reinplace")
 
 
-def control_removes(finding_verdict: str | None, control_verdict: str | None) -> bool:
+#: The clock stages a compiled call fails at, in order (``passes.execution.STAGES``), as the
+#: oracle's crash explanation names them: ``compiled raises _Failed: <stage>: <error>``
+#: (``oracle/judge.py``); a reworded explanation reads as no stage, and then no other error
+#: removes a crash (the finding is filed as before: new, the bug related).
+_FAILED_AT = re.compile(r"_Failed: (trace|compile|run|backward): ")
+_ORDER = ("trace", "compile", "run", "backward")
+
+
+def _failed_at(outcome: dict[str, Any]) -> int | None:
+    m = _FAILED_AT.search(str(outcome.get("explanation") or ""))
+    return _ORDER.index(m.group(1)) if m else None
+
+
+def control_removes(
+    finding_verdict: str | None, control_verdict: str | None,
+    finding: dict[str, Any] | None = None, control: dict[str, Any] | None = None,
+) -> bool:
     """Whether a known bug's control (its workaround, run on the finding's program and
     pipeline) gave ``control_verdict`` where the finding's verdict removes the finding: ``ok``
     always; for a crash or timeout also ``unknown`` and ``missed-reinplace`` (the fresh user
     of the fourteenth session: #198095's control gave ``ok`` on ``aot_eager`` and ``unknown``
     on Inductor, a reinplace candidate left undecided, and the same program was filed as a
-    new bug beside the known one). None (no control ran), ``internal-error``, ``crash``,
-    ``miscompile`` and the rest never do."""
+    new bug beside the known one). Given both outcomes (``finding``, ``control``: verdict,
+    check, explanation), a crash is removed too when the compiled call, under the
+    workaround, returned (``miscompile``: another bug's wrong values) or raised another error
+    (:func:`aliasfuzz.campaign.rootclass.error_class`) at a later stage than the finding's,
+    so past the point where it raised: audit 36 found #122773's crash (Dynamo, ``trace``)
+    filed new on the fast path, whose static compile raised its own overlap error at
+    ``run``, and filed known on ``aot_eager``, whose static compile ran. Another error at the
+    same or an earlier stage could hide the finding's, so it never removes it; nor do None
+    (no control ran), ``internal-error`` and the rest."""
     if control_verdict == "ok":
         return True
-    return finding_verdict in ("crash", "timeout") and control_verdict in _CRASH_GONE
+    if finding_verdict not in ("crash", "timeout"):
+        return False
+    if control_verdict in _CRASH_GONE:
+        return True
+    if finding_verdict != "crash" or finding is None or control is None:
+        return False
+    if control_verdict == "miscompile":  # the compiled call returned: it raised nowhere
+        return True
+    if control_verdict != "crash":
+        return False
+    from aliasfuzz.campaign.rootclass import error_class
+
+    at, got = _failed_at(finding), _failed_at(control)
+    was = error_class(str(finding.get("explanation") or ""))
+    now = error_class(str(control.get("explanation") or ""))
+    return at is not None and got is not None and got > at and None not in (was, now) and was != now
 
 
 def match(
     bugs: list[KnownBug], root: dict[str, Any], ops: set[str], pipelines: set[str],
-    controls: dict[str, str] | None = None,
+    controls: dict[str, str] | None = None, removed: dict[str, bool] | None = None,
 ) -> tuple[KnownBug | None, list[KnownBug]]:
     """The known bug a root cause is (or None), and the related ones it resembles.
 
@@ -308,12 +347,16 @@ def match(
     names of the entry's program, ``pipelines`` the pipelines that hit it, ``controls`` the
     verdicts of the bugs' controls run on the finding (issue -> verdict, the blame's
     ``controls``): a bug with a control matches only when its control removed the finding
-    (:func:`control_removes`), and is related otherwise.
+    (:func:`control_removes`; ``removed``, the blame's ``controls_removed``, says it per
+    issue where the outcomes were at hand, else the verdicts decide), and is related
+    otherwise.
     """
     hit, related = None, []
     for b in bugs:
         ok = _fields_match(b, root, ops, pipelines)
-        if ok and b.control and not control_removes(root.get("verdict"), (controls or {}).get(b.issue)):
+        gone = (removed[b.issue] if removed and b.issue in removed
+                else control_removes(root.get("verdict"), (controls or {}).get(b.issue)))
+        if ok and b.control and not gone:
             related.append(b)  # the same fields, but the issue's workaround does not remove it
         elif ok and b.related:
             related.append(b)

@@ -98,7 +98,9 @@ def blame_in(
     of the known bugs (``bugs``, :class:`~aliasfuzz.campaign.known.KnownBug`) whose fields
     match the finding's roots, each as a task of its own (the program under the finding's
     pipeline with the control's options); their verdicts go into the blame's ``controls``
-    (issue -> verdict), which :func:`aliasfuzz.campaign.known.match` reads. Returns the
+    (issue -> verdict) and whether each removed the finding into ``controls_removed``
+    (:func:`aliasfuzz.campaign.known.control_removes` of both outcomes), which
+    :func:`aliasfuzz.campaign.known.match` reads. Returns the
     worker's answer to the cut: ``{"blame": ...}``, or the death / internal error that
     ended it."""
     from aliasfuzz.campaign._judge import full_of
@@ -127,12 +129,17 @@ def blame_in(
                     "explanation": str(full.get("summary") or "internal error")[:300]}
         out["blame"].update(full_of(outcome, full))
     if "blame" in out and bugs:
-        controls = {}
+        from aliasfuzz.campaign.known import control_removes
+
+        controls, removed = {}, {}
         for bug in _control_candidates(bugs, task, outcome, out["blame"]):
             got = worker.run({**task, "options": bug.control_options(task.get("options"))})
             controls[bug.issue] = got.get("verdict", "internal-error")
+            removed[bug.issue] = control_removes(outcome.get("verdict"), got.get("verdict"),
+                                                 outcome, got)
         if controls:
             out["blame"]["controls"] = controls
+            out["blame"]["controls_removed"] = removed
     return out
 
 
@@ -359,14 +366,15 @@ class Pool:
         task = self._task(program, pipeline)
         for n, bug in enumerate(cands, 1):
             got = worker.run({**task, "options": bug.control_options(task.get("options"))})
-            if not control_removes(verdict, got.get("verdict")):
+            if not control_removes(verdict, got.get("verdict"), outcome, got):
                 continue
             blame = self._blame(worker, program, pipeline, outcome, i)
             if not blame.get("stages") or dismissal(outcome, pipeline, blame) is not None:
                 return None
             kept = confirmed_roots(outcome, pipeline, blame)
             for root in roots(program, outcome, pipeline, kept):
-                hit, _ = match(self.all_bugs, root, ops, {pipeline}, kept.get("controls"))
+                hit, _ = match(self.all_bugs, root, ops, {pipeline}, kept.get("controls"),
+                               kept.get("controls_removed"))
                 if hit is None or not filed(root["stage"], hit.issue):
                     return None
             return blame, n, bug.issue

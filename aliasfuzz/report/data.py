@@ -276,7 +276,9 @@ def _finding_row(e: dict[str, Any], before: set[str]) -> dict[str, Any]:
     ``news`` and ``knowns`` (:func:`~aliasfuzz.campaign.journal.finding_entries`, which
     reads an event journaled before them too; ``before``: the corpus ids at the start)."""
     row = {k: e.get(k) for k in ("i", "pipeline", "id", "verdict", "check", "stage", "stages",
-                                 "full", "known_first")}
+                                 "full")}
+    if e.get("known_first"):  # recorded as found, not shrunk (pool._known_first): its issue
+        row["known_first"] = e["known_first"]
     return {**row, **entry_fields(finding_entries(e, before))}
 
 

@@ -334,6 +334,39 @@ def test_only_ok_removes_a_value_finding_under_its_control():
     assert not known.control_removes("crash", None)
 
 
+#: audit 36's crash-dynamo-0dd604e24c (#122773 on the fast path, dynamic shapes) and its
+#: control (static shapes), as the worker explained them (torch 2.13)
+_TRACE = {"verdict": "crash", "check": "exceptions", "explanation": "compiled raises _Failed: "
+          "trace: TorchRuntimeError: RuntimeError when making fake tensor call; eager does not"}
+_RUN = {"verdict": "crash", "check": "exceptions", "explanation": "compiled raises _Failed: run: "
+        "RuntimeError: unsupported operation: some elements of the input tensor and the "
+        "written-to tensor refer to a single memory location. Please clone() the tensor "
+        "before performing the operation.; eager does not"}
+
+
+def test_a_crash_is_removed_when_its_control_gets_past_it_to_another_error_or_returns():
+    assert known.control_removes("crash", "crash", _TRACE, _RUN)  # later stage, another error
+    assert known.control_removes("crash", "miscompile", _TRACE, {"verdict": "miscompile"})
+    # the same error, or another one no later than the finding's, may hide the finding's
+    assert not known.control_removes("crash", "crash", _TRACE, dict(_TRACE))
+    assert not known.control_removes("crash", "crash", _RUN, _TRACE)
+    same_stage = {**_RUN, "explanation": _RUN["explanation"].replace("run:", "trace:")}
+    assert not known.control_removes("crash", "crash", _TRACE, same_stage)
+    # no stage to read (a reworded explanation), verdicts alone, or a value finding: as before
+    assert not known.control_removes("crash", "crash", _TRACE, {**_RUN, "explanation": "boom"})
+    assert not known.control_removes("crash", "crash")
+    assert not known.control_removes("crash", "miscompile")
+    assert not known.control_removes("miscompile", "crash", {"verdict": "miscompile"}, _RUN)
+    # match reads the blame's controls_removed where the campaign judged both outcomes
+    bugs = load_known(CORPUS)
+    (bug,) = [b for b in bugs if b.control and b.stage == "dynamo"]
+    root = _root("dynamo", ["inplace", "out"], "crash")
+    ops = {"index_reduce.out"}
+    assert match(bugs, root, ops, {"inductor-reinplace"}, {bug.issue: "crash"})[0] is None
+    assert match(bugs, root, ops, {"inductor-reinplace"}, {bug.issue: "crash"},
+                 {bug.issue: True})[0] == bug
+
+
 def test_the_option_fields_a_control_may_set_are_the_pipeline_options():
     import dataclasses
 
