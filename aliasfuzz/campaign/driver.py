@@ -934,7 +934,8 @@ class _Campaign:
                 "seed": self.opts.seed,
                 "program_index": i,
                 "device": self.opts.device,
-                "pipeline_options": task_options(self.opts.pipeline_options, pipeline, original),
+                # the shrunk program's: shrinking may have dropped dynamic shapes (shrink._plan)
+                "pipeline_options": task_options(self.opts.pipeline_options, pipeline, small),
                 "shrink_executions": spent,
                 **({"known_first": note["known_first"]} if (note or {}).get("known_first") else {}),
             },

@@ -124,7 +124,8 @@ def is_valid(p: Program) -> bool:
 @dataclass(frozen=True)
 class _Plan:
     """What :func:`reductions` draws for one program: per node, in draw order, its name
-    (``("output", j)``, ``("statement", i)``, ``("layout", input)``, ``("grad", input)``)
+    (``("dynamic", "")``, ``("output", j)``, ``("statement", i)``, ``("layout", input)``,
+    ``("grad", input)``)
     and its options simplest first, the last being the original."""
 
     nodes: tuple[tuple[tuple[str, Any], tuple[Any, ...]], ...]
@@ -177,7 +178,11 @@ def _plan(
     body = [(("output", j), (False, True)) for j in range(len(program.outputs))]
     options = statement_options(targets, canonicals)
     body += [(("statement", i), o) for i, o in enumerate(options)][::-1]
-    nodes = tuple(body + inputs if body_first else inputs + body)
+    # a program compiled with dynamic shapes (sources.mark_dynamic) first tries static ones:
+    # audit 36's 502df9d4e6 was filed and reproduced with dynamic=True, which its bug (a
+    # custom op writing a slice of an offset input) does not need
+    dynamic = [(("dynamic", ""), (False, True))] if program.meta.get("dynamic") else []
+    nodes = tuple(dynamic + (body + inputs if body_first else inputs + body))
     return _Plan(nodes, targets, dense, canonicals, encoding)
 
 
@@ -194,13 +199,18 @@ def _apply(program: Program, plan: _Plan, picks: dict[tuple[str, Any], Any]) -> 
     layouts = {name: o for (kind, name), o in picks.items() if kind == "layout"}
     drop_grad = [name for (kind, name), o in picks.items() if kind == "grad" and not o]
     unused = [name for (kind, name), o in picks.items() if kind == "input" and not o]
-    return reduce_inputs(reduced, layouts, drop_grad, plan.dense, unused)
+    out = reduce_inputs(reduced, layouts, drop_grad, plan.dense, unused)
+    if picks.get(("dynamic", "")) is False:
+        meta = {k: v for k, v in out.meta.items() if k != "dynamic"}
+        out = Program(out.storages, out.inputs, out.body, out.outputs, meta)
+    return out
 
 
 def reductions(program: Program):
     """The Hypothesis strategy of valid reductions of ``program`` (see the module docstring).
 
-    Draws, in this order: per input that a layout move changes, its layout
+    Draws, in this order: for a program compiled with dynamic shapes (``meta["dynamic"]``),
+    whether it still is; per input that a layout move changes, its layout
     (:func:`~.reduce.input_options`: dense, own storage, keep), per input that requires
     grad whether it still does, and, when there are several live inputs, per input whether
     it stays once unused; per output keep or not; per statement from the last to the

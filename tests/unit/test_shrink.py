@@ -870,3 +870,20 @@ def test_a_scatter_over_its_whole_input_shrinks_to_a_clone_of_it():
     need = Needs([p.body[1]])
     small, _, _ = shrink(p, need(p), need, budget=50)
     assert _rows(small) == [("clone", ("x0",), ("v0",)), ("add_.Scalar", ("v0",), ("v1",))]
+
+
+@pytest.mark.parametrize("needs_dynamic", [False, True])
+def test_a_program_compiled_with_dynamic_shapes_keeps_them_only_when_its_failure_needs_them(
+        needs_dynamic):
+    # audit 36: 502df9d4e6 was filed (and its repro compiled) with dynamic=True, not needed
+    base = _aliased_and_added()
+    p = Program(base.storages, base.inputs, base.body, base.outputs, {"dynamic": True})
+
+    def evaluate(q: Program) -> dict:
+        hit = any(op.op == "add_" for op in q.body) and (q.meta.get("dynamic") or not needs_dynamic)
+        return dict(BAD) if hit else dict(OK)
+
+    small, _, _ = shrink(p, evaluate(p), evaluate, budget=60)
+    assert [op.op for op in small.body] == ["add_"]
+    assert bool(small.meta.get("dynamic")) is needs_dynamic
+    assert keep_everything(p) == [True] + keep_everything(base)  # the node comes first
