@@ -156,6 +156,7 @@ def _plan(
     body_first: bool = False,
     canonical: bool = True,
     encoding: str = "booleans",
+    static: bool = True,
 ) -> _Plan:
     """The nodes of ``program``: its inputs' first (unless ``body_first``), then its outputs
     and its statements from the last to the first; with the canonical rewrites unless
@@ -178,10 +179,10 @@ def _plan(
     body = [(("output", j), (False, True)) for j in range(len(program.outputs))]
     options = statement_options(targets, canonicals)
     body += [(("statement", i), o) for i, o in enumerate(options)][::-1]
-    # a program compiled with dynamic shapes (sources.mark_dynamic) first tries static ones:
-    # audit 36's 502df9d4e6 was filed and reproduced with dynamic=True, which its bug (a
-    # custom op writing a slice of an offset input) does not need
-    dynamic = [(("dynamic", ""), (False, True))] if program.meta.get("dynamic") else []
+    # a program compiled with dynamic shapes (sources.mark_dynamic) first tries static ones
+    # (unless ``static`` is False): audit 36's 502df9d4e6 was filed and reproduced with
+    # dynamic=True, which its bug (a custom op writing a slice of an offset input) does not need
+    dynamic = [(("dynamic", ""), (False, True))] if static and program.meta.get("dynamic") else []
     nodes = tuple(dynamic + (body + inputs if body_first else inputs + body))
     return _Plan(nodes, targets, dense, canonicals, encoding)
 
@@ -280,7 +281,9 @@ def shrink(
     ``stop()`` true ends the search too, once the original's replay has run, with the
     smallest program found so far (the campaign's time budget spent: :class:`~.pool.Pool`).
     """
-    plan = _plan(program)
+    # a crash is the same failure as another crash (same_failure): static shapes could trade
+    # a dynamic-only crash (#122773's, while Dynamo traces) for another bug's
+    plan = _plan(program, static=outcome.get("verdict") not in ("crash", "timeout"))
     return _minimize(
         program, outcome, evaluate, budget, _strategy(program, plan), plan.keep_everything(),
         stop,

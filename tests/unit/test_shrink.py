@@ -887,3 +887,7 @@ def test_a_program_compiled_with_dynamic_shapes_keeps_them_only_when_its_failure
     assert [op.op for op in small.body] == ["add_"]
     assert bool(small.meta.get("dynamic")) is needs_dynamic
     assert keep_everything(p) == [True] + keep_everything(base)  # the node comes first
+    # a crash keeps its shapes: another crash would pass for it (same_failure)
+    crash = {"verdict": "crash", "check": "exceptions", "explanation": "boom"}
+    small, _, _ = shrink(p, crash, lambda q: dict(crash), budget=60)
+    assert small.meta.get("dynamic") is True
