@@ -116,7 +116,7 @@ def _cmd_run(args) -> int:
         load_campaign,
         run_campaign,
     )
-    from aliasfuzz.campaign.known import load_known
+    from aliasfuzz.campaign.known import check_controls, load_known
 
     if args.resume is not None:
         state = args.state or ".aliasfuzz"
@@ -147,7 +147,9 @@ def _cmd_run(args) -> int:
         check_writable_dir(opts.report, "--report")
     check_writable_dir(opts.corpus, "--corpus")
     check_writable_dir(opts.state, "--state")
-    load_known(opts.corpus)  # a malformed known.toml fails before a campaign folder exists
+    # a malformed known.toml, or a control naming an option torch lacks, fails before a
+    # campaign folder exists
+    check_controls(load_known(opts.corpus))
     # a corrupt entry would fail the campaign when its first finding is recorded beside it
     # (the fourteenth session's fresh user: the finding was kept only for --resume)
     _check_entries(opts.corpus, list_entries, load_entry)

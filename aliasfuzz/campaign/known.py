@@ -48,7 +48,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["KnownBug", "control_candidates", "control_removes", "known_first_candidates", "load_known",
+__all__ = ["KnownBug", "check_controls", "control_candidates", "control_removes", "known_first_candidates", "load_known",
            "match", "witness_rules"]
 
 FILENAME = "known.toml"
@@ -63,6 +63,9 @@ _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "p
 #: (listed here so that loading the table needs no torch; a test keeps them equal).
 _OPTION_FIELDS = {"dynamic", "auto_functionalized_v2", "inductor_config", "torchscript",
                   "functorch_config", "reinplace_off_declines"}
+
+_BOOL_FIELDS = {"dynamic", "auto_functionalized_v2", "reinplace_off_declines"}
+_TABLE_FIELDS = {"inductor_config", "torchscript", "functorch_config"}
 
 #: What a ``checks`` item may name (the observables of ``_repro_words.observable``).
 OBSERVABLES = ("values", "inputs", "aliasing", "requires_grad", "grads")
@@ -207,6 +210,12 @@ def _bug(where: str, t: Any) -> KnownBug:
     if not isinstance(control, dict) or (control and t.get("related", False)):
         raise InvalidArgument(f"{where}: control must be a table of pipeline options, on a bug "
                               "that is not related = true")
+    for key, value in control.items():  # the types PipelineOptions takes (a typo'd value
+        # made the control fail in the worker and its bug's sightings new: fresh user 36's B1)
+        if key in _BOOL_FIELDS and not isinstance(value, bool):
+            raise InvalidArgument(f"{where}: control: {key} must be true or false, not {value!r}")
+        if key in _TABLE_FIELDS and not isinstance(value, dict):
+            raise InvalidArgument(f"{where}: control: {key} must be a table, not {value!r}")
     unknown = sorted(set(control) - _OPTION_FIELDS)
     if unknown:
         raise InvalidArgument(f"{where}: control: unknown pipeline option(s) {unknown}")
@@ -402,3 +411,57 @@ def known_first_candidates(
             and set(b.ops) <= ops
             and all(any(f.startswith(p) for f in features) for p in b.evidence)
             and _torch_matches(b.torch)]
+
+
+def _flat(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """A config table's ``(dotted key, value)`` pairs: TOML reads ``cpp.simdlen = 1`` as
+    ``{"cpp": {"simdlen": 1}}``."""
+    out: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out += _flat(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
+def check_controls(bugs: list[KnownBug]) -> None:
+    """Raise :class:`InvalidArgument` (one line) unless every ``control`` names options that
+    exist, with values of their type: ``functorch_config`` keys of
+    ``torch._functorch.config``, ``inductor_config`` keys (dotted, ``cpp.simdlen``) of
+    ``torch._inductor.config``, ``torchscript`` keys of
+    :class:`~aliasfuzz.passes.torchscript.TorchScriptOptions`. Imports torch (loading the
+    table does not), so ``run`` calls it once, before any work: a misspelled workaround
+    option made every control run fail inside the worker, and #198095's crash was filed as a
+    new root cause (fresh user 36's B1)."""
+    import dataclasses
+
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    from aliasfuzz.passes.torchscript import TorchScriptOptions
+
+    modules = {"functorch_config": functorch_config, "inductor_config": inductor_config}
+    script = {f.name for f in dataclasses.fields(TorchScriptOptions)}
+    for b in bugs:
+        for field_name, table in b.control:
+            if field_name == "torchscript":
+                bad = sorted(set(table) - script)
+                if bad:
+                    raise InvalidArgument(f"{FILENAME}: {b.issue}: control: torchscript has no "
+                                          f"option {bad[0]!r}")
+            if field_name not in modules:
+                continue
+            for key, value in _flat(table):
+                obj: Any = modules[field_name]
+                try:
+                    for part in key.split("."):
+                        obj = getattr(obj, part)
+                except AttributeError:
+                    raise InvalidArgument(
+                        f"{FILENAME}: {b.issue}: control: {field_name} has no option {key!r} "
+                        f"(torch {torch_release()})") from None
+                if isinstance(obj, bool) != isinstance(value, bool) or (
+                        isinstance(obj, int | float) and not isinstance(value, int | float)):
+                    raise InvalidArgument(f"{FILENAME}: {b.issue}: control: {field_name}.{key} "
+                                          f"must be like {obj!r}, not {value!r}")

@@ -27,7 +27,7 @@ from typing import Any
 
 from aliasfuzz.campaign.corpus import load_entry, record
 from aliasfuzz.campaign.driver import confirmed_roots, dismissal
-from aliasfuzz.campaign.known import load_known
+from aliasfuzz.campaign.known import check_controls, load_known
 from aliasfuzz.campaign.pool import blame_in
 from aliasfuzz.campaign.replay import entries_of
 from aliasfuzz.campaign.shrink import shrink
@@ -86,6 +86,7 @@ def rebuild(paths: list[str], corpus: Path, *, budget: int = 40, timeout: float 
     """Re-judge every entry under ``paths`` into ``corpus`` (see the module docstring)."""
     entries = entries_of(paths)
     bugs = load_known(corpus)
+    check_controls(bugs)  # a control naming an option torch lacks: before any work
     with tempfile.TemporaryDirectory(prefix="aliasfuzz-rebuild-") as tmp:
         worker = Worker(Path(tmp), timeout=timeout, recycle=50)
         try:

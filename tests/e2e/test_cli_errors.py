@@ -514,6 +514,27 @@ def test_a_malformed_known_table_fails_before_a_campaign_folder_exists(tmp_path)
     assert not (state / "runs").exists() or not any((state / "runs").iterdir())
 
 
+@pytest.mark.parametrize(("control", "needle"), [
+    ("{ functorch_config = { view_replay_for_aliased_output = false } }",
+     "control: functorch_config has no option 'view_replay_for_aliased_output'"),
+    ('{ functorch_config = { view_replay_for_aliased_outputs = "no" } }',
+     "functorch_config.view_replay_for_aliased_outputs must be like True, not 'no'"),
+    ("{ inductor_config = { cpp.simdlenn = 1 } }", "inductor_config has no option 'cpp.simdlenn'"),
+    ('{ dynamic = "yes" }', "control: dynamic must be true or false, not 'yes'"),
+    ("{ torchscript = { profiling = false } }", "torchscript has no option 'profiling'"),
+])
+def test_a_control_naming_an_option_torch_lacks_fails_before_any_work(tmp_path, control, needle):
+    # fresh user 36's B1: a misspelled workaround option failed every control run inside the
+    # worker, and #198095's crash was filed as a new root cause
+    corpus, state = tmp_path / "c", tmp_path / "s"
+    corpus.mkdir()
+    (corpus / "known.toml").write_text('[[bug]]\nissue = "x#1"\ntitle = "t"\nstage = "aot"\n'
+                                       f"control = {control}\n")
+    _one_line_error(["run", "--programs", "1", "--corpus", str(corpus), "--state", str(state),
+                     "--report", "none", "-q"], needle)
+    assert not (state / "runs").exists() or not any((state / "runs").iterdir())
+
+
 def test_resume_of_a_folder_that_is_no_campaign_names_that_folder(tmp_path):
     _one_line_error(["run", "--resume", str(tmp_path / "nowhere")],
                     f"{tmp_path / 'nowhere'}: not a resumable campaign directory")
