@@ -303,10 +303,12 @@ def dismissed_notes(res) -> list[str]:
         from aliasfuzz.campaign.driver import FLAKY_CAUSES
 
         rank = list(FLAKY_CAUSES)  # by count, then in FLAKY_CAUSES's order, others last
-        causes = "; ".join(f"{n} {FLAKY_CAUSES.get(cause, 'another cause')}" for cause, n in sorted(
+        causes = "; ".join(f"{FLAKY_CAUSES.get(cause, 'another cause')}"
+                           + (f" ({n})" if len(by) > 1 else "") for cause, n in sorted(
             by.items(), key=lambda x: (-x[1], rank.index(x[0]) if x[0] in rank else len(rank))))
-        out.append(f"note: {_plural(res.unreproduced, 'finding')} not written, not findings "
-                   f"({causes}); each one's reason is in {where}")
+        # "1 finding not written, not findings (1 no stage cut ...)" read badly (fresh user 36's B6)
+        out.append(f"note: {_plural(res.unreproduced, 'finding')} not written, not confirmed: "
+                   f"{causes}; each one's reason is in {where}")
     for case, says in (("hidden", "that full torch.compile does not show (harness only"),
                        ("unsupported", "that full torch.compile cannot run on this host "
                         "(unconfirmed")):

@@ -478,6 +478,12 @@ def _load_config(path: str | os.PathLike) -> tuple[dict[str, Any], str]:
         what = f"table [{other[0]}]" if isinstance(data[other[0]], dict) else f"key {other[0]!r}"
         raise InvalidArgument(f"config file {str(p)!r}: {what} beside [run] is not read "
                               "(the options go in [run])")
+    if "run" not in data:  # a lone misspelled [runn]: a table, not an option (fresh user 36's B7)
+        names = {f.name for f in dataclasses.fields(CampaignOptions)}
+        stray = [k for k, v in data.items() if isinstance(v, dict) and k.replace("-", "_") not in names]
+        if stray:
+            raise InvalidArgument(f"config file {str(p)!r}: table [{stray[0]}] is not read "
+                                  "(the options go in [run])")
     spelled: dict[str, str] = {}
     for k in table:
         name = k.replace("-", "_")

@@ -325,6 +325,8 @@ def test_config_values_of_the_wrong_type(tmp_path, text, needle):
     ('[run]\ndevice = "tpu"\n', "[run] device = 'tpu': unknown device 'tpu'"),
     # fresh user 24: an unknown key was named without its file or table
     ("[run]\nworkerz = 2\n", "[run] workerz is not a campaign option"),
+    # fresh user 36's B7: a misspelled table was "runn is not a campaign option"
+    ("[runn]\nworkers = 2\n", "table [runn] is not read (the options go in [run])"),
 ])
 def test_a_bad_config_value_names_the_file_and_key_not_the_flag(tmp_path, text, needle):
     # fresh user 22: [run] mutate = 5 was refused as "--mutate must be a share ...", a flag

@@ -240,8 +240,8 @@ def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_re
     assert (camp.res.unreproduced, camp.res.flaky, camp.res.harness_only) == (2, 0, 1)
     assert camp.res.fast_path[("hidden", "crash")] == 1
     notes = dismissed_notes(camp.res)
-    assert notes[0].startswith("note: 2 findings not written, not findings (1 the replay did "
-                               "not show it again; 1 another cause); each one's reason is in"), notes
+    assert notes[0].startswith("note: 2 findings not written, not confirmed: the replay did "
+                               "not show it again (1); another cause (1); each one's reason is in"), notes
     # one count per cause, each as dismissal words it
     camp.res.unreproduced, camp.res.unreproduced_by = 0, Counter()
     for d in (dismissal({"verdict": "crash", "check": "signal:SIGSEGV"}, "inductor",
@@ -255,8 +255,8 @@ def test_a_dismissed_finding_is_counted_on_its_own_line_also_when_replayed_on_re
     replayed = {**WRONG, "unreproduced": {"verdict": "ok", "check": None, "explanation": ""}}
     assert dismissal(replayed, "inductor", {}).why.endswith("the replay gave ok/None")
     assert dismissed_notes(camp.res)[0].startswith(
-        "note: 3 findings not written, not findings (2 neither a stage cut nor its pipeline in "
-        "a fresh interpreter showed it; 1 no stage cut reproduced the worker's death)"), (
+        "note: 3 findings not written, not confirmed: neither a stage cut nor its pipeline in "
+        "a fresh interpreter showed it (2); no stage cut reproduced the worker's death (1);"), (
         dismissed_notes(camp.res))
     assert len(notes) == 2 and "fast-path crash that full torch.compile does not show" in notes[1]
 
