@@ -294,10 +294,13 @@ def dismissed_notes(res) -> list[str]:
                    "\"Findings not written\", or \"duplicate\" in the journal)")
     if getattr(res, "known_first", 0):
         n = res.known_first
-        out.append(f"note: {_plural(n, 'finding')} recorded as found, not shrunk: a known bug's "
-                   "workaround removes " + ("it" if n == 1 else "them") + ", the cut names only "
-                   "known bugs already in the corpus, each one more sighting (\"known_first\" "
-                   "in the journal; --no-known-first shrinks them)")
+        bugs = ", ".join(f"{issue} x{k}" for issue, k in sorted(
+            (getattr(res, "known_first_by", None) or {}).items(), key=lambda x: (-x[1], x[0])))
+        out.append(f"note: {_plural(n, 'finding')} recorded as a sighting of a known bug, not "
+                   f"shrunk{f' ({bugs})' if bugs else ''}: the bug's workaround (known.toml's "
+                   "control) removes " + ("it" if n == 1 else "each") + ", cutting the pipeline "
+                   "blames only known bugs, and their entries are in the corpus "
+                   "(\"known_first\" in the journal; --no-known-first shrinks them)")
     if res.unreproduced:  # driver.dismissal's flaky kind: not the re-run crashes above
         by = res.unreproduced_by or {"other": res.unreproduced}
         from aliasfuzz.campaign.driver import FLAKY_CAUSES

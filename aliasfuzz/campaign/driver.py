@@ -405,6 +405,8 @@ class CampaignResult:
     #: findings recorded as found, not shrunk, as a sighting of a known bug already in the
     #: corpus whose workaround removes them (``known_first``, :meth:`.pool.Pool._known_first`)
     known_first: int = 0
+    #: ``known_first`` by the issue each was recorded as
+    known_first_by: Counter = field(default_factory=Counter)
     #: ``harness_only`` by ``(case, verdict)``: case ``hidden`` (full torch.compile does not
     #: show it) or ``unsupported`` (full torch.compile cannot run here: unconfirmed)
     fast_path: Counter = field(default_factory=Counter)
@@ -603,7 +605,7 @@ class _Campaign:
                     self.res.duplicates += 1
                 if e.get("id"):
                     self._add_finding(e)
-                    self.res.known_first += bool(e.get("known_first"))
+                    self._count_known_first(e)
             if "ts" in e:
                 self.elapsed_before = max(self.elapsed_before, e["ts"] - self.start["started"])
             if e["t"] == "interrupted":
@@ -967,7 +969,13 @@ class _Campaign:
         }
         self._log(event)
         self._add_finding(event)
-        self.res.known_first += bool(event.get("known_first"))
+        self._count_known_first(event)
+
+    def _count_known_first(self, e: dict[str, Any]) -> None:
+        """Count a finding event recorded as found, not shrunk (``known_first``: its issue)."""
+        if e.get("known_first"):
+            self.res.known_first += 1
+            self.res.known_first_by[str(e["known_first"])] += 1
 
     def _record(self, status: str) -> None:
         res, opts = self.res, self.opts

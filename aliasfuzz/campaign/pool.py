@@ -308,10 +308,12 @@ class Pool:
         if budget and not outcome.get("heap") and self.opts.known_first:
             known = self._known_first(worker, i, pipeline, program, outcome)
             if known is not None:
-                blame, spent, issue = known
+                blame, _, issue = known
                 spent_s = {"shrink": before, "known_first": time.perf_counter() - t0}
                 note = {**(note or {}), "known_first": issue}
-                return ("shrunk", i, pipeline, (program, program, spent, blame, spent_s, note),
+                # no shrink execution ran (its controls' runs are the known_first seconds):
+                # fresh user 36 read the count of controls tried as shrink_executions
+                return ("shrunk", i, pipeline, (program, program, 0, blame, spent_s, note),
                         outcome)
             before += time.perf_counter() - t0  # a try that did not settle it: shrinking's
             t0 = time.perf_counter()

@@ -78,7 +78,7 @@ def _shrink(tmp_path: Path, finding, filed: bool, **opts):
 
 def test_a_known_bugs_sighting_whose_entry_is_filed_is_blamed_as_found(tmp_path, finding):
     original, small, spent, blame, seconds, note = _shrink(tmp_path, finding, filed=True)
-    assert small is original and spent == 1  # one control run, no shrink step
+    assert small is original and spent == 0  # one control run, no shrink execution
     assert note == {"known_first": "pytorch/pytorch#198095"}
     assert blame["stages"] == ["aot-runtime"]
     assert blame["controls"] == {"pytorch/pytorch#198095": "ok"}
@@ -98,9 +98,15 @@ def test_the_console_and_the_report_count_the_findings_not_shrunk(tmp_path):
     from aliasfuzz.campaign.driver import CampaignResult
     from aliasfuzz.report.data import _finding_row
 
-    res = CampaignResult(id="c", dir=tmp_path, options=CampaignOptions(programs=1), known_first=2)
+    from collections import Counter
+
+    res = CampaignResult(id="c", dir=tmp_path, options=CampaignOptions(programs=1), known_first=3,
+                         known_first_by=Counter({"pytorch/pytorch#122773": 1,
+                                                 "pytorch/pytorch#198095": 2}))
     notes = [n for n in dismissed_notes(res) if "not shrunk" in n]
-    assert len(notes) == 1 and notes[0].startswith("note: 2 findings recorded as found, not shrunk")
+    assert len(notes) == 1 and notes[0].startswith(
+        "note: 3 findings recorded as a sighting of a known bug, not shrunk "
+        "(pytorch/pytorch#198095 x2, pytorch/pytorch#122773 x1)"), notes
     assert not dismissed_notes(CampaignResult(id="c", dir=tmp_path,
                                               options=CampaignOptions(programs=1)))
     event = {"t": "finding", "i": 3, "pipeline": "aot_eager", "id": ENTRY.name,
