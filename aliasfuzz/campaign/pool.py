@@ -308,7 +308,7 @@ class Pool:
         if budget and not outcome.get("heap") and self.opts.known_first:
             known = self._known_first(worker, i, pipeline, program, outcome)
             if known is not None:
-                blame, _, issue = known
+                blame, issue = known
                 spent_s = {"shrink": before, "known_first": time.perf_counter() - t0}
                 note = {**(note or {}), "known_first": issue}
                 # no shrink execution ran (its controls' runs are the known_first seconds):
@@ -332,10 +332,10 @@ class Pool:
                 sout)
 
     def _known_first(self, worker: Worker, i: int, pipeline: str, program: Program,
-                     outcome: dict[str, Any]) -> tuple[dict[str, Any], int, str] | None:
-        """``(blame, executions, issue)`` when finding ``outcome`` of the unshrunk ``program``
-        is a sighting of a known bug whose corpus entry exists, so that shrinking it would
-        only add a hit to that entry; None (shrink it) otherwise.
+                     outcome: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+        """``(blame, issue)`` when finding ``outcome`` of the unshrunk ``program`` is a
+        sighting of known bug ``issue`` (its first root's) whose corpus entry exists, so that
+        shrinking it would only add a hit to that entry; None (shrink it) otherwise.
 
         Issue 16: campaign 34 shrank one known crash (#198095, whose workaround is a
         ``control``) 29 times, 102 of its 1820 worker-seconds. The rule is the one a shrunk
@@ -366,7 +366,7 @@ class Pool:
         if not cands:
             return None
         task = self._task(program, pipeline)
-        for n, bug in enumerate(cands, 1):
+        for bug in cands:
             got = worker.run({**task, "options": bug.control_options(task.get("options"))})
             if not control_removes(verdict, got.get("verdict"), outcome, got):
                 continue
@@ -374,12 +374,14 @@ class Pool:
             if not blame.get("stages") or dismissal(outcome, pipeline, blame) is not None:
                 return None
             kept = confirmed_roots(outcome, pipeline, blame)
+            issues = []
             for root in roots(program, outcome, pipeline, kept):
                 hit, _ = match(self.all_bugs, root, ops, {pipeline}, kept.get("controls"),
                                kept.get("controls_removed"))
                 if hit is None or not filed(root["stage"], hit.issue):
                     return None
-            return blame, n, bug.issue
+                issues.append(hit.issue)
+            return blame, issues[0]
         return None
 
     def _follow(self, worker: Worker, i: int, pipeline: str, program: Program,
