@@ -357,6 +357,14 @@ def confirmed_roots(out: dict[str, Any], pipeline: str, blame: dict[str, Any]) -
             "trail": [*(blame.get("trail") or []), ("unconfirmed", f"{dropped}: not written: {said}")]}
 
 
+def count_known_first(res: CampaignResult, e: dict[str, Any]) -> None:
+    """Count in ``res`` a finding event recorded as found, not shrunk (``known_first``: the
+    issue of the known bug it was recorded as, :meth:`aliasfuzz.campaign.pool.Pool._known_first`)."""
+    if e.get("known_first"):
+        res.known_first += 1
+        res.known_first_by[str(e["known_first"])] += 1
+
+
 def _shared_group(pipelines: list[str]) -> list[str]:
     """The pipelines of a program that run in one worker task from one Dynamo capture
     (:data:`aliasfuzz.passes.shared.SHAREABLE`), or none when fewer than two."""
@@ -605,7 +613,7 @@ class _Campaign:
                     self.res.duplicates += 1
                 if e.get("id"):
                     self._add_finding(e)
-                    self._count_known_first(e)
+                    count_known_first(self.res, e)
             if "ts" in e:
                 self.elapsed_before = max(self.elapsed_before, e["ts"] - self.start["started"])
             if e["t"] == "interrupted":
@@ -969,13 +977,7 @@ class _Campaign:
         }
         self._log(event)
         self._add_finding(event)
-        self._count_known_first(event)
-
-    def _count_known_first(self, e: dict[str, Any]) -> None:
-        """Count a finding event recorded as found, not shrunk (``known_first``: its issue)."""
-        if e.get("known_first"):
-            self.res.known_first += 1
-            self.res.known_first_by[str(e["known_first"])] += 1
+        count_known_first(self.res, event)
 
     def _record(self, status: str) -> None:
         res, opts = self.res, self.opts

@@ -63,8 +63,8 @@ def test_list_options_of_a_config_file_are_named_by_file_and_key(tmp_path):
         merge_options({}, path)
     assert str(e.value) == (f"config file {path!r}: [run] pipelines must be a comma list or a "
                             "list of strings, not 5")
-    with pytest.raises(InvalidArgument, match=r"^pipelines must be a comma list"):
-        merge_options({"pipelines": 5})  # a flag's (or an API caller's) own value
+    with pytest.raises(InvalidArgument, match=r"^--pipelines must be a comma list"):
+        merge_options({"pipelines": 5})  # a flag's own value, named as typed (fresh user 34)
 
 
 def test_a_config_value_of_the_wrong_type_is_refused_though_a_flag_replaces_it(tmp_path):
