@@ -48,8 +48,8 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["KnownBug", "check_controls", "control_candidates", "control_removes", "known_first_candidates", "load_known",
-           "match", "witness_rules"]
+__all__ = ["KnownBug", "check_controls", "control_candidates", "control_removes",
+           "known_first_candidates", "load_known", "match", "witness_rules"]
 
 FILENAME = "known.toml"
 
@@ -61,11 +61,9 @@ _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "p
 
 #: What a ``control`` may set: :class:`aliasfuzz.passes.pipelines.PipelineOptions` fields
 #: (listed here so that loading the table needs no torch; a test keeps them equal).
-_OPTION_FIELDS = {"dynamic", "auto_functionalized_v2", "inductor_config", "torchscript",
-                  "functorch_config", "reinplace_off_declines"}
-
 _BOOL_FIELDS = {"dynamic", "auto_functionalized_v2", "reinplace_off_declines"}
 _TABLE_FIELDS = {"inductor_config", "torchscript", "functorch_config"}
+_OPTION_FIELDS = _BOOL_FIELDS | _TABLE_FIELDS
 
 #: What a ``checks`` item may name (the observables of ``_repro_words.observable``).
 OBSERVABLES = ("values", "inputs", "aliasing", "requires_grad", "grads")
@@ -280,10 +278,20 @@ def _fields_match(b: KnownBug, root: dict[str, Any], ops: set[str], pipelines: s
     evidence = list(root.get("evidence") or [])
     return (
         b.stage == root.get("stage")
-        and (b.verdict is None or b.verdict == root.get("verdict"))
+        and _uncut_fields_match(b, root.get("verdict"), ops, evidence, pipelines)
+        and not any(e.startswith(p) for p in b.absent for e in evidence)
+    )
+
+
+def _uncut_fields_match(b: KnownBug, verdict: Any, ops: set[str], evidence: list[str],
+                        pipelines: set[str]) -> bool:
+    """The fields of ``b`` a finding can be matched on before the cut: ``verdict``, ``ops``,
+    ``evidence`` prefixes, ``pipelines`` and ``torch`` (:func:`_fields_match` adds ``stage``
+    and ``absent``)."""
+    return (
+        (b.verdict is None or b.verdict == verdict)
         and set(b.ops) <= ops
         and all(any(e.startswith(p) for e in evidence) for p in b.evidence)
-        and not any(e.startswith(p) for p in b.absent for e in evidence)
         and (not b.pipelines or bool(set(b.pipelines) & pipelines))
         and _torch_matches(b.torch)
     )
@@ -295,17 +303,15 @@ def _fields_match(b: KnownBug, root: dict[str, Any], ops: set[str], pipelines: s
 _CRASH_GONE = ("ok", "unknown", "missed-reinplace")
 
 
-#: The clock stages a compiled call fails at, in order (``passes.execution.STAGES``), as the
-#: oracle's crash explanation names them: ``compiled raises _Failed: <stage>: <error>``
-#: (``oracle/judge.py``); a reworded explanation reads as no stage, and then no other error
-#: removes a crash (the finding is filed as before: new, the bug related).
-_FAILED_AT = re.compile(r"_Failed: (trace|compile|run|backward): ")
-_ORDER = ("trace", "compile", "run", "backward")
-
-
+#: :func:`_failed_at` reads the clock stage a compiled call failed at (``passes.execution.STAGES``,
+#: in order) as the oracle's crash explanation names it: ``compiled raises _Failed: <stage>:
+#: <error>`` (``oracle/judge.py``); a reworded explanation reads as no stage, and then no
+#: other error removes a crash (the finding is filed as before: new, the bug related).
 def _failed_at(outcome: dict[str, Any]) -> int | None:
-    m = _FAILED_AT.search(str(outcome.get("explanation") or ""))
-    return _ORDER.index(m.group(1)) if m else None
+    from aliasfuzz.passes.execution import STAGES  # imports torch: only where controls ran
+
+    m = re.search(rf"_Failed: ({'|'.join(STAGES)}): ", str(outcome.get("explanation") or ""))
+    return STAGES.index(m.group(1)) if m else None
 
 
 def control_removes(
@@ -406,11 +412,7 @@ def known_first_candidates(
     is the pass's decisions, not features) and a ``related`` row are never candidates."""
     return [b for b in bugs
             if b.control and not b.related and b.stage != "reinplace"
-            and (b.verdict is None or b.verdict == verdict)
-            and (not b.pipelines or pipeline in b.pipelines)
-            and set(b.ops) <= ops
-            and all(any(f.startswith(p) for f in features) for p in b.evidence)
-            and _torch_matches(b.torch)]
+            and _uncut_fields_match(b, verdict, ops, features, {pipeline})]
 
 
 def _flat(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
