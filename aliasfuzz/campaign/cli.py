@@ -292,12 +292,12 @@ def dismissed_notes(res) -> list[str]:
                    "pipeline, verdict, check, decision kinds, op kinds and ops are an earlier "
                    "finding's (a coarse key, taken before shrinking and blame; see the report's "
                    "\"Findings not written\", or \"duplicate\" in the journal)")
-    if getattr(res, "known_first", 0):
+    if res.known_first:
         n = res.known_first
         bugs = ", ".join(f"{issue} x{k}" for issue, k in sorted(
-            (getattr(res, "known_first_by", None) or {}).items(), key=lambda x: (-x[1], x[0])))
+            res.known_first_by.items(), key=lambda x: (-x[1], x[0])))
         out.append(f"note: {_plural(n, 'finding')} recorded as a sighting of a known bug, not "
-                   f"shrunk{f' ({bugs})' if bugs else ''}: the bug's workaround (known.toml's "
+                   f"shrunk ({bugs}): the bug's workaround (known.toml's "
                    "control) removes " + ("it" if n == 1 else "each") + ", cutting the pipeline "
                    "blames only known bugs, and their entries are in the corpus "
                    "(\"known_first\" in the journal; --no-known-first shrinks them)")

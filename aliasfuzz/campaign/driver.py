@@ -361,7 +361,6 @@ def count_known_first(res: CampaignResult, e: dict[str, Any]) -> None:
     """Count in ``res`` a finding event recorded as found, not shrunk (``known_first``: the
     issue of the known bug it was recorded as, :meth:`aliasfuzz.campaign.pool.Pool._known_first`)."""
     if e.get("known_first"):
-        res.known_first += 1
         res.known_first_by[str(e["known_first"])] += 1
 
 
@@ -411,9 +410,8 @@ class CampaignResult:
     #: before shrinking: a different root cause with the same key is not filed (fresh user 30)
     duplicates: int = 0
     #: findings recorded as found, not shrunk, as a sighting of a known bug already in the
-    #: corpus whose workaround removes them (``known_first``, :meth:`.pool.Pool._known_first`)
-    known_first: int = 0
-    #: ``known_first`` by the issue each was recorded as
+    #: corpus whose workaround removes them (:meth:`.pool.Pool._known_first`), by the issue
+    #: each was recorded as
     known_first_by: Counter = field(default_factory=Counter)
     #: ``harness_only`` by ``(case, verdict)``: case ``hidden`` (full torch.compile does not
     #: show it) or ``unsupported`` (full torch.compile cannot run here: unconfirmed)
@@ -425,6 +423,11 @@ class CampaignResult:
     #: a CUDA campaign's GPUs, one row each (:meth:`aliasfuzz.campaign.gpus.GpuSampler.stop`,
     #: every run of a resumed campaign merged); empty on CPU
     gpus: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def known_first(self) -> int:
+        """The findings recorded as found, not shrunk (:attr:`known_first_by`'s total)."""
+        return sum(self.known_first_by.values())
 
     @property
     def failing(self) -> list[dict[str, Any]]:

@@ -94,13 +94,13 @@ def test_it_is_shrunk_when_the_bug_has_no_entry_yet_or_known_first_is_off(tmp_pa
 
 
 def test_the_console_and_the_report_count_the_findings_not_shrunk(tmp_path):
+    from collections import Counter
+
     from aliasfuzz.campaign.cli import dismissed_notes
     from aliasfuzz.campaign.driver import CampaignResult
     from aliasfuzz.report.data import _finding_row
 
-    from collections import Counter
-
-    res = CampaignResult(id="c", dir=tmp_path, options=CampaignOptions(programs=1), known_first=3,
+    res = CampaignResult(id="c", dir=tmp_path, options=CampaignOptions(programs=1),
                          known_first_by=Counter({"pytorch/pytorch#122773": 1,
                                                  "pytorch/pytorch#198095": 2}))
     notes = [n for n in dismissed_notes(res) if "not shrunk" in n]
