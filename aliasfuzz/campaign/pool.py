@@ -82,7 +82,8 @@ def _uncut(outcome: dict[str, Any], blame: dict[str, Any]) -> bool:
 
 
 def blame_in(
-    worker: Worker, task: dict[str, Any], outcome: dict[str, Any], bugs: Sequence[Any] = ()
+    worker: Worker, task: dict[str, Any], outcome: dict[str, Any], bugs: Sequence[Any] = (),
+    ran: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Blame finding ``outcome`` of ``task`` (program, pipeline, device, options) in
     ``worker``: the cut (:func:`aliasfuzz.campaign._judge.blame`) as one task, then, for
@@ -100,7 +101,8 @@ def blame_in(
     pipeline with the control's options); their verdicts go into the blame's ``controls``
     (issue -> verdict) and whether each removed the finding into ``controls_removed``
     (:func:`aliasfuzz.campaign.known.control_removes` of both outcomes), which
-    :func:`aliasfuzz.campaign.known.match` reads. Returns the
+    :func:`aliasfuzz.campaign.known.match` reads; ``ran`` holds controls already run on this
+    task (issue -> outcome: :meth:`Pool._known_first`'s), taken as they are. Returns the
     worker's answer to the cut: ``{"blame": ...}``, or the death / internal error that
     ended it."""
     from aliasfuzz.campaign._judge import full_of
@@ -133,7 +135,8 @@ def blame_in(
 
         controls, removed = {}, {}
         for bug in _control_candidates(bugs, task, outcome, out["blame"]):
-            got = worker.run({**task, "options": bug.control_options(task.get("options"))})
+            got = (ran or {}).get(bug.issue) or worker.run(
+                {**task, "options": bug.control_options(task.get("options"))})
             controls[bug.issue] = got.get("verdict", "internal-error")
             removed[bug.issue] = control_removes(outcome.get("verdict"), got.get("verdict"),
                                                  outcome, got)
@@ -370,7 +373,7 @@ class Pool:
             got = worker.run({**task, "options": bug.control_options(task.get("options"))})
             if not control_removes(verdict, got.get("verdict"), outcome, got):
                 continue
-            blame = self._blame(worker, program, pipeline, outcome, i)
+            blame = self._blame(worker, program, pipeline, outcome, i, {bug.issue: got})
             if not blame.get("stages") or dismissal(outcome, pipeline, blame) is not None:
                 return None
             kept = confirmed_roots(outcome, pipeline, blame)
@@ -503,11 +506,13 @@ class Pool:
         return out
 
     def _blame(
-        self, worker: Worker, program: Program, pipeline: str, outcome: dict[str, Any], i: int
+        self, worker: Worker, program: Program, pipeline: str, outcome: dict[str, Any], i: int,
+        ran: dict[str, dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Cut the finding's pipeline stage by stage (:func:`aliasfuzz.campaign._judge.blame`)
-        in the worker; a worker that dies or hangs doing so leaves the finding unblamed."""
-        out = blame_in(worker, self._task(program, pipeline), outcome, self.bugs)
+        in the worker; a worker that dies or hangs doing so leaves the finding unblamed.
+        ``ran``: controls already run on the program (:func:`blame_in`)."""
+        out = blame_in(worker, self._task(program, pipeline), outcome, self.bugs, ran)
         if "blame" in out:
             return out["blame"]
         if "internal_error" in out:
