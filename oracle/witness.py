@@ -93,14 +93,16 @@ class Witness:
         if needed:
             bound = f" (needed {needed}: compiled/needed {self.bytes[0] / needed:.1f}x)"
         scaled_excess = self.scaled_bytes[0] - self.scaled_bytes[1]
+        # the repro's figure first (audit 36: the auditor met the loop-extent count in the
+        # explanation and another one in the repro, and read them as a contradiction)
         return (f"witness {self.rule}: `{self.original}` spelled `{self.spelled}` gives eager's "
-                f"values; Inductor's code moves {self.bytes[0]} bytes per call by its kernels' loop "
-                f"extents, the witness "
-                f"{self.bytes[1]}{bound}; excess {self.excess} bytes, {scaled_excess} "
-                f"({scaled_excess / self.excess:.2f}x) with every input dimension of size "
-                f"{self.sizes[0]} doubled to {self.sizes[1]}; Inductor's own count (the repro's) "
-                f"{self.inductor_bytes[0]} vs {self.inductor_bytes[1]}; temporaries "
-                f"{self.temporary_bytes[0]} vs {self.temporary_bytes[1]} bytes")
+                f"values; Inductor's code moves {self.inductor_bytes[0]} bytes per call by "
+                f"Inductor's own count (the figure the repro compares), the witness "
+                f"{self.inductor_bytes[1]}; temporaries {self.temporary_bytes[0]} vs "
+                f"{self.temporary_bytes[1]} bytes; by the kernels' loop extents "
+                f"{self.bytes[0]} vs {self.bytes[1]}{bound}, excess {self.excess} bytes, "
+                f"{scaled_excess} ({scaled_excess / self.excess:.2f}x) with every input "
+                f"dimension of size {self.sizes[0]} doubled to {self.sizes[1]}")
 
 
 def _source_line(node: torch.fx.Node) -> str:

@@ -150,10 +150,14 @@ def _judged(
     else:
         kinds = {d["kind"] for d in decisions}
     diff = j.diff if j.verdict.is_finding else ""
+    failure = getattr(j.execution, "failure", None)
     return {
         "verdict": verdict,
         "check": j.check,
         "explanation": j.explanation,
+        # the clock stage the compiled call failed at (passes.execution.STAGES), read by
+        # known.control_removes: a field, not the explanation's wording
+        "failed_at": failure.stage if failure is not None else None,
         "diff": diff,
         "decisions": decisions,
         "decision_kinds": sorted(kinds),

@@ -303,15 +303,20 @@ def _uncut_fields_match(b: KnownBug, verdict: Any, ops: set[str], evidence: list
 _CRASH_GONE = ("ok", "unknown", "missed-reinplace")
 
 
-#: :func:`_failed_at` reads the clock stage a compiled call failed at (``passes.execution.STAGES``,
-#: in order) as the oracle's crash explanation names it: ``compiled raises _Failed: <stage>:
-#: <error>`` (``oracle/judge.py``); a reworded explanation reads as no stage, and then no
-#: other error removes a crash (the finding is filed as before: new, the bug related).
 def _failed_at(outcome: dict[str, Any]) -> int | None:
+    """The index in ``passes.execution.STAGES`` of the clock stage ``outcome``'s compiled
+    call failed at: its ``failed_at`` field (``campaign/_judge.py``), or, for an outcome
+    journaled before that field, the stage the oracle's crash explanation names
+    (``compiled raises _Failed: <stage>: <error>``, ``oracle/judge.py``); None when neither
+    says (then no other error removes a crash: the finding is filed as before, new, the bug
+    related)."""
     from aliasfuzz.passes.execution import STAGES  # imports torch: only where controls ran
 
-    m = re.search(rf"_Failed: ({'|'.join(STAGES)}): ", str(outcome.get("explanation") or ""))
-    return STAGES.index(m.group(1)) if m else None
+    stage = outcome.get("failed_at")
+    if stage is None:
+        m = re.search(rf"_Failed: ({'|'.join(STAGES)}): ", str(outcome.get("explanation") or ""))
+        stage = m.group(1) if m else None
+    return STAGES.index(stage) if stage in STAGES else None
 
 
 def control_removes(

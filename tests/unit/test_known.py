@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -529,3 +531,31 @@ def test_a_clone_of_an_offset_input_a_custom_op_writes_is_the_noop_offset_bug():
     assert match(bugs, other["root"], set(other["ops"]), {"inductor"})[0] is None
     plain = {**root, "evidence": ["functional", "strided-inputs"]}
     assert match(bugs, plain, {"clone", "fz.halve_"}, {"inductor"})[0] is None
+
+
+def test_the_failure_stage_is_read_from_the_outcome_field_before_the_explanation():
+    # the worker's outcome names the stage (campaign/_judge.py); a reworded explanation
+    # no longer hides it
+    trace = {**_TRACE, "failed_at": "trace", "explanation": "raised something"}
+    run = {**_RUN, "failed_at": "run", "explanation": "RuntimeError: overlap"}
+    assert known._failed_at(trace) == 0 and known._failed_at(run) == 2
+    assert not known.control_removes("crash", "crash", trace, run)  # no error class to read
+    run = {**_RUN, "failed_at": "run"}
+    assert known.control_removes("crash", "crash", {**_TRACE, "failed_at": "trace"}, run)
+    # the field wins over the text: the same stage is not later
+    assert not known.control_removes("crash", "crash", _TRACE, {**_RUN, "failed_at": "trace"})
+    assert known._failed_at({"explanation": "boom", "failed_at": None}) is None
+
+
+@pytest.mark.parametrize("entry", ["crash-lowering-b8e12830a7", "crash-aot-runtime-4c99eb0bc2"])
+def test_a_crash_outcome_carries_the_stage_its_explanation_names(entry):
+    from aliasfuzz.campaign._judge import evaluate
+    from aliasfuzz.fuzz.ir import Program
+
+    meta = json.loads((CORPUS / entry / "meta.json").read_text())
+    program = Program.loads((CORPUS / entry / "program.json").read_text())
+    pipeline = meta["hits"][0]["pipeline"]
+    out = evaluate(program, pipeline, "cpu", meta.get("pipeline_options") or None)
+    assert out["verdict"] == "crash", out["explanation"]
+    said = re.search(r"_Failed: (\w+): ", out["explanation"]).group(1)
+    assert out["failed_at"] == said

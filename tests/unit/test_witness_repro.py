@@ -7,6 +7,7 @@ back into it."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,10 @@ def test_witness_repro_exits_1_while_f_moves_more_bytes(tmp_path):
     assert "reinplace_inplaceable_ops" not in text  # not the kept-copy harness
     r = _run(text, tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "bytes per call for f," in r.stdout
+    said = re.search(r"f moves (\d+) bytes per call in (\d+) kernel\(s\), f_witness (\d+) in (\d+)",
+                     r.stdout)
+    assert said, r.stdout
+    assert int(said[1]) > int(said[3]) and int(said[2]) >= 1 and int(said[4]) >= 1
 
 
 def _explained(explanation: str) -> tuple[Program, dict]:
