@@ -14,6 +14,7 @@ from aliasfuzz.campaign.known import KnownBug, load_known, match
 from aliasfuzz.errors import InvalidArgument
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+DATA = Path(__file__).resolve().parents[1] / "data" / "known"
 
 
 def _root(stage: str, evidence: list[str], verdict: str = "miscompile") -> dict:
@@ -559,3 +560,36 @@ def test_a_crash_outcome_carries_the_stage_its_explanation_names(entry):
     assert out["verdict"] == "crash", out["explanation"]
     said = re.search(r"_Failed: (\w+): ", out["explanation"]).group(1)
     assert out["failed_at"] == said
+
+
+def test_an_unsafe_custom_op_decision_beside_a_clone_is_not_the_noop_clone_bug():
+    # audit 38, 7ab134e145: bump_pair(x0, x1); return x0.clone() compiles to an output that
+    # aliases x0 (ground truth rule 5: #198094's family). The program kept a clone, so the
+    # #198031 row (a decision the ground truth calls safe, the clone dropped after it) took
+    # it, and its repro showed #198031's program instead of the entry's own
+    bugs = load_known(CORPUS)
+    root = {**_root("reinplace", ["auto_functionalized_v2:rule 5"]), "check": "aliasing"}
+    bug, related = match(bugs, root, {"clone", "fz.bump_pair"}, {"inductor"})
+    assert bug is None, bug
+    assert any(b.issue.endswith("#198031") for b in related)
+
+
+def test_the_unsafe_custom_op_finding_joins_the_rule_5_entry_of_the_corpus(tmp_path):
+    # the same finding recorded against the checkout's list: one more sighting of
+    # e65ce44d27 (a fresh output written into an input by a custom op's reinplacing)
+    import shutil
+
+    from aliasfuzz.fuzz.ir import Program
+
+    shutil.copytree(CORPUS / "miscompile-reinplace-e65ce44d27",
+                    tmp_path / "miscompile-reinplace-e65ce44d27")
+    program = Program.from_json(json.loads((DATA / "bump_pair_clone_returned.json").read_text()))
+    out = {"verdict": "miscompile", "check": "aliasing",
+           "explanation": "out0 is fresh in eager but aliases x0 compiled",
+           "decisions": [{"kind": "auto_functionalized_v2", "reinplaced": True,
+                          "truth": "unsafe", "rule": 5}]}
+    blame = {"stage": "reinplace", "stages": ["reinplace"]}
+    rec = store.record(tmp_path, program, program, out, "inductor-reinplace", blame,
+                       load_known(CORPUS), {"campaign": "t", "seed": 38, "program_index": 17})
+    assert [p.name for p in rec.paths] == ["miscompile-reinplace-e65ce44d27"]
+    assert rec.knowns == (None,)
