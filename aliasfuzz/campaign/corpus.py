@@ -98,9 +98,14 @@ def roots(
     features, each of which shrinking could not remove without losing the finding); a cost
     finding of check ``witness`` (no stage: ``unblamed:<pipeline>``) adds the rule of its
     equivalent spelling, ``witness:<rule>`` (:mod:`aliasfuzz.oracle.witness`), so that a
-    known bug can name it and two spellings of the program are two roots. The pipeline is
-    not part of the key: one bug seen through several pipelines is one entry.
+    known bug can name it and two spellings of the program are two roots. When the blamed
+    stage departs by raising an informative error
+    (:func:`aliasfuzz.campaign.rootclass.stage_error`, from ``blame["trail"]``), the
+    evidence adds ``raises:<normalized error>``: the features alone put unrelated errors of
+    one stage into one entry. The pipeline is not part of the key: one bug seen through
+    several pipelines is one entry.
     """
+    from aliasfuzz.campaign.rootclass import stage_error
     from aliasfuzz.oracle.differential import check_class
 
     verdict = outcome["verdict"]
@@ -116,6 +121,12 @@ def roots(
         )
         if check == "witness" and outcome.get("witness_rule"):
             evidence = sorted({*evidence, f"witness:{outcome['witness_rule']}"})
+        error = stage_error({"root": {"stage": stage}, "trail": (blame or {}).get("trail") or []})
+        if error is not None:
+            # two errors of one stage behind programs with the same features are two bugs
+            # (audit 38, 8157ca25a3: functionalization's bool ``sub`` of an expanded view and
+            # its internal-overlap refusal of an ``unfold``, both ``inplace`` + ``view``)
+            evidence = sorted({*evidence, f"raises:{error}"})
         keys.append({"stage": stage, "verdict": verdict, "check": check, "evidence": evidence})
     return keys
 

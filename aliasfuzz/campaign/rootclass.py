@@ -1,7 +1,9 @@
 """One corpus entry per bug: when two root-cause keys name the same bug.
 
 A root-cause key (:func:`aliasfuzz.campaign.corpus.roots`) is exact: its hash names the
-entry folder, so the same key found again is one more hit. But the fourth audit found five
+entry folder, so the same key found again is one more hit. It holds the blamed stage's
+error (``raises:``, :func:`stage_error`) when there is one: audit 38 found two errors of
+functionalization behind the same features in one entry (8157ca25a3). But the fourth audit found five
 bugs filed twice under different keys, each difference incidental to the bug:
 
 * a crash whose shrunk programs kept different incidental features (``narrow`` vs
@@ -69,7 +71,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["error_class", "find_same", "same_bug"]
+__all__ = ["error_class", "find_same", "same_bug", "stage_error"]
 
 #: An exception type name followed by its message, as the trail and explanations print it.
 _TYPED = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Failed|Died))\b:\s?")
@@ -122,7 +124,7 @@ def error_class(text: str) -> str | None:
 _CUT_AS = {"codegen:cpp-vectorized": ("lowering", "scheduler")}
 
 
-def _stage_error(meta: dict[str, Any]) -> str | None:
+def stage_error(meta: dict[str, Any]) -> str | None:
     """The normalized error of the entry's blamed stage, from its blame trail. An error whose
     message says nothing (an ``assert`` without one) is told apart by where Inductor raised
     it when the trail names that frame (``raised-in``, :data:`aliasfuzz.oracle.blame.RAISED_IN`):
@@ -200,7 +202,9 @@ _FOREACH_INPLACE = re.compile(r"^_foreach_\w+_$")
 
 
 def _decision_kinds(evidence: list[str]) -> set[str]:
-    return {re.sub(r":rule \d+$", ":unsafe", e) for e in evidence}
+    # the error (``raises:``, corpus.roots) is compared by stage_error, and entries written
+    # before it was keyed have none
+    return {re.sub(r":rule \d+$", ":unsafe", e) for e in evidence if not e.startswith("raises:")}
 
 
 def _only_rules(root: dict[str, Any], *rules: int) -> bool:
@@ -227,7 +231,7 @@ def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
         return False
     if (ra["stage"], ra["verdict"]) != (rb["stage"], rb["verdict"]):
         return False
-    ea, eb = _stage_error(a), _stage_error(b)
+    ea, eb = stage_error(a), stage_error(b)
     if ea is not None or eb is not None:
         if ra["stage"] == "reinplace" and (
             _decision_kinds(ra["evidence"]) != _decision_kinds(rb["evidence"])

@@ -319,3 +319,55 @@ def test_an_entry_whose_id_is_not_its_folder_name_is_corrupt(tmp_path):
     moved = path.rename(tmp_path / "renamed")
     with pytest.raises(InvalidArgument, match="is not the entry's folder name 'renamed'"):
         store.load_entry(moved)
+
+
+#: The two functionalization errors audit 38 found in one entry (8157ca25a3), both behind a
+#: program whose needed features were ``inplace`` and ``view``.
+_BOOL_SUB = ("RuntimeError: Subtraction, the `-` operator, with two bool tensors is not "
+             "supported. Use the `^` or `logical_xor()` operator instead.")
+_OVERLAP = ("RuntimeError: While executing unfold, functionalization encountered a tensor "
+            "being mutated that has internal overlap. When using torch.compile (or running "
+            "functionalization directly), this is banned as the behavior is not well defined.")
+
+
+def _crash(error: str) -> tuple[dict, dict]:
+    out = {"verdict": "crash", "check": "exceptions",
+           "explanation": f"compiled raises _Failed: trace: {error}; eager does not"}
+    blame = {"stage": "functionalization", "stages": ["functionalization"],
+             "trail": [["decomposition", "agrees"],
+                       ["functionalization", f"departs (raises {error})"]]}
+    return out, blame
+
+
+def test_two_errors_of_one_stage_behind_the_same_features_are_two_roots(tmp_path):
+    p = _program()
+    (bool_sub,) = store.roots(p, _crash(_BOOL_SUB)[0], "aot_eager", _crash(_BOOL_SUB)[1])
+    (overlap,) = store.roots(p, _crash(_OVERLAP)[0], "aot_eager", _crash(_OVERLAP)[1])
+    assert store.entry_id(bool_sub) != store.entry_id(overlap)
+    assert bool_sub["evidence"][:2] == ["functional", "inplace"]
+    assert any(e.startswith("raises:RuntimeError: Subtraction") for e in bool_sub["evidence"])
+
+    def rec(error, index):
+        out, blame = _crash(error)
+        return store.record(tmp_path, p, p, out, "aot_eager", blame, [],
+                            {"campaign": "t", "seed": 0, "program_index": index}).paths
+
+    first, second, again = rec(_BOOL_SUB, 1), rec(_OVERLAP, 2), rec(_BOOL_SUB, 3)
+    assert first != second and again == first
+    hits = json.loads((first[0] / "meta.json").read_text())["hits"]
+    assert [h["program_index"] for h in hits] == [1, 3]
+
+
+def test_an_entry_keyed_before_the_error_still_takes_its_sightings(tmp_path):
+    # corpus entries written before ``raises:`` joined the key: the same error is the same
+    # bug (rootclass.same_bug), so a new sighting is one more hit, not a second entry
+    p = _program()
+    out, blame = _crash(_BOOL_SUB)
+    (root,) = store.roots(p, out, "aot_eager", blame)
+    old_root = {**root, "evidence": [e for e in root["evidence"] if not e.startswith("raises:")]}
+    meta = {**_meta(p, "crash"), "root": old_root, "stages": ["functionalization"],
+            "trail": blame["trail"], "ops": ["add_.Scalar", "sin"]}
+    old, _ = store.write_entry(tmp_path, p, meta)
+    got = store.record(tmp_path, p, p, out, "aot_eager", blame, [],
+                       {"campaign": "t", "seed": 0, "program_index": 7}).paths
+    assert got == (old,)
