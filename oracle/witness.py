@@ -95,12 +95,15 @@ class Witness:
         scaled_excess = self.scaled_bytes[0] - self.scaled_bytes[1]
         # the repro's figure first (audit 36: the auditor met the loop-extent count in the
         # explanation and another one in the repro, and read them as a contradiction)
+        # each excess names its count (audit 38: "excess 8 bytes" beside the repro's 12)
         return (f"witness {self.rule}: `{self.original}` spelled `{self.spelled}` gives eager's "
                 f"values; Inductor's code moves {self.inductor_bytes[0]} bytes per call by "
                 f"Inductor's own count (the figure the repro compares), the witness "
-                f"{self.inductor_bytes[1]}; temporaries {self.temporary_bytes[0]} vs "
-                f"{self.temporary_bytes[1]} bytes; by the kernels' loop extents "
-                f"{self.bytes[0]} vs {self.bytes[1]}{bound}, excess {self.excess} bytes, "
+                f"{self.inductor_bytes[1]} (excess "
+                f"{self.inductor_bytes[0] - self.inductor_bytes[1]} bytes); temporaries "
+                f"{self.temporary_bytes[0]} vs {self.temporary_bytes[1]} bytes; by the kernels' "
+                f"loop extents {self.bytes[0]} vs {self.bytes[1]}{bound}, loop-extent excess "
+                f"{self.excess} bytes, "
                 f"{scaled_excess} ({scaled_excess / self.excess:.2f}x) with every input "
                 f"dimension of size {self.sizes[0]} doubled to {self.sizes[1]}")
 

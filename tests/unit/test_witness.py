@@ -64,13 +64,14 @@ def test_c06_workspace_temporary_has_a_graph_split_witness():
     # Inductor's own count (what the repro compares) agrees, or there is no witness
     assert w.inductor_bytes[1] < w.inductor_bytes[0] == j.cost["inductor_bytes"], (w.inductor_bytes, j.cost)
     assert (f"moves {w.inductor_bytes[0]} bytes per call by Inductor's own count (the figure the "
-            f"repro compares), the witness {w.inductor_bytes[1]};") in j.explanation
+            f"repro compares), the witness {w.inductor_bytes[1]} (excess "
+            f"{w.inductor_bytes[0] - w.inductor_bytes[1]} bytes);") in j.explanation
     assert f"loop extents {w.bytes[0]} vs {w.bytes[1]}" in j.explanation
     # the excess follows the workspace's width, not the field's 16 rows
     assert w.sizes == (4, 8) and w.scaled_bytes[0] - w.scaled_bytes[1] >= 1.8 * w.excess
     assert j.cost["temporaries"] >= 1 and j.cost["ratio"] < 4.0  # below the other rules' gate
     assert "witness graph-split" in j.explanation and "torch._dynamo.graph_break()" in j.explanation
-    assert f"excess {w.excess} bytes" in j.explanation
+    assert f"loop-extent excess {w.excess} bytes" in j.explanation
 
 
 def test_a_cost_with_an_unread_graph_claims_nothing(monkeypatch):
