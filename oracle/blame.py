@@ -106,6 +106,12 @@ run through Inductor's decomposition, traced on fake layouts, they departed wher
 control agrees, or the blamed pass's own control raises, the cut's blame stands and the
 trail says so.
 
+**Reinplace-off check** (:func:`enabled_by_reinplace`, a finding blamed on ``lowering`` or
+``scheduler`` of an Inductor pipeline with the reinplace pass on, after the scalar-codegen
+control): the pipeline is compiled again with the reinplace pass disabled; when that agrees
+with eager, the trail says so (``enabled-by``) and the repro's notes name the pass. The
+blame stands: the pass's own graph ran right eagerly (audit 38, 0a4e0624e7).
+
 **Scalar-codegen control** (:func:`scalar_codegen`, a CPU program blamed on ``lowering`` or
 ``scheduler``, crash or value finding): the pipeline is compiled again with
 ``cpp.simdlen=1``. When that agrees with eager, the defect is Inductor's vectorized C++
@@ -178,7 +184,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
-    "aten_trace_control", "blame", "pass_name", "pass_off",
+    "ENABLED_BY", "aten_trace_control", "blame", "enabled_by_reinplace", "pass_name", "pass_off",
     "scalar_codegen",
 ]
 
@@ -923,6 +929,29 @@ def scalar_codegen(
     return b
 
 
+#: The trail entry of :func:`enabled_by_reinplace`.
+ENABLED_BY = "enabled-by"
+
+
+def enabled_by_reinplace(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
+    """The cut's blame ``b`` on ``lowering`` / ``scheduler`` (full Inductor) checked with
+    Inductor's reinplace pass disabled (``REINPLACE_INPLACEABLE_OPS``), when the pass ran
+    and its graph, run eagerly, agreed. If the pipeline then agrees with eager, the trail
+    says so (:data:`ENABLED_BY`): lowering fails on a graph only the reinplace pass makes,
+    which is what a reader of the repro needs to know, while the blame stands, the pass's
+    graph being right (audit 38, 0a4e0624e7: ``make_reindexer NYI on DtypeView`` for a
+    custom op reinplaced onto a dtype view of a computed buffer; with the pass off it
+    compiles and agrees). One compile per finding; Inductor pipelines with the pass on only."""
+    ran = any(st == "reinplace" and what == "agrees" for st, what in b.trail)
+    if pipeline not in _PASS_OFF or pipeline == "inductor-noreinplace" or len(b.stages) != 1 \
+            or not ran:
+        return b
+    if runner(opts.with_passes_off(pass_name("reinplace"))) == "agrees":
+        b.trail.append((ENABLED_BY, "reinplace disabled: agrees; the blame stands (the pass's "
+                                    "own graph runs right eagerly)"))
+    return b
+
+
 #: Pipelines whose Inductor passes can be disabled one by one (``disabled_passes``).
 _PASS_OFF = ("inductor", "inductor-reinplace", "inductor-noreinplace")
 #: At most this many pass-off compiles per finding (each is a full compile of the program).
@@ -968,6 +997,8 @@ def pass_off(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -
 
     opts = opts or PipelineOptions()
     own = pass_name(b.stage) if b.stage else None
+    if b.stage in _COMPILED:
+        return enabled_by_reinplace(b, pipeline, opts, runner)
     if pipeline not in _PASS_OFF or len(b.stages) != 1 or (own is None and b.stage != "aot"):
         return b
 

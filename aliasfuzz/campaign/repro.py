@@ -214,7 +214,7 @@ def moved_by_pass_off(trail: list[Any], stage: str | None) -> tuple[str, bool] |
 
 
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
-    from aliasfuzz.oracle.blame import RAISED_IN
+    from aliasfuzz.oracle.blame import ENABLED_BY, RAISED_IN
 
     root = meta.get("root") or {}
     stage = root.get("stage")
@@ -256,6 +256,14 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         # the stage is full Inductor; the component tells which part of it to read (audit 22)
         notes += textwrap.wrap(f"Inductor raised it in its {raised_in}.", 92,
                                break_on_hyphens=False)
+    if any(st == ENABLED_BY for st, _ in meta.get("trail") or []) and stage:
+        # the cut blames where it broke; that the pass made the graph is the other half
+        # (audit 38, 0a4e0624e7: "it raises in lowering only because reinplace ...")
+        notes += textwrap.wrap(
+            f"It needs Inductor's reinplace pass: with the pass disabled (disabled_passes "
+            f"REINPLACE_INPLACEABLE_OPS) the program compiles and agrees with eager, while the "
+            f"pass's own graph runs right eagerly: {stage} fails on a graph only the pass makes.",
+            92, break_on_hyphens=False)
     notes += textwrap.wrap(f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits} "
                            "(an exception outside the check).", 92, break_on_hyphens=False)
     if not plan_.own:  # an auditor compared this program with program.json and was puzzled

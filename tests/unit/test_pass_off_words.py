@@ -16,7 +16,7 @@ import pytest
 from aliasfuzz.campaign.corpus import load_entry, record
 from aliasfuzz.campaign.repro import moved_by_pass_off, pass_off_move, render_repro
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.oracle.blame import Blame, pass_off
+from aliasfuzz.oracle.blame import ENABLED_BY, Blame, pass_off
 from passes.pipelines import PipelineOptions
 from tests.common.repro_cases import CASES, meta_v2
 
@@ -109,3 +109,34 @@ def test_the_corpus_entry_of_a_moved_blame_records_the_move(tmp_path):
     (path / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(InvalidArgument, match="moved_by_pass_off.own_off must be true or false"):
         load_entry(path)
+
+
+#: The cut of audit 38's 0a4e0624e7: every stage up to the reinplace pass agrees, full
+#: Inductor raises (``make_reindexer NYI on DtypeView``).
+LOWERING = [("dynamo", "agrees"), ("aot", "agrees"), ("reinplace", "agrees"),
+            ("lowering", "departs (raises NotImplementedError: make_reindexer NYI on DtypeView())")]
+
+
+@pytest.mark.parametrize(("off_agrees", "pipeline", "noted"), [
+    ("REINPLACE_INPLACEABLE_OPS", "inductor", True),
+    ("nothing", "inductor", False),  # lowering fails with the pass off too
+    ("REINPLACE_INPLACEABLE_OPS", "inductor-noreinplace", False),  # the pass never ran
+])
+def test_a_lowering_failure_that_needs_the_reinplace_pass_says_so(off_agrees, pipeline, noted):
+    tried = []
+
+    def runner(opts: PipelineOptions) -> str:
+        tried.append(str(opts))
+        return "agrees" if off_agrees in str(opts) else "raises"
+
+    b = pass_off(Blame("lowering", ("lowering",), list(LOWERING)), pipeline,
+                 PipelineOptions(), runner)
+    assert b.stage == "lowering" and b.stages == ("lowering",)  # the blame stands
+    assert any(st == ENABLED_BY for st, _ in b.trail) is noted, b.trail
+    assert len(tried) == (0 if pipeline == "inductor-noreinplace" else 1)
+    program, _, _ = CASES["ok-aot_eager"]
+    meta = meta_v2(program, pipeline, "crash", "exceptions", "lowering",
+                   explanation="compiled raises _Failed: compile: NotImplementedError: x")
+    meta["trail"], meta["stages"] = [list(t) for t in b.trail], ["lowering"]
+    text = " ".join(render_repro(program, meta).split('"""')[1].split())
+    assert ("It needs Inductor's reinplace pass: with the pass disabled" in text) is noted, text
