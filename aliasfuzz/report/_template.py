@@ -55,7 +55,7 @@ sighting, nothing to re-run); <i>hits</i>: sightings in this campaign, per pipel
 {% if causes %}<table id="root-causes"><tr><th class="l">status</th><th class="l">stage</th><th class="l">verdict / check</th>
 <th class="l">full</th><th class="l">upstream</th><th class="l">hits</th><th>repro</th><th class="l">entry</th></tr>
 {% for r in causes %}<tr class="{{ 'bad' if r.status == 'new' else '' }}"><td class="l">{{ r.status }}</td>
-<td class="l">{{ r.stages|join(", ") if r.stages else (r.stage or "unblamed") }}</td><td class="l">{{ r.verdict }} / {{ r.check }}</td>
+<td class="l">{{ r.stages|join(", ") if r.stages else (r.stage or "unblamed") }}</td><td class="l">{{ r.verdict }} / {{ r.check }}{% if r.campaign_checks %} (this campaign also {{ r.campaign_checks|join(", ") }}){% endif %}</td>
 <td class="l">{{ r.full or "n/a" }}</td>
 <td class="l">{% if r.known_bug %}known {{ r.known_bug.issue }}{% endif %}{% for b in r.related %}{% if loop.first %}{% if r.known_bug %}; {% endif %}related {% endif %}{{ b.issue }}{% if not loop.last %}, {% endif %}{% endfor %}</td>
 <td class="l">{% for p, n in r.hits.items() %}{{ p }} &times; {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}{% if r.hits_total %} ({{ r.hits_total.values()|sum }}){% endif %}</td>
@@ -64,7 +64,7 @@ sighting, nothing to re-run); <i>hits</i>: sightings in this campaign, per pipel
 {% for r in causes %}<details id="cause-{{ loop.index }}" {% if loop.first %}open{% endif %}>
 <summary>{{ r.status }}: {{ r.title or r.id }}</summary>
 {% if r.error %}<p class="bad">corpus entry unreadable: {{ r.error }}</p>{% else %}
-<p class="muted">{{ r.id }} · {{ r.verdict }} / {{ r.check }} · ops {{ r.ops|join(", ") }} · statements
+<p class="muted">{{ r.id }} · {{ r.verdict }} / {{ r.check }}{% if r.campaign_checks %} (this campaign's sightings also {{ r.campaign_checks|join(", ") }}: see the entry's hits){% endif %} · ops {{ r.ops|join(", ") }} · statements
 {{ r.statements.original }} &rarr; {{ r.statements.minimized }} after shrinking{% if r.full %} · full torch.compile: {{ r.full }}{% endif %}</p>
 {% if r.known_bug %}<p>Known upstream: {{ r.known_bug.issue }} {{ r.known_bug.title or "" }}</p>{% endif %}
 {% for b in r.related %}<p class="muted">Related: {{ b.issue }} {{ b.title }}</p>{% endfor %}

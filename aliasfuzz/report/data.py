@@ -182,6 +182,8 @@ def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
         "hits_total": dict(Counter(str(h.get("pipeline")) for h in hits)),
         "explanation": m.get("explanation", ""),
         "diff": m.get("diff", ""),
+        # the check the explanation and diff above are about (the entry's first sighting)
+        "entry_check": (m.get("expected") or {}).get("check"),
         "statements": m.get("statements", {}),
         "ops": m.get("ops") or sorted({op.op for op in entry.program.body}),
         # the program and its inputs: the standalone repro.py beside it adds the compile
@@ -200,8 +202,10 @@ def root_causes(
     """One row per root cause (corpus entry) the campaign's ``finding`` events name, new
     root causes first (see :data:`STATUSES`), then by verdict severity and id.
 
-    A row: ``id``, ``status``, ``verdict``, ``check``, ``hits`` (pipeline -> sightings in
-    this campaign), the entry's ``stage``, ``trail``, ``full`` (this campaign's fast-path
+    A row: ``id``, ``status``, ``verdict``, ``check`` (the entry's own, which its
+    ``explanation`` and ``diff`` show; this campaign's first sighting's for an unreadable
+    entry), ``campaign_checks`` (this campaign's sightings' other checks), ``hits``
+    (pipeline -> sightings in this campaign), the entry's ``stage``, ``trail``, ``full`` (this campaign's fast-path
     sightings' when it has any, else the entry's own), ``known_bug``, ``related``,
     ``hits_total`` (pipeline -> sightings over all campaigns), ``title``, ``explanation``,
     ``diff``, ``repro`` (program part of repro.py) and ``repro_lines``; ``error`` instead
@@ -241,6 +245,13 @@ def root_causes(
         row["status"] = "known" if known else ("corpus" if rid in known_before else "new")
         # this campaign's fast-path sightings say whether full torch.compile showed them (a
         # fresh user read the entry's own n/a against the terminal's full:reproduces)
+        if row.get("entry_check"):
+            # the row's check is the one its explanation and diff show; this campaign's
+            # other checks are named beside it (fresh user 38's B3: a row read "inputs"
+            # above an output-values diff, the entry's first sighting)
+            seen = sorted({str(e.get("check")) for e in evs if e.get("check")})
+            row["check"] = row["entry_check"]
+            row["campaign_checks"] = [c for c in seen if c != row["check"]]
         fulls = sorted({str(e["full"]) for e in evs if e.get("full")})
         if fulls:
             row["full"] = ", ".join(fulls)

@@ -327,3 +327,17 @@ def test_a_program_judged_by_some_pipelines_only_is_counted_apart_and_shown(repo
     summary = json.loads((report.parent / "summary.json").read_text())
     summary["campaign"]["partial"] = 1
     assert "; 1 more judged by some pipelines only, in the verdict counts)" in render_html(summary)
+
+
+def test_a_root_cause_row_names_this_campaigns_other_checks(report):
+    # fresh user 38's B3: the row's check is the entry's own (the one its diff shows), and
+    # this campaign's other checks are named beside it
+    from aliasfuzz.report import render_html
+
+    summary = json.loads((report.parent / "summary.json").read_text())
+    row = dict(summary["root_causes"][0], verdict="miscompile", check="values",
+               campaign_checks=["inputs"])
+    html = render_html(dict(summary, root_causes=[row]))
+    assert "miscompile / values (this campaign also inputs)</td>" in html
+    assert "this campaign also" not in render_html(dict(summary, root_causes=[
+        dict(row, campaign_checks=[])]))

@@ -476,6 +476,22 @@ def test_a_root_shows_this_campaigns_full_compile_verdict(tmp_path):
     assert row["full"] is None  # no fast-path sighting: the entry's own (the template's n/a)
 
 
+def test_a_roots_check_is_the_one_its_explanation_shows(tmp_path):
+    # fresh user 38's B3: a row read "miscompile / inputs" (this campaign's sighting) above
+    # the entry's own output-values explanation and diff
+    from aliasfuzz.report.data import root_causes
+    from tests.unit.test_corpus_store import _meta, _program
+
+    p = _program()
+    a, _ = store.write_entry(tmp_path, p, _meta(p))  # expected check: values
+    seen = {"t": "finding", "id": a.name, "pipeline": "fx-reinplace", "verdict": "miscompile",
+            "check": "inputs"}
+    (row,) = root_causes(tmp_path, [seen], set())
+    assert (row["check"], row["campaign_checks"]) == ("values", ["inputs"])
+    (row,) = root_causes(tmp_path, [{**seen, "check": "values"}], set())
+    assert (row["check"], row["campaign_checks"]) == ("values", [])
+
+
 def test_a_cost_finding_of_a_known_spelling_is_known(tmp_path):
     # eighteenth hand check 9d43c7c8e7: x0[2:, ...] += 0.0 has the witness
     # x0[2:, ...].add_(0.0); its root names no stage (a cost finding) and was filed new
