@@ -223,13 +223,14 @@ class Excess:
 
     def message(self) -> str:
         # "scheduler nodes", not "kernels": Inductor's CPU codegen fuses several of them
-        # into one loop nest (twelfth audit wave C read one kernel where this said 3)
+        # into one loop nest (twelfth audit wave C read one kernel where this said 3); "loop
+        # extents": the repro prints Inductor's own count, another figure (fresh user 38's B5)
         ratio = f"{self.default / self.forced:.1f}x" if self.forced else "all of it"
         kept = (f"; it allocates {self.temporaries[0]} bytes of temporaries, "
                 f"{self.temporaries[1]} with the copy dropped" if self.saved_temporaries > 0 else "")
         return (
-            f"Inductor's generated code moves {self.default} bytes per call "
-            f"({self.kernels[0]} scheduler nodes), {self.forced} bytes ({self.kernels[1]}) with "
+            f"Inductor's generated code moves {self.default} bytes per call by the "
+            f"loop-extent count ({self.kernels[0]} scheduler nodes), {self.forced} bytes ({self.kernels[1]}) with "
             f"the copy dropped ({ratio}); excess {self.bytes} bytes for a {self.copied}-byte "
             f"tensor{kept}"
         )

@@ -272,8 +272,14 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             "holds the entry's own program.", 92, break_on_hyphens=False)
     cost = _COST.search(str(meta.get("explanation") or "")) if plan_.verdict == "missed-reinplace" else None
     if cost:  # the measured cost is the claim; the one-line summary above cuts it off
-        notes += textwrap.wrap("Cost: " + cost.group(0) + " (oracle/confirm.py measure_excess).", 92,
-                               break_on_hyphens=False)
+        # an entry of old names no count: its figures are the loop extents' (fresh user 38's
+        # B5 looked for them in what the script prints, Inductor's own count)
+        said = cost.group(0) if "loop-extent" in cost.group(0) else cost.group(0).replace(
+            " per call (", " per call by the loop-extent count (", 1)
+        prints = (" The script prints Inductor's own count of f's code (torch._inductor.metrics) "
+                  "and the copies the pass left." if plan_.mode != "fx" else "")
+        notes += textwrap.wrap("Cost: " + said + " (oracle/confirm.py measure_excess)." + prints,
+                               92, break_on_hyphens=False)
     known = known_lines(meta, plan_.sighting())
     if len(known) > 1:  # why the known bug is one, when it explains the observable shown
         notes += textwrap.wrap("Why it is a bug: " + known[1], 92, break_on_hyphens=False)

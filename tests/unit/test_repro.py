@@ -94,6 +94,10 @@ def test_output_names_what_differs_and_the_versions(results):
     assert "requires_grad flags differ" in out
     _, _, out = results["b20-missed-scatter"]
     assert "bytes (all of its base) for a" in out  # the cost, in bytes
+    # and Inductor's own count of the code, a figure > 0 (fresh user 38's B5: the docstring's
+    # bytes were nowhere in what it printed; without the metrics log on, the count is 0)
+    moved = re.search(r"Inductor's own count \(torch._inductor.metrics\): f moves (\d+) bytes", out)
+    assert moved and int(moved.group(1)) > 0, out
     # an aliasing difference is shown as what it does to a caller (first audit of the ninth
     # campaign: "mutate the input after the call so the difference shows as wrong values")
     _, _, out = results["noop-clones-aliasing"]
@@ -142,6 +146,7 @@ def test_harness_says_why_in_its_docstring(results):
     assert "reinplace_inplaceable_ops" in doc and "Cost:" not in doc  # none measured
     doc = " ".join(ast.get_docstring(ast.parse(results["b20-missed-scatter"][0])).split())
     assert "Cost: Inductor's generated code moves 640 bytes per call" in doc
+    assert "The script prints Inductor's own count of f's code" in doc
     assert "excess 592 bytes for a 320-byte tensor" in doc
 
 
