@@ -133,11 +133,12 @@ def _check_field_types(cls: type, raw: dict[str, Any], where: str) -> None:
             raise InvalidArgument(f"{where}.{f.name} must be {what}, not {v!r}")
 
 
-def check_device(device: Any) -> None:
-    """Raise :class:`InvalidArgument` unless ``device`` is cpu, or cuda with a GPU present."""
+def check_device(device: Any, present: bool = True) -> None:
+    """Raise :class:`InvalidArgument` unless ``device`` is cpu, or cuda with a GPU present
+    (``present=False``: cuda without asking torch, for a device this host will not use)."""
     if device not in ("cpu", "cuda"):
         raise InvalidArgument(f"unknown device {device!r} (cpu or cuda)")
-    if device == "cuda":
+    if device == "cuda" and present:
         import torch
 
         if not torch.cuda.is_available():
@@ -273,6 +274,10 @@ class CampaignOptions:
     #: there is not the flag's (fresh user 22 was told ``--mutate must be ...`` of a file's
     #: ``mutate = 5``). Not a field: never saved in options.json.
     from_config: ClassVar[dict[str, str]] = {}
+    #: option name -> (how an error names it, value) of each ``--config`` value that a flag
+    #: replaced (set by :func:`merge_options`), checked by :meth:`validate` all the same.
+    #: Not a field either.
+    overridden: ClassVar[dict[str, tuple[str, Any]]] = {}
 
     def __post_init__(self) -> None:
         for name in ("pipelines", "plugins", "fail_on"):
@@ -289,7 +294,8 @@ class CampaignOptions:
 
             self.workers = default_workers(self.device)
 
-    def validate(self, known_pipelines: set[str] | None = None) -> CampaignOptions:
+    def validate(self, known_pipelines: set[str] | None = None, *,
+                 host: bool = True) -> CampaignOptions:
         """Check every field; raise :class:`InvalidArgument` on the first bad one.
 
         Types first (a config file can hold anything), then ranges, the device (cuda needs
@@ -297,7 +303,10 @@ class CampaignOptions:
         it, against :data:`BUILTIN_PIPELINES`, leaving ``debug-*`` names to a later call
         with torch imported), and every pipeline's options, built
         once as :class:`~aliasfuzz.passes.pipelines.PipelineOptions` so that an unknown
-        config entry fails here, before the campaign starts.
+        config entry fails here, before the campaign starts. Then the config file's values
+        that flags replaced (:attr:`overridden`), the same way but as values only
+        (``host=False``: no GPU needed for ``device = "cuda"``, no look at the disk for
+        ``corpus``), named by file and key.
         """
         from aliasfuzz.oracle.verdict import Verdict
 
@@ -328,10 +337,10 @@ class CampaignOptions:
             if not (math.isfinite(v) and 0 <= v <= 1):
                 raise self._bad(name, "must be a share between 0 and 1")
         try:
-            check_device(self.device)
+            check_device(self.device, present=host)
         except InvalidArgument as e:
             raise self._bad("device", str(e), str(e)) from None
-        if Path(self.corpus).exists() and not Path(self.corpus).is_dir():
+        if host and Path(self.corpus).exists() and not Path(self.corpus).is_dir():
             raise InvalidArgument(f"{self.source('corpus')} {self.corpus}: exists and is not "
                                   "a directory")
         if not self.pipelines:
@@ -360,7 +369,20 @@ class CampaignOptions:
             if unknown:  # options of a misspelled pipeline were ignored (fresh user 34's B1)
                 raise InvalidArgument(f"{where}.{name}: {unknown}")
             pipeline_options(raw, f"{where}.{name}")
+        if self.overridden:
+            # a host check (a GPU for "cuda", the corpus on disk) is for the value in use: a
+            # file's device = "cuda" is right on a CPU box that runs it with --device cpu
+            self._as_configured().validate(known_pipelines, host=False)
         return self
+
+    def _as_configured(self) -> CampaignOptions:
+        """These options with the config file's values that flags replaced put back, each
+        named by file and key (:attr:`overridden`): :meth:`validate` checks those values in
+        them, so that every per-key check applies to them as written."""
+        shadow = dataclasses.replace(self, **{k: v for k, (_, v) in self.overridden.items()})
+        shadow.from_config = {**self.from_config,
+                              **{k: named for k, (named, _) in self.overridden.items()}}
+        return shadow
 
     def source(self, name: str) -> str:
         """How a message names option ``name``: its flag (``--shrink-budget``), or the
@@ -494,19 +516,23 @@ def _load_config(path: str | os.PathLike) -> tuple[dict[str, Any], str]:
     return {k.replace("-", "_"): v for k, v in table.items()}, "[run] " * ("run" in data)
 
 
-def _check_overridden(table: dict[str, Any], flags: dict[str, Any], where: str) -> None:
+def _check_overridden(overridden: dict[str, Any], where: str) -> None:
     """Raise :class:`InvalidArgument` for a config value of the wrong type that a flag
     replaces: the flag wins, but the file stays wrong until the flag is dropped (fresh user
-    31's B5: ``corpus = 5`` with ``--corpus DIR`` ran a whole campaign). ``where`` is the
-    file and section as errors name them."""
-    for k, v in table.items():
-        bad = _wrong_type(k, v) if flags.get(k) is not None and k in _TYPES else None
+    31's B5: ``corpus = 5`` with ``--corpus DIR`` ran a whole campaign). ``overridden``:
+    those values by option name; ``where`` is the file and section as errors name them.
+    Their ranges are :meth:`CampaignOptions.validate`'s (:attr:`CampaignOptions.overridden`)."""
+    for k, v in overridden.items():
+        bad = _wrong_type(k, v) if k in _TYPES else None
         if bad is not None:
             raise InvalidArgument(f"{where}{k} {bad}")
 
 
 def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignOptions:
-    """Defaults < config file < flags (only flags the user gave, i.e. not None)."""
+    """Defaults < config file < flags (only flags the user gave, i.e. not None).
+
+    Every value of the config file is checked, also one a flag replaces: its type here, the
+    rest in :meth:`CampaignOptions.validate` (:attr:`CampaignOptions.overridden`)."""
     merged: dict[str, Any] = {}
     table, section = _load_config(config) if config else ({}, "")
     if config:
@@ -516,20 +542,25 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
                 f"config file {config!r} sets both 'time' and 'programs': give one budget"
             )
     merged.update({k: v for k, v in flags.items() if v is not None})
-    # the options whose value is the file's (no flag replaced it): errors name the file
-    where = f"config file {str(config)!r}: {section}"
-    from_config = {k: f"{where}{k}" for k in table if flags.get(k) is None}
-    for k in ("pipelines", "fail_on"):  # named by file and key too (fresh user 31's B4)
-        if k in merged:
-            # a flag's error names the flag, as the user typed it (fresh user 34)
-            merged[k] = _split(merged[k], from_config.get(k, "--" + k.replace("_", "-")))
-    _check_overridden(table, flags, where)
     # A budget given on the command line replaces the config's other kind of budget.
     if flags.get("programs") is not None and flags.get("time") is None:
         merged.pop("time", None)
     if flags.get("time") is not None and flags.get("programs") is None:
         merged.pop("programs", None)
+    # the options whose value is the file's (no flag replaced it): errors name the file
+    where = f"config file {str(config)!r}: {section}"
+    from_config = {k: f"{where}{k}" for k in table if flags.get(k) is None and k in merged}
+    # a replaced value was never checked: a bad file passed whenever a flag covered it
+    # (fresh user 31's B5; later seed = -4 with --seed 1, time = "abc" with --programs 1)
     names = {f.name for f in dataclasses.fields(CampaignOptions)}
+    overridden = {k: v for k, v in table.items() if k not in from_config and k in names}
+    for k in ("pipelines", "fail_on", "plugins"):  # named by file and key too (fresh user 31's B4)
+        if k in merged:
+            # a flag's error names the flag, as the user typed it (fresh user 34)
+            merged[k] = _split(merged[k], from_config.get(k, "--" + k.replace("_", "-")))
+        if k in overridden:
+            overridden[k] = _split(overridden[k], f"{where}{k}")
+    _check_overridden(overridden, where)
     unknown = sorted(k for k in table if k not in names)  # no flag has their names
     if unknown:  # fresh user 24: the bare option name did not say where it was written
         raise InvalidArgument(f"{from_config[unknown[0]]} is not a campaign option")
@@ -538,6 +569,7 @@ def merge_options(flags: dict[str, Any], config: str | None = None) -> CampaignO
     except TypeError as e:
         raise InvalidArgument(f"bad campaign option: {e}") from None
     opts.from_config = from_config
+    opts.overridden = {k: (f"{where}{k}", v) for k, v in overridden.items()}
     return opts
 
 
