@@ -78,11 +78,12 @@ class Case:
         return self.device.startswith("cuda")
 
 
-def parse_header(source: str) -> tuple[dict[str, str], str, str]:
+def parse_header(source: str, expect_block: bool = True) -> tuple[dict[str, str], str, str]:
     """``(expect, device, report)`` from a case file's module docstring.
 
-    Raises :class:`InvalidArgument` when the file is not Python or has no ``expect:`` block
-    (the oracle checks that each verdict exists).
+    Raises :class:`InvalidArgument` when the file is not Python or, unless ``expect_block``
+    is false (the caller names the pipelines: ``expect`` is then empty), has no ``expect:``
+    block (the oracle checks that each verdict exists).
     """
     try:
         doc = ast.get_docstring(ast.parse(source)) or ""
@@ -104,20 +105,21 @@ def parse_header(source: str) -> tuple[dict[str, str], str, str]:
             device = value.split("#")[0].strip()
         elif key == "report":
             report = value.strip()
-    if not expect:
+    if not expect and expect_block:
         raise InvalidArgument("case file has no 'expect:' block in its docstring")
     return expect, device, report
 
 
-def load_case(path: str | Path) -> Case:
+def load_case(path: str | Path, expect_block: bool = True) -> Case:
     """Import a case file (once per process) and read its header and options.
 
-    Raises :class:`InvalidArgument` for a missing file or one not in the case format.
+    Raises :class:`InvalidArgument` for a missing file or one not in the case format (one
+    without an ``expect:`` block is, with ``expect_block`` false: :func:`parse_header`).
     """
     p = Path(path)
     if not p.is_file():
         raise InvalidArgument(f"{path}: no such case file")
-    expect, device, report = parse_header(p.read_text())
+    expect, device, report = parse_header(p.read_text(), expect_block)
     name = module_name(p)
     if device.startswith("cuda"):
         import torch

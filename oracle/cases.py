@@ -28,25 +28,26 @@ __all__ = ["Case", "judge_case", "load_case", "parse_header"]
 _COMPILED = ("aot_eager", "inductor")
 
 
-def parse_header(source: str) -> tuple[dict[str, str], str, str]:
+def parse_header(source: str, expect_block: bool = True) -> tuple[dict[str, str], str, str]:
     """:func:`aliasfuzz.fuzz.casefile.parse_header`, checking that every verdict exists.
 
-    Raises :class:`InvalidArgument` when the file is not Python, has no ``expect:`` block,
-    or names a verdict that does not exist.
+    Raises :class:`InvalidArgument` when the file is not Python, has no ``expect:`` block
+    (unless ``expect_block`` is false), or names a verdict that does not exist.
     """
-    expect, device, report = casefile.parse_header(source)
+    expect, device, report = casefile.parse_header(source, expect_block)
     for v in expect.values():
         if v != "wrong-profile":
             Verdict.parse(v)
     return expect, device, report
 
 
-def load_case(path: str | Path) -> Case:
-    """:func:`aliasfuzz.fuzz.casefile.load_case` after checking the header's verdicts."""
+def load_case(path: str | Path, expect_block: bool = True) -> Case:
+    """:func:`aliasfuzz.fuzz.casefile.load_case` after checking the header's verdicts
+    (``expect_block`` false: a file without an ``expect:`` block is a case too)."""
     p = Path(path)
     if p.is_file():
-        parse_header(p.read_text())
-    return casefile.load_case(p)
+        parse_header(p.read_text(), expect_block)
+    return casefile.load_case(p, expect_block)
 
 
 def judge_one(case: Case, pipeline: str):
@@ -69,9 +70,10 @@ def judge_case(path: str | Path, pipelines: list[str] | None = None) -> list[dic
     (``check`` too, the failed check of the oracle, on the pipelines it judges).
 
     ``verdict`` is ``skipped`` for a cuda case without a GPU. Pipelines default to those of
-    the ``expect`` block; ``expected`` is None for one the block does not name.
+    the ``expect`` block, which only then is required; ``expected`` is None for one the
+    block does not name.
     """
-    case = load_case(path)
+    case = load_case(path, expect_block=not pipelines)
     rows = []
     for pipeline in pipelines or list(case.expect):
         row = {"pipeline": pipeline, "expected": case.expect.get(pipeline)}

@@ -1,9 +1,11 @@
 """``aliasfuzz check FILE``: judge a case-format file per pipeline (exit codes: :mod:`.cli`).
 
 One line per pipeline (its verdict, whether the ``expect`` block holds, the failed check,
-the explanation); ``--repro DIR`` writes a standalone ``repro.py`` per finding
-(:mod:`._repro_case`). Every problem with the file is one line and exit 2, and so is a hang
-(:func:`_watchdog`).
+the explanation). The pipelines are ``--pipelines``, else those of the ``expect`` block:
+with ``--pipelines`` the file needs none, and a pipeline without an ``expect`` line gives
+its verdict alone, which never makes ``check`` exit 1 (nothing is contradicted).
+``--repro DIR`` writes a standalone ``repro.py`` per finding (:mod:`._repro_case`). Every
+problem with the file is one line and exit 2, and so is a hang (:func:`_watchdog`).
 """
 
 from __future__ import annotations
@@ -37,24 +39,25 @@ def _case_path(path: str) -> Path:
     return p
 
 
-def load_checked_case(path: str):
+def load_checked_case(path: str, expect_block: bool = True):
     """Load the case file ``path`` up front for ``check``; every problem one line naming it.
 
     Raises :class:`InvalidArgument` for a directory or missing file, a file that is not
-    UTF-8 Python or not in the case format, and for any exception (``SystemExit``
-    included) raised by the file at import or by its ``inputs()``: the case is the user's
-    code, so its errors are the user's, not a contradicted ``expect`` (exit 1).
+    UTF-8 Python or not in the case format (one without an ``expect:`` block is, when
+    ``expect_block`` is false: ``--pipelines`` names the pipelines), and for any exception
+    (``SystemExit`` included) raised by the file at import or by its ``inputs()``: the case
+    is the user's code, so its errors are the user's, not a contradicted ``expect`` (exit 1).
     """
     p = _case_path(path)
     from aliasfuzz.oracle.cases import load_case, parse_header
     try:
-        parse_header(p.read_text(encoding="utf-8"))
+        parse_header(p.read_text(encoding="utf-8"), expect_block)
     except UnicodeDecodeError:
         raise InvalidArgument(f"{p}: not UTF-8 text") from None
     except InvalidArgument as e:
         raise InvalidArgument(f"{p}: {e}") from None
     try:
-        case = load_case(p)
+        case = load_case(p, expect_block)
     except InvalidArgument:
         raise
     except (Exception, SystemExit) as e:
@@ -67,7 +70,28 @@ def load_checked_case(path: str):
     return case
 
 
+def _pipelines(text: str | None) -> list[str] | None:
+    """``--pipelines`` as a list, None when not given (the ``expect`` block's then).
+
+    Raises :class:`InvalidArgument` (one line, as ``run`` says it) for an empty item or an
+    unknown pipeline, naming it and the known ones; torch is not imported for it.
+    """
+    if not text:
+        return None
+    from aliasfuzz.campaign.options import BUILTIN_PIPELINES, _split, _unknown_pipeline
+
+    names = list(_split(text, "--pipelines"))
+    for name in names:
+        # it was the case file's error, "no 'expect:' block" or "unknown pipeline" without
+        # the known ones, after the case had been imported (a fresh user's B4)
+        unknown = _unknown_pipeline(name, BUILTIN_PIPELINES)
+        if unknown:
+            raise InvalidArgument(unknown)
+    return names
+
+
 def _cmd_check(args) -> int:
+    pipelines = _pipelines(args.pipelines)  # first: whatever the file is, the name is wrong
     _case_path(args.file)  # before torch is imported: seconds on a busy host
     if args.repro is not None:
         from aliasfuzz.campaign.options import check_writable_dir
@@ -75,14 +99,13 @@ def _cmd_check(args) -> int:
         check_writable_dir(args.repro, "--repro")
     from aliasfuzz.campaign import _judge
 
-    pipelines = args.pipelines.split(",") if args.pipelines else None
     if not (math.isfinite(args.timeout) and args.timeout > 0):
         raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
     cancel = _watchdog(args.timeout, f"check of {args.file} did not finish within "
                        f"{args.timeout:g} s (a hang at import or in a pipeline)")
     try:
         activate_plugins(args.plugin or ())
-        case = load_checked_case(args.file)
+        case = load_checked_case(args.file, expect_block=pipelines is None)
         rows = _judge.judge_case(args.file, pipelines)
     finally:
         cancel()  # check also runs inside other processes (tests): never fire later
@@ -159,7 +182,8 @@ def _watchdog(seconds: float, message: str):
 def add_parser(sub) -> None:
     p = sub.add_parser("check", help="judge a case-format .py file per pipeline")
     p.add_argument("file", help="a file in the shared/cases format")
-    p.add_argument("--pipelines", help="comma list (default: those in its expect block)")
+    p.add_argument("--pipelines", help="comma list (default: those in its expect block; "
+                   "given, the file needs none)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds for the whole check (600); a hang is a one-line error, exit 2")
     p.add_argument("--repro", metavar="DIR",

@@ -6,7 +6,9 @@ Output: one line per result on stdout, errors as one line on stderr. Exit codes:
   least one, 2 a user's mistake; 130 when interrupted (resume with ``--resume``).
 * ``replay``: 0 every entry reproduces or is fixed, 1 some entry's verdict changed to
   another finding, 2 a corrupt entry (the others still run) or a bad path.
-* ``check``: 0 every ``expect`` line holds, 1 one is contradicted, 2 a bad file.
+* ``check``: 0 every ``expect`` line holds (a pipeline without one, e.g. of ``--pipelines``
+  on a file with no ``expect`` block, never fails it), 1 one is contradicted, 2 a bad file
+  or an unknown pipeline in ``--pipelines``.
 * ``report``: 0, or 2 when there is no such campaign, a corrupt corpus entry (as ``run``
   refuses it) or a ``--corpus`` holding none of the campaign's root-cause entries; some of
   them missing is a warning line on stderr, exit 0.

@@ -496,6 +496,16 @@ def test_check_bad_files_name_the_file(tmp_path):
     _one_line_error(["check", str(tmp_path / "gone.py")], "no such case file")
 
 
+@pytest.mark.parametrize("header", [_HEADER, "import torch\n"], ids=["expect", "no-expect"])
+def test_check_names_an_unknown_pipeline_first(tmp_path, header):
+    # a fresh user's B4: the case file's "no 'expect:' block" was all that was said
+    f = tmp_path / "case.py"
+    f.write_text(header + _OK)
+    line = _one_line_error(["check", str(f), "--pipelines", "aot_eager,nosuch"],
+                           "unknown pipeline 'nosuch' (known: aot_eager, eager, ")
+    assert str(f) not in line, line
+
+
 def test_check_good_case_still_judged(tmp_path):
     f = tmp_path / "good_case.py"
     f.write_text(_HEADER + _OK)
@@ -624,6 +634,12 @@ def test_a_meta_whose_expected_is_not_an_object_says_so(tmp_path):
     (["replay", "corpus/e/meta.json"], "corpus/e/meta.json: is a file, not a folder; give the "
                                        "entry's folder (corpus/e)"),
     (["check", "nowhere.py"], "nowhere.py: no such case file"),
+    # the pipeline is wrong whatever the file: said first (a fresh user's B4)
+    (["check", "nowhere.py", "--pipelines", "aot_eager,nosuch"],
+     "unknown pipeline 'nosuch' (known: aot_eager, eager, fx-reinplace, inductor, "
+     "inductor-noreinplace, inductor-reinplace, torchscript)"),
+    (["check", "nowhere.py", "--pipelines", "aot_eager,"],
+     "--pipelines has an empty item: 'aot_eager,'"),
 ])
 def test_a_missing_path_fails_before_torch_is_imported(argv, needle, tmp_path):
     (tmp_path / "corpus" / "e").mkdir(parents=True)

@@ -1,0 +1,42 @@
+"""``aliasfuzz check FILE --pipelines P`` judges a case file that has no ``expect:`` block,
+as the README's command table says ("each pipeline of its ``expect`` block (or
+``--pipelines``)"): a fresh user's B4, refused with "no 'expect:' block". Each line is the
+verdict alone (nothing to compare it with), and nothing contradicted exits 0, a finding
+included (``check``'s exit codes: :mod:`aliasfuzz.campaign.cli`). Each command in a fresh
+process (:func:`tests.common.cli.run_cli`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.common.cli import run_cli
+
+ZOO = Path(__file__).resolve().parents[2] / "bench" / "mutants"
+
+_CASE = ("import torch\n\n\ndef program(x):\n    return x\n\n\n"
+         "def inputs():\n    return (torch.ones(3),)\n")
+
+
+def test_a_file_without_expect_is_judged_on_the_pipelines_given(tmp_path):
+    f = tmp_path / "identity.py"
+    f.write_text(_CASE)
+    r = run_cli("check", f, "--pipelines", "aot_eager", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == ["aot_eager: ok"], r.stdout + r.stderr
+    bare = run_cli("check", f, timeout=300)  # no pipelines at all: still the file's error
+    assert bare.returncode == 2 and "no 'expect:' block" in bare.stderr, bare.stderr
+
+
+def test_a_finding_without_expect_is_printed_and_exits_0(tmp_path):
+    src = (ZOO / "programs" / "m7_fx_later_uses.py").read_text()
+    f = tmp_path / "m7_no_expect.py"
+    f.write_text(src.replace("expect:\n  fx-reinplace: ok\n", "", 1))
+    assert "expect:" not in f.read_text()
+    r = run_cli("check", f, "--plugin", ZOO / "m7_fx_later_uses.py", "--pipelines",
+                "fx-reinplace,aot_eager", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 and lines[1] == "aot_eager: ok", r.stdout
+    assert lines[0].startswith("fx-reinplace: miscompile check=values "), r.stdout
+    assert "expect" not in r.stdout, r.stdout
