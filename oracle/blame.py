@@ -104,7 +104,10 @@ control agrees). The ``aot`` snapshot and those before the reinplace pass run
 run through Inductor's decomposition, traced on fake layouts, they departed where
 ``aot_eager`` agrees (a646b390df, ac49bfc94f, ff33ae0a1b). When no
 control agrees, or the blamed pass's own control raises, the cut's blame stands and the
-trail says so.
+trail says so. When the blamed pass's own control agrees, an earlier ``remove_noop_ops`` that
+changed the graph is disabled too (:data:`_ALSO_TRIED`): if that also agrees, the trail
+(``also-fixed-by``) and the repro's notes say both passes take part (audit 38); the blame
+stays.
 
 **Reinplace-off check** (:func:`enabled_by_reinplace`, a finding blamed on ``lowering`` or
 ``scheduler`` of an Inductor pipeline with the reinplace pass on, after the scalar-codegen
@@ -184,7 +187,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
-    "ENABLED_BY", "aten_trace_control", "blame", "enabled_by_reinplace", "pass_name", "pass_off",
+    "ALSO_FIXED_BY", "ENABLED_BY", "aten_trace_control", "blame", "enabled_by_reinplace", "pass_name", "pass_off",
     "scalar_codegen",
 ]
 
@@ -986,6 +989,35 @@ def pass_name(stage: str) -> str | None:
     return None
 
 
+#: The trail entry of :func:`_also_fixed_by`.
+ALSO_FIXED_BY = "also-fixed-by"
+#: Earlier passes whose own control is also run when the blamed pass's control agrees:
+#: ``remove_noop_ops`` leaves graphs the reinplace pass then mishandles (fifth audit
+#: 2be6c01096: a dropped full-range ``slice_scatter``; twelfth audit 8aba762808: stale
+#: ``eager_input_vals``), and audit 38 found that disabling it removed a reinplace finding too,
+#: which the trail did not say (one compile each, so only these).
+_ALSO_TRIED = ("REMOVE_NOOP_OPS",)
+
+
+def _also_fixed_by(b: Blame, control: Callable[[str], str]) -> None:
+    """When disabling the blamed pass removed the departure, each pass of
+    :data:`_ALSO_TRIED` that changed the graph before it (it is in ``b.trail``) is disabled
+    too; one whose control agrees is noted (:data:`ALSO_FIXED_BY`): both passes take part,
+    the blame stays on the pass the cut named (its graph is the first that departs)."""
+    seen = [s for s, _ in b.trail]
+    before = seen[:seen.index(b.stage)] if b.stage in seen else []
+    tried = {pass_name(b.stage)}
+    for stage in before:
+        name = pass_name(stage)
+        if name in _ALSO_TRIED and name not in tried:  # joint and post-grad share a name
+            tried.add(name)
+            got = control(name)
+            b.trail.append((ALSO_FIXED_BY, f"{stage} disabled: {got}"
+                            + ("; both passes take part, the blame stays on "
+                               f"{b.stage} (its graph is the first that departs)"
+                               if got == "agrees" else "")))
+
+
 def pass_off(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
     """The cut's blame ``b`` checked by disabling the blamed pass (module docstring).
 
@@ -1009,6 +1041,8 @@ def pass_off(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -
         got = control(own)
         if got != "departs":
             b.trail.append(("pass-off", f"{b.stage} disabled: {got}; blame stands"))
+            if got == "agrees":
+                _also_fixed_by(b, control)
             return b
     tried: set[str] = {own} if own else set()
     order = [s for s, _ in b.trail if pass_name(s) not in _REORDERS]

@@ -214,7 +214,7 @@ def moved_by_pass_off(trail: list[Any], stage: str | None) -> tuple[str, bool] |
 
 
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
-    from aliasfuzz.oracle.blame import ENABLED_BY, RAISED_IN
+    from aliasfuzz.oracle.blame import ALSO_FIXED_BY, ENABLED_BY, RAISED_IN, pass_name
 
     root = meta.get("root") or {}
     stage = root.get("stage")
@@ -263,6 +263,15 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             f"It needs Inductor's reinplace pass: with the pass disabled (disabled_passes "
             f"REINPLACE_INPLACEABLE_OPS) the program compiles and agrees with eager, while the "
             f"pass's own graph runs right eagerly: {stage} fails on a graph only the pass makes.",
+            92, break_on_hyphens=False)
+    also = [str(what).split(" disabled:", 1)[0] for st, what in meta.get("trail") or []
+            if st == ALSO_FIXED_BY and str(what).split(": ", 1)[-1].startswith("agrees")]
+    if also and stage:
+        # two controls remove it; naming one hid the other pass's part (audit 38)
+        notes += textwrap.wrap(
+            f"Disabling {' or '.join(also)} removes it too (disabled_passes "
+            f"{', '.join(sorted({str(pass_name(a)) for a in also}))}): both passes take part; "
+            f"the blame stays on {stage}, whose graph is the first that departs from eager.",
             92, break_on_hyphens=False)
     notes += textwrap.wrap(f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits} "
                            "(an exception outside the check).", 92, break_on_hyphens=False)

@@ -16,7 +16,7 @@ import pytest
 from aliasfuzz.campaign.corpus import load_entry, record
 from aliasfuzz.campaign.repro import moved_by_pass_off, pass_off_move, render_repro
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.oracle.blame import ENABLED_BY, Blame, pass_off
+from aliasfuzz.oracle.blame import ALSO_FIXED_BY, ENABLED_BY, Blame, pass_off
 from passes.pipelines import PipelineOptions
 from tests.common.repro_cases import CASES, meta_v2
 
@@ -65,7 +65,8 @@ def test_a_blame_the_pass_off_control_moved_says_so():
 
 def test_a_blame_the_pass_off_control_confirmed_is_the_first_departure():
     b = _blamed("REINPLACE_INPLACEABLE_OPS")
-    assert b.stage == "reinplace" and b.trail[-1][1].endswith("blame stands"), b
+    said = [what for st, what in b.trail if st == "pass-off"]
+    assert b.stage == "reinplace" and said[-1].endswith("blame stands"), b
     assert moved_by_pass_off(b.trail, b.stage) is None
     assert "Blamed stage: reinplace (" in _docstring(b)
     assert "the first whose result departs from eager" in _docstring(b)
@@ -140,3 +141,43 @@ def test_a_lowering_failure_that_needs_the_reinplace_pass_says_so(off_agrees, pi
     meta["trail"], meta["stages"] = [list(t) for t in b.trail], ["lowering"]
     text = " ".join(render_repro(program, meta).split('"""')[1].split())
     assert ("It needs Inductor's reinplace pass: with the pass disabled" in text) is noted, text
+
+
+@pytest.mark.parametrize(("agrees_without", "also"), [
+    (("REINPLACE_INPLACEABLE_OPS", "REMOVE_NOOP_OPS"), True),  # both controls remove it
+    (("REINPLACE_INPLACEABLE_OPS",), False),  # only the blamed pass's
+])
+def test_a_second_pass_whose_control_also_removes_the_finding_is_named(agrees_without, also):
+    """Audit 38: disabling remove_noop_ops removed a reinplace finding too, and the entry
+    named one control only. The blame stays on the pass the cut named."""
+    tried = []
+
+    def runner(opts: PipelineOptions) -> str:
+        tried.append(str(opts))
+        return "agrees" if any(n in str(opts) for n in agrees_without) else "departs"
+
+    b = pass_off(Blame("reinplace", ("reinplace",), list(CUTS)), "inductor",
+                 PipelineOptions(), runner)
+    assert b.stage == "reinplace" and b.moved_from is None
+    said = [what for st, what in b.trail if st == ALSO_FIXED_BY]
+    assert len(said) == 1 and said[0].startswith("joint:remove_noop_ops disabled: "), b.trail
+    assert ("both passes take part" in said[0]) is also
+    assert len(tried) == 2
+    text = _docstring(b)
+    assert ("Disabling joint:remove_noop_ops removes it too (disabled_passes REMOVE_NOOP_OPS)"
+            in text) is also, text
+    assert "Blamed stage: reinplace" in text
+
+
+def test_no_second_control_for_a_pass_that_did_not_change_the_graph():
+    """A pass absent from the trail changed nothing (stages.py runs no equal snapshot):
+    disabling it cannot matter, so no compile is spent on it."""
+    tried = []
+
+    def runner(opts: PipelineOptions) -> str:
+        tried.append(str(opts))
+        return "agrees"
+
+    cuts = [c for c in CUTS if c[0] != "joint:remove_noop_ops"]
+    b = pass_off(Blame("reinplace", ("reinplace",), cuts), "inductor", PipelineOptions(), runner)
+    assert len(tried) == 1 and not any(st == ALSO_FIXED_BY for st, _ in b.trail), b.trail
