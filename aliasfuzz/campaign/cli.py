@@ -171,13 +171,7 @@ def _cmd_run(args) -> int:
         for line in finding_lines(f):
             print(line)
     if res.findings:
-        ids = {i for f in res.findings for i in (f.get("ids") or [f["id"]])}
-        known = {i for i in ids if _entry_known(opts.corpus, i)}
-        # an entry is new by its own id: a finding's other entry may be in the corpus
-        fresh = {e.id for f in res.findings for e in finding_entries(f) if e.new}
-        n_new = len(fresh - known)
-        print(f"root causes: {len(ids)} ({n_new} new, {len(known)} known upstream, "
-              f"{len(ids) - n_new - len(known)} already in the corpus)")
+        print(root_cause_line(res.findings, opts.corpus))
     for line in summary_lines(res):
         print(line)
     if res.status == "interrupted":  # fresh user 24: nothing said how to go on
@@ -245,6 +239,24 @@ def finding_lines(f: dict) -> list[str]:
                      f"stage={own[k] if len(own) == len(entries) else stage}{full} "
                      f"({status}{spent}{same})")
     return lines
+
+
+def root_cause_line(findings: list[dict], corpus: str | Path) -> str:
+    """The console's root-cause headline of a campaign's ``findings`` (journal finding
+    events), their entries read from ``corpus``: how many are new (new and not a known
+    upstream bug), known upstream, already in the corpus, and how many corpus entries the
+    campaign wrote."""
+    ids = {i for f in findings for i in (f.get("ids") or [f["id"]])}
+    known = {i for i in ids if _entry_known(corpus, i)}
+    # an entry is new by its own id: a finding's other entry may be in the corpus
+    fresh = {e.id for f in findings for e in finding_entries(f) if e.new} & ids
+    n_new = len(fresh - known)
+    # "new" is new and not known upstream; a known bug's first entry is new to the corpus
+    # too, and a reader of "0 new" did not expect an untracked folder (fresh user 38's B2):
+    # the entries this campaign wrote are counted apart
+    return (f"root causes: {len(ids)} ({n_new} new, {len(known)} known upstream, "
+            f"{len(ids) - n_new - len(known)} already in the corpus; "
+            f"{_plural(len(fresh), 'corpus entry', 'corpus entries')} written)")
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:

@@ -356,3 +356,21 @@ def test_a_finding_not_shrunk_for_an_earlier_ones_key_is_journaled_counted_and_n
     (note,) = dismissed_notes(res)
     assert note.startswith("note: 1 finding not shrunk: its pipeline, verdict, check, decision "
                            "kinds, op kinds and ops are an earlier finding's")
+
+
+def test_the_root_cause_headline_counts_the_entries_it_wrote():
+    """Fresh user 38's B2: "0 new" above a finding line "(new, known ...)" and an untracked
+    corpus folder. The headline's "new" stays new-and-not-known; the entries written are
+    counted apart (statuses read from the committed corpus's entries)."""
+    from aliasfuzz.campaign.cli import root_cause_line
+
+    corpus = Path(__file__).resolve().parents[2] / "corpus"
+    known, other, old = ("crash-aot-runtime-4c99eb0bc2", "crash-functionalization-f04922ab0c",
+                         "miscompile-reinplace-e65ce44d27")
+    base = {"verdict": "crash", "check": "exceptions", "pipeline": "inductor"}
+    findings = [{**base, "id": i, "ids": [i], "news": [n], "knowns": [None]}
+                for i, n in ((known, True), (old, False), (other, True))]
+    line = root_cause_line(findings, corpus)
+    assert line == ("root causes: 3 (1 new, 1 known upstream, 1 already in the corpus; "
+                    "2 corpus entries written)"), line
+    assert root_cause_line(findings[:2], corpus).endswith("; 1 corpus entry written)")
