@@ -26,7 +26,7 @@ torch {{ c.versions.torch }} · triton {{ c.versions.triton }} · Python {{ c.ve
 <div class="card"><b>{{ c.tasks }}</b>pipeline runs</div>
 <div class="card"><b>{{ "%.2f"|format(c.throughput or 0) }}</b>programs/s</div>
 <div class="card"><b>{{ "%.0f"|format(c.seconds or 0) }} s</b>wall time</div>
-<div class="card {{ 'bad' if counts.new else 'good' }}"><b>{{ counts.root_causes }}</b>root causes: {{ counts.new }} new, {{ counts.known }} known upstream, {{ counts.corpus }} already in the corpus</div>
+<div class="card {{ 'bad' if counts.new else 'good' }}"><b>{{ counts.root_causes }}</b>root causes: {{ counts.new }} new, {{ counts.known }} known upstream, {{ counts.corpus }} already in the corpus; {{ counts.written }} corpus {{ 'entry' if counts.written == 1 else 'entries' }} written</div>
 <div class="card"><b>{{ counts.raw_findings }}</b>raw findings (runs judged a finding; {{ counts.shrunk_findings - counts.get('known_first', 0) }} shrunk and blamed{% if counts.known_first %}, {{ counts.known_first }} blamed as found, not shrunk (known bugs already filed whose workaround removes them){% endif %}{% if counts.dismissed %}, <a href="#dismissed">{{ counts.dismissed }} not written</a>{% endif %}{% if counts.deduplicated %}, <a href="#deduplicated">{{ counts.deduplicated }} not shrunk</a>{% endif %})</div>
 <div class="card {{ 'bad' if internal.count else 'good' }}"><b>{{ internal.count }}</b>internal errors</div>
 </div>

@@ -3,7 +3,8 @@ the corpus and the history. Everything here is JSON data; nothing runs a program
 
 ``summary_version`` 3: ``root_causes`` (one row per corpus entry the campaign's
 ``finding`` events name, see :func:`root_causes`), ``counts`` (raw findings: runs judged a
-finding; shrunk findings: ``finding`` events; root causes, by status) and ``findings``
+finding; shrunk findings: ``finding`` events; root causes, by status; ``written``: the
+corpus entries the campaign wrote, known bugs' first entries too) and ``findings``
 (the ``finding`` events themselves, each with the entries it filed, ``ids``, and of each
 whether it was new to the corpus and the known upstream bug it matches, ``news`` and
 ``knowns``; ``new``: any was new. Version 2 had one ``known`` per finding, the first
@@ -428,6 +429,9 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
             "deduplicated": len(not_shrunk),
             "root_causes": len(causes),
             **{status: sum(1 for r in causes if r["status"] == status) for status in STATUSES},
+            # entries this campaign wrote, a known bug's first one too ("new" is new and not
+            # known upstream: fresh user 38's B2 read "0 new" beside an untracked folder)
+            "written": sum(1 for r in causes if r["id"] not in before),
         },
         "internal_errors": internal_errors(events),
         "costs": _costs(events, row, opts.workers, row.get("programs", len(programs))),

@@ -177,7 +177,8 @@ def test_summary_json_and_self_contained_html(report):
     assert causes[0]["trail"][1] == ["joint:remove_noop_ops", "departs (values: out0: values differ)"]
     assert "def f(x)" in causes[0]["repro"] and 0 < causes[0]["repro_lines"] <= 40
     assert s["counts"] == {"raw_findings": 1, "shrunk_findings": 4, "known_first": 0, "dismissed": 2,
-                           "deduplicated": 1, "root_causes": 3, "new": 1, "known": 1, "corpus": 1}
+                           "deduplicated": 1, "root_causes": 3, "new": 1, "known": 1, "corpus": 1,
+                           "written": 2}
     # a finding not shrunk for an earlier one's coarse key is listed, not lost (fresh user 30)
     assert s["deduplicated"] == [{"i": 1, "pipeline": "inductor", "like": [2, "inductor"]}]
     # what the console's note: lines say, the report says too (fresh user 28's B3)
@@ -200,6 +201,8 @@ def test_summary_json_and_self_contained_html(report):
     assert "inductor &times; 1, inductor-reinplace &times; 1" in html
     assert html.index("joint:remove_noop_ops") < html.index("decomposition") < html.index(">scheduler<")
     assert '<ol class="trail">' in html and "3</b>root causes: 1 new, 1 known upstream" in html
+    # the known bug's entry is new to the corpus too (fresh user 38's B2)
+    assert "1 already in the corpus; 2 corpus entries written</div>" in html
     assert "3</b>programs (2 mutants of corpus programs and seeds)" in html
     assert '<a href="#dismissed">2 not written</a>' in html
     assert '<a href="#deduplicated">1 not shrunk</a>' in html
