@@ -258,6 +258,9 @@ class Worker:
         assert self.proc is not None
         self.done += 1
         self._task_log = (self.root / "worker.log").stat().st_size  # this task's log from here
+        # a one-pipeline judgement's: whose death is it (a cut's death is re-run isolated:
+        # pool.blame_in)
+        self._pipeline = None if "blame" in task else task.get("pipeline")
         try:
             self.proc.stdin.write((json.dumps(task) + "\n").encode())
             self.proc.stdin.flush()
@@ -318,7 +321,8 @@ class Worker:
                 check = f"signal:{-rc}"
         else:
             check = f"exit:{rc}"
-        return attribute_death(check, read_phase(self.phase_file), log, time.perf_counter() - t0)
+        return attribute_death(check, read_phase(self.phase_file), log, time.perf_counter() - t0,
+                               pipeline=getattr(self, "_pipeline", None))
 
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)', re.M)
@@ -355,7 +359,8 @@ def _dump(log: str) -> str:
 OUTSIDE_SIGNALS = ("signal:SIGKILL", "signal:SIGTERM", "signal:SIGINT", "signal:SIGHUP")
 
 
-def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> dict[str, Any]:
+def attribute_death(check: str, phase: str | None, log: str, seconds: float, *,
+                    pipeline: str | None = None) -> dict[str, Any]:
     """The outcome of a task whose worker died (``check``: ``signal:NAME`` or ``exit:N``).
 
     ``phase`` is what the worker last wrote to its phase file
@@ -366,6 +371,14 @@ def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> 
     the generator, the worker loop) it is an internal error of aliasfuzz, never a finding:
     ``{"internal_error": text with the stacks, "summary": one line, "check"}``. Without a
     phase (no file) the death counts as a crash, as before phases existed.
+
+    ``pipeline``: the task's own pipeline (a one-pipeline task). A death while another
+    pipeline ran (``sut: pipeline inductor`` in an ``inductor-reinplace`` task: the oracle's
+    cost gate or the fast path's full re-judge compile full Inductor) is that pipeline's
+    crash, which its own task judges, not this task's: the verdict is ``unknown``, saying
+    so (fresh user 39's B1: a heap corruption of full Inductor's out-of-bounds write, known
+    as crash-lowering-5fcbc5cdc0 on ``inductor``, was filed as a new ``inductor-reinplace``
+    crash whose repro, running the fast path, exited 0).
     """
     frame = innermost_frame(log)
     oracle = _oracle_dir()
@@ -379,6 +392,18 @@ def attribute_death(check: str, phase: str | None, log: str, seconds: float) -> 
         # wrong value (tenth audit wave G), and what a maintainer looks for first
         corrupt = (f": glibc found the heap corrupted ({heap.group(0).strip()!r}), "
                    "an out-of-bounds write" if heap else "")
+        ran = where.partition(": ")[2]
+        other = ran.removeprefix("pipeline ") if ran.startswith("pipeline ") else None
+        if pipeline and other and other != pipeline:
+            return {
+                "verdict": "unknown",
+                "check": check,
+                "seconds": seconds,
+                "explanation": f"worker died ({check}) while the oracle ran pipeline {other} "
+                f"for this {pipeline} task (its cost gate or a full re-judge){corrupt}: "
+                f"a crash of {other}, which {other}'s own task judges, not of {pipeline}",
+                "diff": _dump(log),
+            }
         return {
             "verdict": "crash",
             "check": check,

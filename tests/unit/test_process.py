@@ -249,3 +249,21 @@ def test_a_worker_ends_with_its_group_once_the_driver_is_killed(tmp_path):
     while (alive(worker) or alive(sleeper)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(worker) and not alive(sleeper)
+
+
+def test_a_death_while_the_oracle_ran_another_pipeline_is_not_this_tasks_crash():
+    # fresh user 39's B1: full Inductor's out-of-bounds write (crash-lowering-5fcbc5cdc0 on
+    # inductor) killed the worker in the cost gate of an inductor-reinplace task, which was
+    # filed as a new inductor-reinplace crash whose repro (the fast path) exited 0
+    log = "double free or corruption (out)\n" + _DUMP.format(inner="/x/torch/_ops.py")
+    out = attribute_death("signal:SIGABRT", "sut: pipeline inductor", log, 1.0,
+                          pipeline="inductor-reinplace")
+    assert (out["verdict"], out["check"]) == ("unknown", "signal:SIGABRT"), out
+    assert "while the oracle ran pipeline inductor for this inductor-reinplace task" in \
+        out["explanation"] and "heap corrupted" in out["explanation"], out["explanation"]
+    assert out["diff"].startswith("double free") or out["diff"].startswith("Fatal Python error")
+    # its own pipeline's death, the eager run's, and one without a known pipeline stay crashes
+    for phase, pipeline in (("sut: pipeline inductor", "inductor"), ("sut: eager", "inductor"),
+                            ("sut: pipeline inductor", None)):
+        assert attribute_death("signal:SIGABRT", phase, log, 1.0,
+                               pipeline=pipeline)["verdict"] == "crash", (phase, pipeline)
