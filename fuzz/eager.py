@@ -178,10 +178,13 @@ class EagerResult:
     grad_error: BaseException | None = None
 
 
-def _normalize(ret: Any) -> tuple[Any, ...]:
+def normalize_outputs(ret: Any) -> tuple[Any, ...]:
+    """A program's return value as its tuple of outputs: ``()`` for None, a tuple or a list
+    item by item, anything else as one output. Eager and every pipeline use this one reading
+    (fresh user 39's B4: a case returning a list was one output in eager and two compiled)."""
     if ret is None:
         return ()
-    return tuple(ret) if isinstance(ret, tuple) else (ret,)
+    return tuple(ret) if isinstance(ret, tuple | list) else (ret,)
 
 
 def run_callable(fn: Callable, program: Program, inputs: tuple[Any, ...]) -> EagerResult:
@@ -196,7 +199,7 @@ def run_callable(fn: Callable, program: Program, inputs: tuple[Any, ...]) -> Eag
     names = [t.name for t in program.inputs]
     try:
         with process.system_under_test("eager"):
-            outputs = _normalize(fn(*inputs))
+            outputs = normalize_outputs(fn(*inputs))
     except Exception as e:  # the program's own failure is data for the caller
         return EagerResult(inputs_after=inputs, error=e)
     res = EagerResult(outputs, inputs, alias_map(outputs, inputs, names))

@@ -481,7 +481,10 @@ def _fresh_outputs(ex: Any, eager: EagerResult, names) -> frozenset | None:
     gm = graphs[0]
     graph = gm.graph if hasattr(gm, "graph") else gm
     out = next(n for n in reversed(graph.nodes) if n.op == "output")
-    if len(out.args[0]) != len(eager.outputs):
+    # make_fx's graph of a program returning one bare tensor outputs that node alone
+    # (fresh user 39's B3: len() of a Node raised, and check lost every pipeline's line)
+    returned = out.args[0]
+    if len(returned if isinstance(returned, tuple | list) else (returned,)) != len(eager.outputs):
         return None
     return frozenset(range(len(eager.outputs)))
 

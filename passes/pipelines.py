@@ -20,7 +20,7 @@ import torch
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz import process
-from aliasfuzz.fuzz.eager import alias_map
+from aliasfuzz.fuzz.eager import alias_map, normalize_outputs
 from aliasfuzz.passes import hygiene
 from aliasfuzz.passes.decisions import FxCapture, fx_reinplace_decisions, locate
 from aliasfuzz.passes.execution import Execution, Failure
@@ -183,12 +183,6 @@ class _Run:
     program: Any = None  # the IR program ``fn`` renders, when there is one
 
 
-def _normalize(ret: Any) -> tuple[Any, ...]:
-    if ret is None:
-        return ()
-    return tuple(ret) if isinstance(ret, tuple | list) else (ret,)
-
-
 def _config(run: _Run, extra: Mapping[str, Any] | None = None):
     return inductor_config_patch(run.options, extra)
 
@@ -201,7 +195,7 @@ def _call(run: _Run, ex: Execution, compiled: Callable, grads: bool = True) -> N
     call, so the pipeline's config and the reinplace spy must still hold): ``ex.grads``, or
     a failure at stage ``backward`` (:func:`_backward`)."""
     try:
-        ex.outputs = _normalize(compiled(*run.inputs))
+        ex.outputs = normalize_outputs(compiled(*run.inputs))
         run.clock.switch("done")
     except HookNotFound:
         raise

@@ -74,7 +74,7 @@ import torch.utils._python_dispatch
 
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz import process
-from aliasfuzz.fuzz.eager import EagerResult, alias_map
+from aliasfuzz.fuzz.eager import EagerResult, alias_map, normalize_outputs
 from aliasfuzz.passes import hygiene
 from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.pipelines import inductor_config_patch
@@ -130,12 +130,6 @@ class StageRun:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _normalize(ret: Any) -> tuple[Any, ...]:
-    if ret is None:
-        return ()
-    return tuple(ret) if isinstance(ret, tuple | list) else (ret,)
-
-
 def _call(fn: Callable, inputs: tuple[Any, ...], names: Sequence[str]) -> EagerResult:
     """``fn(*inputs)`` as a stage's result; when the cut observes gradients (:func:`cut`'s
     ``grads``) and an input is a leaf requiring grad, the backward of the shared loss runs
@@ -144,7 +138,7 @@ def _call(fn: Callable, inputs: tuple[Any, ...], names: Sequence[str]) -> EagerR
     from aliasfuzz.fuzz.grads import backward, leaves
 
     try:
-        outputs = _normalize(fn(*inputs))
+        outputs = normalize_outputs(fn(*inputs))
     except HookNotFound:
         raise
     except Exception as e:  # the system under test failing at this stage is data

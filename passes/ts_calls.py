@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from aliasfuzz.errors import message, one_line
-from aliasfuzz.fuzz.eager import EagerResult, alias_map
+from aliasfuzz.fuzz.eager import EagerResult, alias_map, normalize_outputs
 from aliasfuzz.fuzz.grads import backward
 
 __all__ = ["CallRecord", "compare_results", "last_graph", "run_calls"]
@@ -100,7 +100,7 @@ def _call(fn: Callable, inputs: tuple[Any, ...], names: Sequence[str]) -> EagerR
         ret = fn(*inputs)
     except Exception as e:  # the system's failure is data, compared by the caller
         return EagerResult(inputs_after=inputs, error=e)
-    outputs = () if ret is None else tuple(ret) if isinstance(ret, tuple) else (ret,)
+    outputs = normalize_outputs(ret)
     return EagerResult(outputs, inputs, alias_map(outputs, inputs, names))
 
 

@@ -40,3 +40,19 @@ def test_a_finding_without_expect_is_printed_and_exits_0(tmp_path):
     assert len(lines) == 2 and lines[1] == "aot_eager: ok", r.stdout
     assert lines[0].startswith("fx-reinplace: miscompile check=values "), r.stdout
     assert "expect" not in r.stdout, r.stdout
+
+
+def test_a_bare_tensor_or_a_list_returned_is_judged_on_every_pipeline(tmp_path):
+    # fresh user 39's B3: fx-reinplace's graph of a bare-tensor return outputs one node,
+    # whose len() raised; B4: a list was one output in eager and two compiled, and comparing
+    # the list with a tensor raised on every pipeline
+    pipelines = "aot_eager,fx-reinplace,torchscript,inductor"
+    for name, body in (("bare", "    x.add_(1)\n    return x * 2\n"),
+                       ("listed", "    return [x + 1, x * 2]\n")):
+        f = tmp_path / f"{name}.py"
+        f.write_text(f"import torch\n\n\ndef program(x):\n{body}\n\n"
+                     "def inputs():\n    return (torch.arange(6.0).reshape(2, 3),)\n")
+        r = run_cli("check", f, "--pipelines", pipelines, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.splitlines() == [f"{p}: ok" for p in pipelines.split(",")], \
+            r.stdout + r.stderr
