@@ -4,7 +4,8 @@ the corpus and the history. Everything here is JSON data; nothing runs a program
 ``summary_version`` 3: ``root_causes`` (one row per corpus entry the campaign's
 ``finding`` events name, see :func:`root_causes`), ``counts`` (raw findings: runs judged a
 finding; shrunk findings: ``finding`` events; root causes, by status; ``written``: the
-corpus entries the campaign wrote, known bugs' first entries too) and ``findings``
+corpus entries the campaign wrote, known bugs' first entries too; ``budget_spent``: the
+shrunk findings written unshrunk and unblamed, the time budget spent) and ``findings``
 (the ``finding`` events themselves, each with the entries it filed, ``ids``, and of each
 whether it was new to the corpus and the known upstream bug it matches, ``news`` and
 ``knowns``; ``new``: any was new. Version 2 had one ``known`` per finding, the first
@@ -291,6 +292,8 @@ def _finding_row(e: dict[str, Any], before: set[str]) -> dict[str, Any]:
                                  "full")}
     if e.get("known_first"):  # recorded as found, not shrunk (pool._known_first): its issue
         row["known_first"] = e["known_first"]
+    if e.get("budget_spent"):  # written unshrunk and unblamed: the time budget was spent
+        row["budget_spent"] = e["budget_spent"]
     return {**row, **entry_fields(finding_entries(e, before))}
 
 
@@ -425,6 +428,9 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
             "shrunk_findings": len(findings),
             # of them, recorded as found as a known bug's sighting (driver.known_first)
             "known_first": sum(1 for f in findings if f.get("known_first")),
+            # of them, written neither shrunk nor blamed: the campaign's time was up
+            # (pool: note["budget_spent"]; fresh user 39's B5 read "5 shrunk and blamed")
+            "budget_spent": sum(1 for f in findings if f.get("budget_spent")),
             "dismissed": len(not_written),
             "deduplicated": len(not_shrunk),
             "root_causes": len(causes),

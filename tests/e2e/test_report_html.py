@@ -47,7 +47,10 @@ def _root_cause_events(corpus, p) -> list[dict]:
         for pl in pipelines:
             events.append({"t": "finding", "i": 2, "pipeline": pl, "id": path.name,
                            "ids": [path.name], "new": True, "known": known and known["issue"],
-                           "stage": stage, "stages": [stage], "full": None, **out})
+                           "stage": stage, "stages": [stage], "full": None, **out,
+                           # written as found: the time budget was spent (fresh user 39's B5)
+                           **({"budget_spent": "not shrunk, not blamed"}
+                              if stage == "decomposition" else {})})
     return events
 
 
@@ -178,7 +181,7 @@ def test_summary_json_and_self_contained_html(report):
     assert "def f(x)" in causes[0]["repro"] and 0 < causes[0]["repro_lines"] <= 40
     assert s["counts"] == {"raw_findings": 1, "shrunk_findings": 4, "known_first": 0, "dismissed": 2,
                            "deduplicated": 1, "root_causes": 3, "new": 1, "known": 1, "corpus": 1,
-                           "written": 2}
+                           "written": 2, "budget_spent": 1}
     # a finding not shrunk for an earlier one's coarse key is listed, not lost (fresh user 30)
     assert s["deduplicated"] == [{"i": 1, "pipeline": "inductor", "like": [2, "inductor"]}]
     # what the console's note: lines say, the report says too (fresh user 28's B3)
@@ -206,6 +209,9 @@ def test_summary_json_and_self_contained_html(report):
     assert "3</b>programs (2 mutants of corpus programs and seeds)" in html
     assert '<a href="#dismissed">2 not written</a>' in html
     assert '<a href="#deduplicated">1 not shrunk</a>' in html
+    # fresh user 39's B5: a finding written when the time was up was counted "shrunk and blamed"
+    assert ("3 shrunk and blamed, 1 written unshrunk and unblamed (the time budget was spent)"
+            in html), html[html.find("raw findings"):][:400]
     assert "<td>1</td><td class=\"l\">inductor</td><td class=\"l\">program 2 on inductor</td>" in html
     assert "<td class=\"l\">harness-only</td><td class=\"l\">fast-path-only crash: full" in html
     sections = (
