@@ -50,7 +50,8 @@ a program that hit one was not judged.</p>
 then known upstream bugs, then those already in the corpus. <i>stage</i>: the first stage of the
 pipeline whose result departs from eager; <i>full</i>: whether full <code>torch.compile</code>
 reproduces this campaign's fast-path sightings (else the entry's own; <i>n/a</i>: no fast-path
-sighting, nothing to re-run); <i>hits</i>: sightings in this campaign, per pipeline
+sighting, nothing to re-run; <i>not re-judged</i>: a fast-path sighting written when the time
+budget was spent); <i>hits</i>: sightings in this campaign, per pipeline
 (all campaigns in brackets); <i>repro</i>: lines of the entry's standalone repro.py.</p>
 {% if causes %}<table id="root-causes"><tr><th class="l">status</th><th class="l">stage</th><th class="l">verdict / check</th>
 <th class="l">full</th><th class="l">upstream</th><th class="l">hits</th><th>repro</th><th class="l">entry</th></tr>

@@ -255,6 +255,11 @@ def root_causes(
             row["check"] = row["entry_check"]
             row["campaign_checks"] = [c for c in seen if c != row["check"]]
         fulls = sorted({str(e["full"]) for e in evs if e.get("full")})
+        if not fulls and any(e.get("budget_spent") and e.get("pipeline") == "inductor-reinplace"
+                             for e in evs):
+            # a fast-path sighting written when time was up: it has something to re-run,
+            # which "n/a" denied (fresh user 39's B6)
+            fulls = ["not re-judged (time budget spent)"]
         if fulls:
             row["full"] = ", ".join(fulls)
         rows.append(row)

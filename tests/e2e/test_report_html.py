@@ -350,3 +350,22 @@ def test_a_root_cause_row_names_this_campaigns_other_checks(report):
     assert "miscompile / values (this campaign also inputs)</td>" in html
     assert "this campaign also" not in render_html(dict(summary, root_causes=[
         dict(row, campaign_checks=[])]))
+
+
+def test_a_fast_path_root_cause_written_when_time_was_up_is_not_called_n_a(tmp_path):
+    # fresh user 39's B6: "full: n/a" (legend: no fast-path sighting, nothing to re-run) on an
+    # inductor-reinplace entry written unshrunk, unblamed and not re-judged: time was up
+    from aliasfuzz.report.data import root_causes
+
+    p = Program((StorageSpec("s0", 4),), (TensorSpec("x", "s0", (4,), (1,)),),
+                (Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)),), ("v0",))
+    events = _root_cause_events(tmp_path, p)
+    fast = [e for e in events if e["pipeline"] == "inductor-reinplace"]
+    assert len(fast) == 1
+    fast[0]["budget_spent"] = "not shrunk, not blamed"
+    rows = {r["stage"]: r for r in root_causes(tmp_path, events, set())}
+    assert rows["joint:remove_noop_ops"]["full"] == "not re-judged (time budget spent)"
+    assert rows["scheduler"]["full"] != "not re-judged (time budget spent)"  # inductor only
+    fast[0]["full"] = "reproduces"  # re-judged: what it said stands
+    rows = {r["stage"]: r for r in root_causes(tmp_path, events, set())}
+    assert rows["joint:remove_noop_ops"]["full"] == "reproduces"
