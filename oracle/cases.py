@@ -84,6 +84,9 @@ def judge_case(path: str | Path, pipelines: list[str] | None = None) -> list[dic
 
             verdict, why = judge_torchscript_case(case.module)
             row.update(verdict=verdict, explanation=why)
+            if verdict in ("miscompile", "crash"):  # the campaign's check of this pipeline
+                # (fresh user 39's B14: every other pipeline's finding line named its check)
+                row["check"] = "torchscript"
         elif pipeline in _COMPILED or pipeline in _known_pipelines():
             j = judge_one(case, pipeline)
             row.update(verdict=j.verdict.value, check=j.check, explanation=j.explanation,

@@ -56,3 +56,16 @@ def test_a_bare_tensor_or_a_list_returned_is_judged_on_every_pipeline(tmp_path):
         assert r.returncode == 0, r.stdout + r.stderr
         assert r.stdout.splitlines() == [f"{p}: ok" for p in pipelines.split(",")], \
             r.stdout + r.stderr
+
+
+def test_a_torchscript_finding_line_names_its_check(tmp_path):
+    # fresh user 39's B14: "torchscript: miscompile profiling call 0 ..." without the
+    # check= every other pipeline's finding line has
+    f = tmp_path / "dropout.py"
+    f.write_text("import torch\n\n\ndef program(x):\n"
+                 "    v = torch.nn.functional.dropout(x, p=0.5, training=False)\n"
+                 "    v.add_(1.0)\n    return (x * 1,)\n\n\n"
+                 "def inputs():\n    return (torch.arange(3.0),)\n")
+    r = run_cli("check", f, "--pipelines", "torchscript", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("torchscript: miscompile check=torchscript "), r.stdout + r.stderr
