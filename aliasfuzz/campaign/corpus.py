@@ -576,6 +576,12 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
         if not isinstance(meta["expected"][key], str):  # fresh user 31's B6: was "missing"
             raise InvalidArgument(f"{p / 'meta.json'}: expected.{key} must be a string, not "
                                   f"{meta['expected'][key]!r:.40}")
+    from aliasfuzz.oracle.verdict import Verdict
+
+    try:  # an unknown verdict replayed as "changed", exit 1 (fresh user 39's B11)
+        Verdict.parse(meta["expected"]["verdict"])
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{p / 'meta.json'}: expected.verdict: {e}") from None
     _check_meta_types(meta, p / "meta.json")
     if isinstance(meta.get("id"), str) and meta["id"] != p.name:
         # the id is the root-cause hash the folder is named by (entry_id): a copy renamed by

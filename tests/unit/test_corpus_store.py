@@ -159,6 +159,9 @@ def test_repro_is_standalone_python(tmp_path):
     ("stages", "reinplace", "stages must be a list"),
     ("known", "x#1", "known must be an object or null"),
     ("explanation", ["x"], "explanation must be a string"),
+    # fresh user 39's B11: replayed as "changed", exit 1
+    ("expected", {"pipeline": "aot_eager", "verdict": "bogus-verdict", "check": None},
+     "expected.verdict: unknown verdict 'bogus-verdict'"),
 ])
 def test_a_meta_key_of_the_wrong_type_is_corrupt(tmp_path, key, value, needle):
     # fresh user 21: "hits": "oops" passed replay, report and run's start-up check
