@@ -33,6 +33,7 @@ interpreters that check the heap, :class:`aliasfuzz.oracle.blame._Isolation`).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aliasfuzz.fuzz.isolated import HEAP_SIGNALS
@@ -159,8 +160,13 @@ def wrapper_out_of_bounds(program: Any, pipeline: str, device: str,
     return list(dict.fromkeys(o.message() for o in found))
 
 
+class _OutOfTime(Exception):
+    """:func:`confirm`'s time (``seconds``) ran out before its children answered."""
+
+
 def confirm(program: Any, pipeline: str, device: str, options: dict | None,
-            first: dict[str, Any], *, static_only: bool = False) -> dict[str, Any] | None:
+            first: dict[str, Any], *, static_only: bool = False,
+            seconds: float | None = None) -> dict[str, Any] | None:
     """The ``crash`` outcome of ``program`` under ``pipeline`` when the pipeline alone
     corrupts the heap and eager alone does not (module docstring), else None. ``first``:
     the internal error that raised the question (its summary goes into the explanation).
@@ -171,8 +177,13 @@ def confirm(program: Any, pipeline: str, device: str, options: dict | None,
     ``crash`` of check :data:`OUT_OF_BOUNDS` with ``heap`` ``"static"`` (no eager control:
     eager makes no such view; the name says it does not depend on glibc noticing); glibc's
     children are asked only when that shows nothing. ``static_only``: not even then (a
-    shrink candidate of a finding shown statically must show the same evidence)."""
+    shrink candidate of a finding shown statically must show the same evidence).
+    ``seconds``: glibc's children start only within this many seconds of the call, each
+    given what is left; one that runs out shows nothing (a campaign's ``--timeout``: fresh
+    user 39's B7 saw 136 s of children for one death with a 120 s timeout)."""
     from aliasfuzz.fuzz.isolated import Died, run_isolated
+
+    end = None if seconds is None else time.monotonic() + seconds
 
     views = wrapper_out_of_bounds(program, pipeline, device, options)
     if views:
@@ -186,9 +197,15 @@ def confirm(program: Any, pipeline: str, device: str, options: dict | None,
     def deaths(p: str, tries: int, enough: int, counts: Any) -> tuple[list[Died], int]:
         died, runs = [], 0
         while runs < tries and len(died) < enough:
+            left = 600.0 if end is None else end - time.monotonic()
+            if left <= 0:
+                raise _OutOfTime
             runs += 1
             got = run_isolated(f"{__name__}:run_alone", (program.to_json(), p, device, options),
-                               check_heap=True)
+                               check_heap=True, timeout=min(600.0, left))
+            if isinstance(got, Died) and not got.heap and end is not None \
+                    and time.monotonic() >= end:
+                raise _OutOfTime  # killed for the time: not an answer either way
             if isinstance(got, Died) and counts(got):
                 died.append(got)
         return died, runs
@@ -196,8 +213,11 @@ def confirm(program: Any, pipeline: str, device: str, options: dict | None,
     # the pipeline's deaths count only when they show corruption (a signal sent from
     # outside, a user's kill -ABRT or the OOM killer's SIGKILL, kills without glibc's
     # message); any death of eager's, whatever killed it, withholds the finding
-    died, runs = deaths(pipeline, TRIES, DEATHS, lambda d: d.heap)
-    if len(died) < DEATHS or deaths("eager", EAGER_TRIES, 1, lambda d: True)[0]:
+    try:
+        died, runs = deaths(pipeline, TRIES, DEATHS, lambda d: d.heap)
+        if len(died) < DEATHS or deaths("eager", EAGER_TRIES, 1, lambda d: True)[0]:
+            return None
+    except _OutOfTime:  # not shown in time: the internal error stands, as when not shown
         return None
     signal = died[0].signal
     shown = "; ".join(sorted({f"{d.how}: {d.heap}" if d.heap != d.signal else d.how

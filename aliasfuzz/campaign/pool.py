@@ -260,14 +260,15 @@ class Pool:
         task = self._task(program, pipeline)
         out = None
         if may_be_corruption(outcome):  # the pipeline alone, then glibc checks the heap
-            out = confirm_heap(program, pipeline, self.opts.device, task["options"], outcome)
+            out = confirm_heap(program, pipeline, self.opts.device, task["options"], outcome,
+                               seconds=self.opts.timeout)
         if out is None and ("internal_error" not in outcome
                             or outcome.get("check") in OUTSIDE_SIGNALS):
             worker.close()  # a fresh child: nothing left from earlier tasks or signals
             out = worker.run(task)
             if may_be_corruption(out):
                 out = confirm_heap(program, pipeline, self.opts.device, task["options"],
-                                   out) or out
+                                   out, seconds=self.opts.timeout) or out
         out = out or outcome
         return {**out, "costs": {**(outcome.get("costs") or {}),
                                  "crash.rerun": time.perf_counter() - t0}}

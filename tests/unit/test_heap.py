@@ -254,3 +254,23 @@ def test_a_finding_shown_by_its_wrapper_shrinks_its_candidates_by_the_wrapper_al
     assert kind == "shrunk" and asked and all(asked)
     assert spent > 2  # past the glibc findings' cap
     assert len(small.body) < len(p.body) and out["heap"] == "static"
+
+
+def test_the_confirmation_starts_no_child_past_its_seconds(monkeypatch):
+    # fresh user 39's B7: 136 s of children for one death under a 120 s --timeout
+    import time as _time
+
+    from aliasfuzz.fuzz.isolated import Died
+
+    p = _program("heap/s20261206-1428.json")
+    glibc = Died("signal SIGABRT", "malloc(): unaligned tcache chunk detected\n")
+    asked = _children(monkeypatch, [None, None, glibc, glibc])
+    clock = iter(range(0, 1000, 10))  # each look at the clock: 10 s later
+    monkeypatch.setattr(_time, "monotonic", lambda: float(next(clock)))
+    # started at 0 with 25 s: children at 10 and 20, none at 30: not shown, no finding
+    assert heap.confirm(p, "inductor", "cpu", {}, INTERNAL, seconds=25) is None
+    assert asked == ["inductor"] * 2
+    # without a bound the same answers confirm it
+    asked = _children(monkeypatch, [None, None, glibc, glibc])
+    out = heap.confirm(p, "inductor", "cpu", {}, INTERNAL)
+    assert out is not None and out["heap"] == "2/4", out
