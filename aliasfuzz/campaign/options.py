@@ -340,6 +340,10 @@ class CampaignOptions:
             check_device(self.device, present=host)
         except InvalidArgument as e:
             raise self._bad("device", str(e), str(e)) from None
+        missing = next((x for x in self.plugins if not Path(x).is_file()), None) if host else None
+        if missing is not None:  # said before torch is imported (fresh user 39's B13: 22 s)
+            said = f"plugin {missing}: no such file"
+            raise self._bad("plugins", said, said)
         if host and Path(self.corpus).exists() and not Path(self.corpus).is_dir():
             raise InvalidArgument(f"{self.source('corpus')} {self.corpus}: exists and is not "
                                   "a directory")

@@ -663,3 +663,22 @@ def test_a_second_config_file_is_an_error_not_ignored(tmp_path):
     argv = ["run", "-q", "--state", str(tmp_path / "state"), "--config", str(a), "--config", str(b)]
     _one_line_error(argv, f"--config given 2 times ({a}, {b}): give one file")
     assert not (tmp_path / "state").exists()
+
+
+def test_a_missing_plugin_is_refused_with_the_options_and_names_its_config_key(tmp_path):
+    # fresh user 39's B13: 22 s (torch imported, the corpus read) before the error, and the
+    # config form did not name the file and key
+    argv = ["run", "--plugin", str(tmp_path / "nope.py"), "--programs", "1", "--state",
+            str(tmp_path / "st"), "--corpus", str(tmp_path / "c"), "--report", "none"]
+    _one_line_error(argv, f"plugin {tmp_path / 'nope.py'}: no such file")
+    cfg = tmp_path / "p.toml"
+    cfg.write_text(f'[run]\nplugins = ["{tmp_path / "nope.py"}"]\n')
+    _one_line_error(["run", "--config", str(cfg), *argv[3:]],
+                    "[run] plugins = [", f"plugin {tmp_path / 'nope.py'}: no such file")
+    assert not (tmp_path / "st").exists()
+    # refused by the options' own check, which runs before torch is imported
+    from aliasfuzz.campaign.options import CampaignOptions
+    from aliasfuzz.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="no such file"):
+        CampaignOptions(programs=1, plugins=(str(tmp_path / "nope.py"),)).validate()
