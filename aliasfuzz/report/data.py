@@ -5,7 +5,8 @@ the corpus and the history. Everything here is JSON data; nothing runs a program
 ``finding`` events name, see :func:`root_causes`), ``counts`` (raw findings: runs judged a
 finding; shrunk findings: ``finding`` events; root causes, by status; ``written``: the
 corpus entries the campaign wrote, known bugs' first entries too; ``budget_spent``: the
-shrunk findings written unshrunk and unblamed, the time budget spent) and ``findings``
+shrunk findings written unblamed when the time budget was spent, their shrink cut
+short, skipped or done) and ``findings``
 (the ``finding`` events themselves, each with the entries it filed, ``ids``, and of each
 whether it was new to the corpus and the known upstream bug it matches, ``news`` and
 ``knowns``; ``new``: any was new. Version 2 had one ``known`` per finding, the first
