@@ -126,7 +126,10 @@ second eager opinion contradicted eager: <code>undefined-eager</code>).</p>
 
 <h2>Decisions against ground truth</h2>
 <p>Per pipeline: the oracle's ground truth of each candidate against what the pass did.
-An unsafe candidate that was reinplaced is a bug; a safe one that was copied is a missed opportunity.</p>
+An unsafe candidate that was reinplaced is a claim of a bug, a safe one that was copied a claim
+of a missed opportunity: claims, counted per decision before confirmation, shrinking and blame,
+which may file them under another stage or verdict (or dismiss them); the findings are the root
+causes above.</p>
 <div class="cards">
 {% for p, m in confusion.items() %}<table class="confusion"><tr><th class="l">{{ p }}</th><th>reinplaced</th><th>copied</th></tr>
 {% for t in ["safe", "unsafe", "unknown"] %}<tr><td class="l">{{ t }}</td>
