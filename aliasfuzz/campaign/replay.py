@@ -27,7 +27,8 @@ from aliasfuzz.campaign.options import check_device, pipeline_options
 from aliasfuzz.campaign.worker import Worker
 from aliasfuzz.errors import InvalidArgument, not_a_folder
 
-__all__ = ["ReplayRow", "entries_of", "print_rows", "replay", "replay_rows", "replay_task"]
+__all__ = ["ReplayRow", "entries_of", "print_rows", "replay", "replay_rows", "replay_task",
+           "repro_problem"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,25 @@ class ReplayRow:
     #: the entry's ``repro.py`` needs a GPU this host lacks (it exits 3 here): the row is the
     #: harness's verdict alone (fresh user 33: "reproduces" beside a repro that cannot run)
     repro_needs_gpu: bool = False
+    #: what is wrong with the entry's ``repro.py`` (missing, not valid Python), else "": the
+    #: row is the harness's verdict, the repro being the entry's deliverable for an upstream
+    #: report (fresh user 39's B10: a deleted or broken repro.py replayed "reproduces")
+    repro_problem: str = ""
+
+
+def repro_problem(folder: Path) -> str:
+    """Why ``folder``'s ``repro.py`` cannot be run as it is ("missing", "not valid Python:
+    ..."), or "" when it compiles."""
+    path = folder / "repro.py"
+    try:
+        compile(path.read_text(), str(path), "exec")
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, UnicodeDecodeError) as e:
+        return f"unreadable: {e}"
+    except (SyntaxError, ValueError) as e:
+        return f"not valid Python: {type(e).__name__}: {e}"
+    return ""
 
 
 def _repro_needs_gpu(entry: CorpusEntry) -> bool:
@@ -128,7 +148,7 @@ def replay_rows(paths: list[str], *, timeout: float = 120.0) -> list[ReplayRow]:
             else:
                 status = "changed"
             rows.append(ReplayRow(entry.id, status, want, got, out.get("explanation", "")[:120],
-                                  _repro_needs_gpu(entry)))
+                                  _repro_needs_gpu(entry), repro_problem(path)))
     finally:
         worker.close()
         tmp.cleanup()
@@ -155,6 +175,11 @@ def print_rows(rows: list[ReplayRow]) -> int:
     if gpu:
         print(f"note: judged by aliasfuzz's harness only here, their repro.py needing a GPU "
               f"(exit 3 on this host): {', '.join(gpu)}")
+    broken = [f"{r.entry} ({r.repro_problem})" for r in rows if r.repro_problem]
+    if broken:
+        print(f"note: judged by aliasfuzz's harness only, their repro.py not runnable as it is "
+              f"(`python -m aliasfuzz.campaign.rebuild ENTRY --corpus NEW` writes the entry "
+              f"again): {'; '.join(broken)}")
     for r in rows:  # one line each on stderr, after the table: what to fix, and where
         if r.status == "corrupt":
             print(f"aliasfuzz: error: corrupt entry {r.entry}: {r.detail or 'does not load'}",

@@ -103,3 +103,24 @@ def test_replay_says_which_rows_are_the_harness_alone_where_the_repro_needs_a_gp
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == ("note: judged by aliasfuzz's harness only here, their repro.py needing a "
                     f"GPU (exit 3 on this host): {gpu.id}"), last
+
+
+def test_replay_notes_an_entry_whose_repro_is_missing_or_broken(tmp_path, monkeypatch, capsys):
+    # fresh user 39's B10: a deleted repro.py, and one turned into a syntax error, both
+    # replayed "reproduces" with nothing said
+    from aliasfuzz.campaign.replay import repro_problem
+
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    c = tmp_path / "corpus"
+    a = _write(c, (Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)),), "miscompile")
+    b = _write(c, (Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)),), "crash")
+    assert a != b and repro_problem(a) == repro_problem(b) == ""  # as written
+    (a / "repro.py").unlink()
+    (b / "repro.py").write_text((b / "repro.py").read_text() + "\ndef f(((\n")
+    rows = replay_rows([str(c)])
+    assert {r.entry: r.status for r in rows} == {a.name: "reproduces", b.name: "changed"}
+    capsys.readouterr()
+    assert print_rows(rows) == 1  # the harness's verdicts stand; the repros are noted
+    out = capsys.readouterr().out
+    [note] = [x for x in out.splitlines() if x.startswith("note: judged by aliasfuzz's harness only, their repro.py not")]
+    assert f"{a.name} (missing)" in note and f"{b.name} (not valid Python: SyntaxError" in note, note
