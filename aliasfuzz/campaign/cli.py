@@ -172,6 +172,11 @@ def _cmd_run(args) -> int:
             print(line)
     if res.findings:
         print(root_cause_line(res.findings, opts.corpus))
+        gone = missing_entries(res.findings, opts.corpus)
+        if gone:  # deleted since it was written (before a --resume): the report marks them
+            print(f"aliasfuzz: warning: --corpus {opts.corpus}: {_plural(len(gone), 'entry', 'entries')} "
+                  f"named above {'is' if len(gone) == 1 else 'are'} not there ({', '.join(gone)}): "
+                  "the journal's `task` event of each keeps its unshrunk program", file=sys.stderr)
     for line in summary_lines(res):
         print(line)
     if res.status == "interrupted":  # fresh user 24: nothing said how to go on
@@ -239,6 +244,14 @@ def finding_lines(f: dict) -> list[str]:
                      f"stage={own[k] if len(own) == len(entries) else stage}{full} "
                      f"({status}{spent}{same})")
     return lines
+
+
+def missing_entries(findings: list[dict], corpus: str | Path) -> list[str]:
+    """The entries ``findings`` name that are not folders of ``corpus`` (deleted since they
+    were written: fresh user 39's B9 moved one away before ``--resume``, and the console
+    still called it new), in first-named order."""
+    ids = dict.fromkeys(i for f in findings for i in (f.get("ids") or [f["id"]]))
+    return [i for i in ids if not (Path(corpus) / i).is_dir()]
 
 
 def root_cause_line(findings: list[dict], corpus: str | Path) -> str:

@@ -374,3 +374,14 @@ def test_the_root_cause_headline_counts_the_entries_it_wrote():
     assert line == ("root causes: 3 (1 new, 1 known upstream, 1 already in the corpus; "
                     "2 corpus entries written)"), line
     assert root_cause_line(findings[:2], corpus).endswith("; 1 corpus entry written)")
+
+
+def test_entries_named_but_gone_from_the_corpus_are_listed(tmp_path):
+    # fresh user 39's B9: an entry moved away before --resume was still printed as written,
+    # with no warning on the console (the report marked its row)
+    from aliasfuzz.campaign.cli import missing_entries
+
+    (tmp_path / "here").mkdir()
+    findings = [{"id": "here", "ids": ["here", "gone"]}, {"id": "gone"}, {"id": "also-gone"}]
+    assert missing_entries(findings, tmp_path) == ["gone", "also-gone"]
+    assert missing_entries(findings[:1], tmp_path / "here") == ["here", "gone"]
