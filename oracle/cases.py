@@ -92,7 +92,10 @@ def judge_case(path: str | Path, pipelines: list[str] | None = None) -> list[dic
             row.update(verdict=j.verdict.value, check=j.check, explanation=j.explanation,
                        diff=j.diff)
         else:
-            raise InvalidArgument(f"{case.path.name}: unknown pipeline {pipeline!r}")
+            # the whole path and the known names, as every other case-file error (fresh
+            # user 39's B15: a basename and no list for a typo in an expect block)
+            raise InvalidArgument(f"{case.path}: unknown pipeline {pipeline!r} (known: "
+                                  f"{', '.join(sorted(_known_pipelines() | {'torchscript'}))})")
         rows.append(row)
     return rows
 

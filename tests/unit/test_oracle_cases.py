@@ -50,5 +50,8 @@ def test_small_case_is_judged(tmp_path):
     )
     rows = judge_case(f, ["aot_eager"])
     assert [(r["pipeline"], r["verdict"], r["expected"]) for r in rows] == [("aot_eager", "ok", "ok")]
-    with pytest.raises(InvalidArgument):
+    with pytest.raises(InvalidArgument) as e:
         judge_case(f, ["no-such-pipeline"])
+    # the whole path and the known names (fresh user 39's B15)
+    assert str(e.value).startswith(f"{f}: unknown pipeline 'no-such-pipeline' (known: ")
+    assert "inductor-reinplace" in str(e.value) and "torchscript" in str(e.value)
