@@ -84,8 +84,10 @@ def entries_of(paths: list[str]) -> list[Path]:
         else:
             found = list_entries(p)
             if not found:  # a mistyped path must not pass as an empty corpus
-                raise InvalidArgument(f"{p}: no corpus entries (an entry folder holds "
-                                      "meta.json and program.json)")
+                # corpus/README.md's words: a folder with either file is an entry (one
+                # without the other is a corrupt one) (fresh user 39's B15 read "and")
+                raise InvalidArgument(f"{p}: no corpus entries (an entry is a folder holding "
+                                      "a meta.json or a program.json)")
             out.extend(found)
     return out
 

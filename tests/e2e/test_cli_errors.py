@@ -455,7 +455,7 @@ def test_program_json_error_names_the_path_once(tmp_path):
 def test_replay_of_a_folder_without_entries_is_an_error(tmp_path):
     # the fresh user's mistyped path passed as an empty corpus (exit 0)
     (tmp_path / "junk.txt").write_text("x")
-    _one_line_error(["replay", str(tmp_path)], "no corpus entries")
+    _one_line_error(["replay", str(tmp_path)], "no corpus entries (an entry is a folder holding a meta.json or a program.json)")
 
 
 @pytest.mark.parametrize("t", ["0", "-1", "nan"])
