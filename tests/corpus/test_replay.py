@@ -85,6 +85,15 @@ def test_repository_corpus_repro_is_what_the_renderer_writes(entry):
         f"{entry.name}/repro.py is stale: re-render it (campaign.repro.render_repro)")
 
 
+@pytest.mark.parametrize("entry", entry_params(ENTRIES, UNTRACKED_ENTRIES))
+def test_repository_corpus_entry_has_one_hit_per_sighting(entry):
+    # fresh user 39's B17: crash-lowering-5fcbc5cdc0 held two hits of one (pipeline,
+    # campaign, program index), left by a merge; add_hit never writes such a pair
+    hits = store.load_entry(entry).meta.get("hits") or []
+    keys = [(h.get("pipeline"), h.get("campaign"), h.get("program_index")) for h in hits]
+    assert len(keys) == len(set(keys)), [k for k in keys if keys.count(k) > 1]
+
+
 def test_replay_says_which_rows_are_the_harness_alone_where_the_repro_needs_a_gpu(capsys):
     # fresh user 33: replay said "reproduces" for an entry whose repro.py, on the same
     # host, said "CANNOT RUN HERE: needs a GPU"
