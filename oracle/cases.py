@@ -50,6 +50,26 @@ def load_case(path: str | Path, expect_block: bool = True) -> Case:
     return casefile.load_case(p, expect_block)
 
 
+def check_returns(case: Case) -> None:
+    """Raise :class:`InvalidArgument` (one line naming the file) when the case's program,
+    run once eagerly on its ``inputs()``, returns a mapping, a set or a nested sequence: the
+    oracle compares outputs one by one (:func:`aliasfuzz.fuzz.eager.normalize_outputs`:
+    None, one output, or a tuple or list of them), and a dict raised a traceback in the
+    comparison (fresh user 40's B1). A program or ``inputs()`` that raises is left to the
+    judge, which reports it."""
+    from aliasfuzz.fuzz.eager import normalize_outputs
+
+    try:
+        ret = case.module.program(*case.module.inputs())
+    except Exception:  # noqa: BLE001 -- eager's failure is the judge's to report
+        return
+    for o in normalize_outputs(ret):
+        if isinstance(o, dict | set | frozenset | list | tuple):
+            raise InvalidArgument(
+                f"{case.path}: program returns {'a nested ' if o is not ret else 'a '}"
+                f"{type(o).__name__}; return None, a tensor, or a tuple or list of tensors")
+
+
 def judge_one(case: Case, pipeline: str):
     """Judge ``case`` under one compiled pipeline; the worst :class:`Judgement` of its calls."""
     from aliasfuzz.oracle.judge import judge
@@ -74,6 +94,8 @@ def judge_case(path: str | Path, pipelines: list[str] | None = None) -> list[dic
     block does not name.
     """
     case = load_case(path, expect_block=not pipelines)
+    if not (case.needs_gpu and not _has_cuda()):
+        check_returns(case)
     rows = []
     for pipeline in pipelines or list(case.expect):
         row = {"pipeline": pipeline, "expected": case.expect.get(pipeline)}

@@ -69,3 +69,17 @@ def test_a_torchscript_finding_line_names_its_check(tmp_path):
     r = run_cli("check", f, "--pipelines", "torchscript", timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith("torchscript: miscompile check=torchscript "), r.stdout + r.stderr
+
+
+def test_a_dict_or_nested_return_is_one_line_exit_2(tmp_path):
+    # fresh user 40's B1: a dict return raised a traceback in the comparison, exit 1
+    for name, body in (("mapping", '    return {"a": x + 1}\n'),
+                       ("nested", "    return ((x + 1, x * 2), x)\n")):
+        f = tmp_path / f"{name}.py"
+        f.write_text(f"import torch\n\n\ndef program(x):\n{body}\n\n"
+                     "def inputs():\n    return (torch.ones(2),)\n")
+        r = run_cli("check", f, "--pipelines", "aot_eager", timeout=300)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert r.stderr.strip().splitlines() == [
+            f"aliasfuzz: error: {f}: program returns a {'dict' if name == 'mapping' else 'nested tuple'}"
+            "; return None, a tensor, or a tuple or list of tensors"], r.stderr
