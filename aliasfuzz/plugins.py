@@ -198,7 +198,7 @@ def _load_one(path: Path) -> PluginAPI:
     if key in _LOADED:
         return _LOADED[key]
     if not path.is_file():
-        raise InvalidArgument(f"plugin {path}: no such file")
+        raise InvalidArgument(f"plugin {path}: {'not a file' if path.exists() else 'no such file'}")
     digest = hashlib.sha1(key.encode()).hexdigest()[:8]
     modname = f"aliasfuzz_plugin_{path.stem}_{digest}"
     api = PluginAPI(path.stem)

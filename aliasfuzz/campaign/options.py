@@ -342,7 +342,8 @@ class CampaignOptions:
             raise self._bad("device", str(e), str(e)) from None
         missing = next((x for x in self.plugins if not Path(x).is_file()), None) if host else None
         if missing is not None:  # said before torch is imported (fresh user 39's B13: 22 s)
-            said = f"plugin {missing}: no such file"
+            # a folder is not "no such file" (fresh user 40's B5)
+            said = f"plugin {missing}: {'not a file' if Path(missing).exists() else 'no such file'}"
             raise self._bad("plugins", said, said)
         if host and Path(self.corpus).exists() and not Path(self.corpus).is_dir():
             raise InvalidArgument(f"{self.source('corpus')} {self.corpus}: exists and is not "

@@ -682,3 +682,6 @@ def test_a_missing_plugin_is_refused_with_the_options_and_names_its_config_key(t
 
     with pytest.raises(InvalidArgument, match="no such file"):
         CampaignOptions(programs=1, plugins=(str(tmp_path / "nope.py"),)).validate()
+    # a folder is named as one (fresh user 40's B5)
+    with pytest.raises(InvalidArgument, match=f"plugin {tmp_path}: not a file"):
+        CampaignOptions(programs=1, plugins=(str(tmp_path),)).validate()
