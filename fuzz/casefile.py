@@ -95,7 +95,10 @@ def parse_header(source: str, expect_block: bool = True) -> tuple[dict[str, str]
         if line.strip() == "expect:":
             in_expect = True
             continue
-        if in_expect and line.startswith((" ", "\t")) and ":" in line:
+        if in_expect and line.startswith((" ", "\t")) and line.split("#")[0].strip():
+            if ":" not in line.split("#")[0]:  # read as "no expect: block" (fresh user 40's B3)
+                raise InvalidArgument(f"case file's expect: block line {line.strip()!r} is "
+                                      "not 'pipeline: verdict'")
             name, verdict = line.split("#")[0].split(":", 1)
             expect[name.strip()] = verdict.strip()
             continue

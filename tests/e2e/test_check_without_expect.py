@@ -83,3 +83,14 @@ def test_a_dict_or_nested_return_is_one_line_exit_2(tmp_path):
         assert r.stderr.strip().splitlines() == [
             f"aliasfuzz: error: {f}: program returns a {'dict' if name == 'mapping' else 'nested tuple'}"
             "; return None, a tensor, or a tuple or list of tensors"], r.stderr
+
+
+def test_an_expect_line_without_a_colon_is_named(tmp_path):
+    # fresh user 40's B3: "  inductr ok" was read as "case file has no 'expect:' block"
+    f = tmp_path / "nocolon.py"
+    f.write_text('"""x\n\nexpect:\n  inductor ok\n"""\n' + _CASE)
+    r = run_cli("check", f, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"aliasfuzz: error: {f}: case file's expect: block line 'inductor ok' is not "
+        "'pipeline: verdict'"], r.stderr
