@@ -114,10 +114,11 @@ def judge_case(path: str | Path, pipelines: list[str] | None = None) -> list[dic
             row.update(verdict=j.verdict.value, check=j.check, explanation=j.explanation,
                        diff=j.diff)
         else:
+            from aliasfuzz.campaign.options import _unknown_pipeline
+
             # the whole path and the known names, as every other case-file error (fresh
             # user 39's B15: a basename and no list for a typo in an expect block)
-            raise InvalidArgument(f"{case.path}: unknown pipeline {pipeline!r} (known: "
-                                  f"{', '.join(sorted(_known_pipelines() | {'torchscript'}))})")
+            raise InvalidArgument(f"{case.path}: {_unknown_pipeline(pipeline, _known_pipelines())}")
         rows.append(row)
     return rows
 

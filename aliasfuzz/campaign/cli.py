@@ -250,7 +250,7 @@ def missing_entries(findings: list[dict], corpus: str | Path) -> list[str]:
     """The entries ``findings`` name that are not folders of ``corpus`` (deleted since they
     were written: fresh user 39's B9 moved one away before ``--resume``, and the console
     still called it new), in first-named order."""
-    ids = dict.fromkeys(i for f in findings for i in (f.get("ids") or [f["id"]]))
+    ids = dict.fromkeys(e.id for f in findings for e in finding_entries(f))
     return [i for i in ids if not (Path(corpus) / i).is_dir()]
 
 
@@ -259,10 +259,11 @@ def root_cause_line(findings: list[dict], corpus: str | Path) -> str:
     events), their entries read from ``corpus``: how many are new (new and not a known
     upstream bug), known upstream, already in the corpus, and how many corpus entries the
     campaign wrote."""
-    ids = {i for f in findings for i in (f.get("ids") or [f["id"]])}
+    entries = [e for f in findings for e in finding_entries(f)]
+    ids = {e.id for e in entries}
     known = {i for i in ids if _entry_known(corpus, i)}
     # an entry is new by its own id: a finding's other entry may be in the corpus
-    fresh = {e.id for f in findings for e in finding_entries(f) if e.new} & ids
+    fresh = {e.id for e in entries if e.new}
     n_new = len(fresh - known)
     # "new" is new and not known upstream; a known bug's first entry is new to the corpus
     # too, and a reader of "0 new" did not expect an untracked folder (fresh user 38's B2):

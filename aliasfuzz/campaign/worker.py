@@ -112,6 +112,7 @@ class Worker:
         self.start_seconds = 0.0
         #: set by :meth:`abandon` (another thread): no child starts any more
         self.abandoned = False
+        self._pipeline: str | None = None  # the task's, when a death is attributed
 
     # -- process management ------------------------------------------------------------
     def _start(self) -> None:
@@ -322,7 +323,7 @@ class Worker:
         else:
             check = f"exit:{rc}"
         return attribute_death(check, read_phase(self.phase_file), log, time.perf_counter() - t0,
-                               pipeline=getattr(self, "_pipeline", None))
+                               pipeline=self._pipeline)
 
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)', re.M)
