@@ -50,6 +50,32 @@ def load_case(path: str | Path, expect_block: bool = True) -> Case:
     return casefile.load_case(p, expect_block)
 
 
+def check_inputs(case: Case) -> None:
+    """Raise :class:`InvalidArgument` (one line naming the file) when the case's ``inputs()``
+    returns something other than a tuple or list, or an item that is neither a tensor nor
+    None (an omitted optional tensor, as campaign programs are fed): the pipelines read a
+    program's arguments as tensors, and an int was reported as a TorchScript crash (fresh
+    user 40's B2). An ``inputs()`` that raises is left to the caller, which reports it."""
+    import torch
+
+    try:
+        ins = case.module.inputs()
+    except Exception:  # noqa: BLE001 -- check's load or the judge reports it
+        return
+    fix = "return a tuple or list of tensors (None for an omitted optional one)"
+    if not isinstance(ins, tuple | list):
+        raise InvalidArgument(f"{case.path}: inputs() returns {_a(ins)}; {fix}")
+    for i, x in enumerate(ins):
+        if not (x is None or isinstance(x, torch.Tensor)):
+            raise InvalidArgument(
+                f"{case.path}: inputs()[{i}] is {_a(x)}, not a tensor; {fix}")
+
+
+def _a(value: Any) -> str:
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def check_returns(case: Case) -> None:
     """Raise :class:`InvalidArgument` (one line naming the file) when the case's program,
     run once eagerly on its ``inputs()``, returns a mapping, a set or a nested sequence: the
@@ -95,6 +121,7 @@ def judge_case(path: str | Path, pipelines: list[str] | None = None) -> list[dic
     """
     case = load_case(path, expect_block=not pipelines)
     if not (case.needs_gpu and not _has_cuda()):
+        check_inputs(case)  # first: check_returns calls the program on them
         check_returns(case)
     rows = []
     for pipeline in pipelines or list(case.expect):

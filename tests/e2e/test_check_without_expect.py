@@ -94,3 +94,16 @@ def test_an_expect_line_without_a_colon_is_named(tmp_path):
     assert r.stderr.strip().splitlines() == [
         f"aliasfuzz: error: {f}: case file's expect: block line 'inductor ok' is not "
         "'pipeline: verdict'"], r.stderr
+
+
+def test_a_non_tensor_input_is_one_line_exit_2(tmp_path):
+    # fresh user 40's B2: an int input was reported as a torchscript crash, exit 0
+    f = tmp_path / "inint.py"
+    f.write_text("import torch\n\n\ndef program(x):\n    return x + 1\n\n\n"
+                 "def inputs():\n    return (3,)\n")
+    r = run_cli("check", f, "--pipelines", "aot_eager,torchscript", timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"aliasfuzz: error: {f}: inputs()[0] is an int, not a tensor; return a tuple or "
+        "list of tensors (None for an omitted optional one)"], r.stderr
+    assert r.stdout == "", r.stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.oracle.cases import judge_case, load_case, parse_header
+from aliasfuzz.oracle.cases import check_inputs, judge_case, load_case, parse_header
 
 HEADER = '''"""Doubles x.
 
@@ -55,3 +55,30 @@ def test_small_case_is_judged(tmp_path):
     # the whole path and the known names (fresh user 39's B15)
     assert str(e.value).startswith(f"{f}: unknown pipeline 'no-such-pipeline' (known: ")
     assert "inductor-reinplace" in str(e.value) and "torchscript" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "ret, message",
+    [
+        ("(torch.ones(2), 3)", "inputs()[1] is an int, not a tensor"),
+        ("[torch.ones(2), [torch.ones(2)]]", "inputs()[1] is a list, not a tensor"),
+        ("torch.ones(2)", "inputs() returns a Tensor"),
+        ("3", "inputs() returns an int"),
+    ],
+)
+def test_non_tensor_inputs_are_user_errors(tmp_path, ret, message):
+    # fresh user 40's B2: an int input was judged, and reported as a torchscript crash
+    f = tmp_path / "c.py"
+    f.write_text(f"import torch\n\ndef program(*xs):\n    return None\n\n"
+                 f"def inputs():\n    return {ret}\n")
+    with pytest.raises(InvalidArgument) as e:
+        check_inputs(load_case(f, expect_block=False))
+    assert str(e.value).startswith(f"{f}: {message}; return a tuple or list of tensors")
+
+
+def test_tensor_and_none_inputs_pass(tmp_path):
+    # None is an omitted optional tensor, as the campaign feeds its programs (make_inputs)
+    f = tmp_path / "c.py"
+    f.write_text("import torch\n\ndef program(x, y):\n    return x\n\n"
+                 "def inputs():\n    return [torch.ones(2), None]\n")
+    check_inputs(load_case(f, expect_block=False))
