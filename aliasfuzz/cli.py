@@ -37,10 +37,13 @@ _SHARES = {
 
 def _cmd_sample(args) -> int:
     # --seed needs no check here: parse_seed, run's own, takes only an integer >= 0 or today
-    flags = (("-n", args.n, 0), ("--max-statements", args.max_statements, 1))
-    for flag, v, lo in flags:
-        if v < lo:  # before torch is imported, in the flag's own name
-            raise InvalidArgument(f"{flag} must be an integer >= {lo}, got {v}")
+    from aliasfuzz.fuzz.limits import MAX_STATEMENTS
+
+    if args.n < 0:  # before torch is imported, in the flag's own name
+        raise InvalidArgument(f"-n must be an integer >= 0, got {args.n}")
+    if not 1 <= args.max_statements <= MAX_STATEMENTS:  # and the generator's bound, as run's
+        raise InvalidArgument(f"--max-statements must be in [1, {MAX_STATEMENTS}], "
+                              f"got {args.max_statements}")
     # a family's share flag, where given, overrides the generator's default for it; checked
     # likewise (make_config would name the option, after the import)
     shares = {name: v for name in _SHARES if (v := getattr(args, f"{name}_share")) is not None}

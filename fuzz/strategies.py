@@ -40,6 +40,7 @@ from aliasfuzz.fuzz._geninputs import draw_inputs
 from aliasfuzz.fuzz._genmeta import add_metadata
 from aliasfuzz.fuzz._genoptional import add_optional
 from aliasfuzz.fuzz.ir import DTYPES, Op, Program
+from aliasfuzz.fuzz.limits import MAX_STATEMENTS
 from aliasfuzz.fuzz.ops import REGISTRY, OpDef, OpKind, ValueMeta
 from aliasfuzz.fuzz.ops.metadata import BASE_ONLY, OWN_STREAM, is_base
 from aliasfuzz.fuzz.validate import infer
@@ -266,7 +267,7 @@ def make_config(
     if not rows:
         raise InvalidArgument(f"no generatable registry op in families {list(fams)}")
     return GenConfig(
-        max_statements=_int_opt("max_statements", max_statements, 0, 256),
+        max_statements=_int_opt("max_statements", max_statements, 0, MAX_STATEMENTS),
         families=fams,
         dtypes=_names_opt("dtypes", dtypes, tuple(DTYPES)),
         device=device,
@@ -451,7 +452,7 @@ def programs(
     """A Hypothesis strategy of valid programs (they type-check; eager should run them).
 
     Options (keyword-only, checked now; :class:`InvalidArgument` on a bad one):
-      max_statements: at most this many statements (0..256).
+      max_statements: at most this many statements (0 to ``limits.MAX_STATEMENTS``).
       families: op families to draw from, names of :data:`FAMILIES`.
       dtypes: dtypes of the data inputs' storages (names of ``ir.DTYPES``).
       device: ``"cpu"`` or ``"cuda"``; recorded in ``meta["device"]``.

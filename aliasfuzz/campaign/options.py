@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.limits import MAX_STATEMENTS
 
 __all__ = [
     "BUILTIN_PIPELINES",
@@ -330,8 +331,12 @@ class CampaignOptions:
             raise self._bad("kernel_cache", f"must be one of {', '.join(KERNEL_CACHES)}",
                             f"--kernel-cache {self.kernel_cache!r}: one of "
                             f"{', '.join(KERNEL_CACHES)}")
-        if self.max_statements < 1:
-            raise self._bad("max_statements", "must be >= 1")
+        if not 1 <= self.max_statements <= MAX_STATEMENTS:
+            # the generator's bound too: it was make_config's, in the option's field name,
+            # after torch was imported (fresh user 40's B4)
+            bounds = f"must be in [1, {MAX_STATEMENTS}]"
+            raise self._bad("max_statements", bounds,
+                            f"{self.source('max_statements')} {bounds}, got {self.max_statements}")
         for name in ("mutate", "grad_share", "dynamic_share"):
             v = getattr(self, name)
             if not (math.isfinite(v) and 0 <= v <= 1):

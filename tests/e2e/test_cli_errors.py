@@ -69,6 +69,10 @@ def _run(tmp_path, *extra) -> list[str]:
         # the flag as typed, not the option's field name (fresh user 34)
         (["--fail-on", ","], "--fail-on has an empty item"),
         (["--pipelines", "aot_eager,,inductor"], "--pipelines has an empty item"),
+        # fresh user 40's B4: the generator's bound was said after torch was imported, as
+        # "max_statements must be an integer in [0, 256]"
+        (["--max-statements", "100000"], "--max-statements must be in [1, 256], got 100000"),
+        (["--max-statements", "0"], "--max-statements must be in [1, 256], got 0"),
     ],
 )
 def test_run_bad_numbers_and_device(tmp_path, flags, needle):
@@ -321,6 +325,7 @@ def test_config_values_of_the_wrong_type(tmp_path, text, needle):
     ("[run]\nmutate = 5\n", "[run] mutate must be a share between 0 and 1, not 5"),
     ('mutate = "x"\n', "mutate must be a share between 0 and 1, not 'x'"),
     ("[run]\nworkers = 0\n", "[run] workers must be between 1 and 512, not 0"),
+    ("[run]\nmax_statements = 100000\n", "[run] max_statements must be in [1, 256], not 100000"),
     ("[run]\ndynamic-share = nan\n", "[run] dynamic_share must be a share between 0 and 1, not nan"),
     ('[run]\ndevice = "tpu"\n', "[run] device = 'tpu': unknown device 'tpu'"),
     # fresh user 24: an unknown key was named without its file or table
@@ -598,7 +603,8 @@ def _main_without_torch(argv: list[str], cwd):
 
 
 @pytest.mark.parametrize("flag", [["--programs", "-3"], ["--workers", "0"], ["--timeout", "0"],
-                                  ["--pipelines", "inductor,bogus"]])
+                                  ["--pipelines", "inductor,bogus"],
+                                  ["--max-statements", "100000"]])
 def test_a_bad_run_value_fails_before_torch_is_imported(flag, tmp_path):
     # a fresh user waited seconds for "--programs must be >= 1": torch was imported first
     err = _main_without_torch(["run", *flag], tmp_path)
@@ -614,7 +620,8 @@ def test_the_built_in_pipeline_names_are_the_adapters():
 
 @pytest.mark.parametrize(("argv", "needle"), [
     (["sample", "-n", "-1"], "-n must be an integer >= 0, got -1"),
-    (["sample", "--max-statements", "0"], "--max-statements must be an integer >= 1"),
+    (["sample", "--max-statements", "0"], "--max-statements must be in [1, 256], got 0"),
+    (["sample", "--max-statements", "100000"], "--max-statements must be in [1, 256], got 100000"),
 ])
 def test_a_bad_sample_flag_names_the_flag(argv, needle):
     _one_line_error(argv, needle)
