@@ -261,7 +261,8 @@ def root_cause_line(findings: list[dict], corpus: str | Path) -> str:
     campaign wrote."""
     entries = [e for f in findings for e in finding_entries(f)]
     ids = {e.id for e in entries}
-    known = {i for i in ids if _entry_known(corpus, i)}
+    issues = {e.id: e.known for e in entries if e.known}
+    known = {i for i in ids if _entry_known(corpus, i, issues.get(i))}
     # an entry is new by its own id: a finding's other entry may be in the corpus
     fresh = {e.id for e in entries if e.new}
     n_new = len(fresh - known)
@@ -383,15 +384,18 @@ def _check_entries(corpus: str, list_entries, load_entry) -> None:
             f"({names}); first: {bad[0][1]}; `aliasfuzz replay {corpus}` says why for each")
 
 
-def _entry_known(corpus: str, entry: str) -> bool:
-    """Whether corpus entry ``entry`` is a known upstream bug (its ``meta.json``; an entry
-    that does not load is not)."""
+def _entry_known(corpus: str, entry: str, issue: str | None = None) -> bool:
+    """Whether corpus entry ``entry`` is a known upstream bug: its ``meta.json`` says, and
+    for an entry that does not load (deleted before a ``--resume``), ``issue``, the known
+    bug its finding events name, as the report's row reads it (fresh user 40's B6: the
+    headline moved a deleted known entry to "already in the corpus" while its finding
+    line still said "known")."""
     from aliasfuzz.campaign.corpus import load_entry
 
     try:
         return bool(load_entry(Path(corpus) / entry).meta.get("known"))
     except InvalidArgument:
-        return False
+        return bool(issue)
 
 
 @contextlib.contextmanager

@@ -376,6 +376,20 @@ def test_the_root_cause_headline_counts_the_entries_it_wrote():
     assert root_cause_line(findings[:2], corpus).endswith("; 1 corpus entry written)")
 
 
+def test_a_deleted_known_entry_stays_known_upstream_in_the_headline(tmp_path):
+    # fresh user 40's B6: an entry deleted before --resume was "(in corpus, known ...)" on
+    # its finding line and "already in the corpus" in the headline; the report's row reads
+    # the journal's known for an entry that is gone, and so does the headline
+    from aliasfuzz.campaign.cli import root_cause_line
+
+    gone = "miscompile-functionalization-c10211248b"
+    f = {"verdict": "miscompile", "check": "values", "pipeline": "aot_eager", "id": gone,
+         "ids": [gone], "news": [False], "knowns": ["pytorch/functorch#950"]}
+    assert root_cause_line([f], tmp_path) == (
+        "root causes: 1 (0 new, 1 known upstream, 0 already in the corpus; "
+        "0 corpus entries written)")
+
+
 def test_entries_named_but_gone_from_the_corpus_are_listed(tmp_path):
     # fresh user 39's B9: an entry moved away before --resume was still printed as written,
     # with no warning on the console (the report marked its row)
