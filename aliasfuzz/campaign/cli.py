@@ -226,7 +226,8 @@ def finding_lines(f: dict) -> list[str]:
     line counts the lines above it. A finding whose blame found two departures (e.g.
     functionalization, then reinplace) files an entry per root cause; fresh user 24 saw 6
     root causes counted over 5 lines, the second entry named nowhere on the terminal. Each
-    line gives its own entry's status, ``new`` or ``in corpus`` and ``known <issue>``
+    line gives its own entry's status, ``new`` (the headline's: no known bug), ``new corpus
+    entry, known <issue>`` or ``in corpus`` (and ``known <issue>``)
     (``f["news"]``, ``f["knowns"]``; :func:`~aliasfuzz.campaign.journal.finding_entries`)."""
     stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
     own = f.get("entry_stages") or []  # one per line, when the blame's stages are the entries'
@@ -237,7 +238,11 @@ def finding_lines(f: dict) -> list[str]:
     for k, e in enumerate(entries):
         # each entry's own status: "known #196657" on the line of an entry whose meta.json
         # says "known": null was a false claim (a fresh user's, from its sibling entry)
-        status = ("new" if e.new else "in corpus") + (f", known {e.known}" if e.known else "")
+        # "new" is the headline's: new and no known bug; a known bug's first entry is a new
+        # corpus entry, counted under "known upstream" (fresh user 40's B9 read "(new,
+        # known ...)" above "0 new")
+        status = (("new corpus entry" if e.known else "new") if e.new else "in corpus") + (
+            f", known {e.known}" if e.known else "")
         first = entries[0].id if k else f.get("same_as")
         same = f", same program as {first}" if first else ""
         lines.append(f"finding {e.id} {f['verdict']} {f['pipeline']} check={f['check']} "

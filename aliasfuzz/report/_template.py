@@ -74,7 +74,7 @@ budget was spent); <i>hits</i>: sightings in this campaign, per pipeline
 {% else %}<p class="muted">not cut stage by stage{% if r.blame_reason %}: {{ r.blame_reason }}{% endif %}</p>{% endif %}
 <p>{{ r.explanation }}</p>
 {% if r.diff %}<h4>eager / compiled</h4><pre>{{ r.diff }}</pre>{% endif %}
-<h4>minimized program (repro.py, {{ r.repro_lines }} lines, {{ r.repro_way }}: corpus/{{ r.id }}/repro.py{% if r.status == "new" %}; issue draft: <a href="upstream/{{ r.id }}.md">upstream/{{ r.id }}.md</a>{% endif %})</h4>
+<h4>minimized program (repro.py, {{ r.repro_lines }} lines, {{ r.repro_way }}: {{ r.repro_path }}{% if r.status == "new" %}; issue draft: <a href="upstream/{{ r.id }}.md">upstream/{{ r.id }}.md</a>{% endif %})</h4>
 {% if r.harness %}<p class="muted">harness: {{ r.harness }}</p>{% endif %}
 <pre>{{ r.repro }}</pre>{% endif %}
 </details>{% else %}<p>No findings in this campaign.</p>{% endfor %}

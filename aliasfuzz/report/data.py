@@ -194,6 +194,8 @@ def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
         # the old 250-line harness inlined)
         "repro": program_text(entry.program, m),
         "repro_lines": len(render_repro(entry.program, m).splitlines()),
+        # the corpus the report reads, not always corpus/ (fresh user 40's B9)
+        "repro_path": str(corpus / rid / "repro.py"),
         "repro_way": p.mode if p.mode != "compile" else f"torch.compile(backend={p.backend!r})",
         "harness": p.harness,
     }
@@ -211,7 +213,8 @@ def root_causes(
     (pipeline -> sightings in this campaign), the entry's ``stage``, ``trail``, ``full`` (this campaign's fast-path
     sightings' when it has any, else the entry's own), ``known_bug``, ``related``,
     ``hits_total`` (pipeline -> sightings over all campaigns), ``title``, ``explanation``,
-    ``diff``, ``repro`` (program part of repro.py) and ``repro_lines``; ``error`` instead
+    ``diff``, ``repro`` (program part of repro.py), ``repro_lines`` and ``repro_path``
+    (the entry's repro.py in ``corpus``); ``error`` instead
     of the entry's fields when it cannot be read."""
     sightings: dict[str, list[dict[str, Any]]] = defaultdict(list)
     issues: dict[str, str] = {}  # entry -> the known bug its events say it is, if any

@@ -370,3 +370,17 @@ def test_a_fast_path_root_cause_written_when_time_was_up_is_not_called_n_a(tmp_p
     fast[0]["full"] = "reproduces"  # re-judged: what it said stands
     rows = {r["stage"]: r for r in root_causes(tmp_path, events, set())}
     assert rows["joint:remove_noop_ops"]["full"] == "reproduces"
+
+
+def test_the_program_caption_names_the_corpus_the_report_read(tmp_path):
+    # fresh user 40's B9: the caption said corpus/<id>/repro.py for a campaign whose corpus
+    # was another folder
+    _campaign(tmp_path, "c2", time.time(), with_finding=True)
+    (tmp_path / "corpus").rename(tmp_path / "elsewhere")
+    out = write_report("c2", state=tmp_path / "state", corpus=tmp_path / "elsewhere",
+                       out=tmp_path / "out")
+    summary = json.loads((out.parent / "summary.json").read_text())
+    html = out.read_text()
+    first = summary["root_causes"][0]["id"]
+    assert f"{tmp_path / 'elsewhere' / first / 'repro.py'}" in html
+    assert f"corpus/{first}/repro.py" not in html

@@ -136,7 +136,7 @@ def test_each_line_of_a_finding_says_its_own_entrys_status():
     assert second.endswith("(new, same program as cbd)"), second
     swapped = finding_lines({**f, "news": [True, True], "knowns": [None, "pytorch/pytorch#196657"]})
     assert swapped[0].endswith("(new)") and "known" not in swapped[0], swapped
-    assert swapped[1].endswith("(new, known pytorch/pytorch#196657, same program as cbd)")
+    assert swapped[1].endswith("(new corpus entry, known pytorch/pytorch#196657, same program as cbd)")
 
 
 def test_a_journal_of_old_says_no_entry_of_several_is_the_known_bug():
@@ -158,7 +158,7 @@ def test_a_journal_of_old_says_no_entry_of_several_is_the_known_bug():
 
     one = {**old, "ids": ["cbd"]}
     assert finding_entries(one) == [("cbd", True, "pytorch/pytorch#196657")]
-    assert finding_lines(one)[0].endswith("(new, known pytorch/pytorch#196657)")
+    assert finding_lines(one)[0].endswith("(new corpus entry, known pytorch/pytorch#196657)")
 
 
 def _writer(tmp_path: Path, known: set[str], bugs: list) -> SimpleNamespace:
@@ -186,7 +186,7 @@ def test_a_finding_of_two_roots_journals_each_entrys_status_and_fails_by_it(tmp_
     ids = event["ids"]
     first, second = finding_lines(camp.res.findings[0])
     assert first.endswith("(new)"), first
-    assert second.endswith(f"(new, known {ADD_BUG.issue}, same program as {ids[0]})"), second
+    assert second.endswith(f"(new corpus entry, known {ADD_BUG.issue}, same program as {ids[0]})"), second
     assert camp.res.failing == camp.res.findings  # the functionalization root: new, unknown
     assert (event["news"], event["knowns"], event["new"]) == ([True, True],
                                                              [None, ADD_BUG.issue], True)
@@ -204,7 +204,7 @@ def test_a_finding_of_two_roots_journals_each_entrys_status_and_fails_by_it(tmp_
     assert again.events[0]["news"] == [False, True]
     first, second = finding_lines(again.res.findings[0])
     assert first.endswith("(in corpus)") and second.endswith(
-        f"(new, known {ADD_BUG.issue}, same program as {ids[0]})"), (first, second)
+        f"(new corpus entry, known {ADD_BUG.issue}, same program as {ids[0]})"), (first, second)
     assert again.res.failing == []
 
 
