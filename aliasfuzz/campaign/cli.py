@@ -593,11 +593,18 @@ def _saved_corpus(state: str, cid: str) -> str:
     ``--corpus`` looks: ``corpus`` when that one is not a folder (any more) or the options
     cannot be read. A campaign run with ``--corpus elsewhere`` was refused by a later
     ``report`` that looked in ``corpus/`` (a fresh user's)."""
+    saved = _recorded_corpus(state, cid)
+    return saved if saved is not None and Path(saved).is_dir() else "corpus"
+
+
+def _recorded_corpus(state: str, cid: str) -> str | None:
+    """The ``corpus`` option campaign ``cid``'s ``options.json`` records, or None when it
+    cannot be read."""
     try:
         saved = json.loads((Path(state) / "runs" / cid / "options.json").read_text()).get("corpus")
     except (OSError, ValueError, AttributeError):
-        return "corpus"
-    return saved if isinstance(saved, str) and Path(saved).is_dir() else "corpus"
+        return None
+    return saved if isinstance(saved, str) and saved else None
 
 
 def _check_report_corpus(cid: str, state: str, corpus: str) -> None:
@@ -607,7 +614,9 @@ def _check_report_corpus(cid: str, state: str, corpus: str) -> None:
     :func:`_check_entries`), or a corpus holding none of the campaign's root-cause entries
     (the wrong ``--corpus``, or the default one for a campaign run with another). Some of
     them missing (entries deleted since) is one warning line on stderr; the report marks
-    those rows. Raises :class:`InvalidArgument`."""
+    those rows. So is all of them missing from the corpus the campaign recorded: that one
+    is not the wrong one (fresh user 40's B7 was told to name the corpus it had named).
+    Raises :class:`InvalidArgument`."""
     from aliasfuzz.campaign.corpus import list_entries, load_entry
     from aliasfuzz.report.data import root_ids
 
@@ -617,7 +626,9 @@ def _check_report_corpus(cid: str, state: str, corpus: str) -> None:
     if not missing:
         return
     names = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
-    if len(missing) == len(ids):
+    recorded = _recorded_corpus(state, cid)
+    if len(missing) == len(ids) and not (
+            recorded is not None and Path(recorded).resolve() == Path(corpus).resolve()):
         raise InvalidArgument(
             f"--corpus {corpus}: holds none of the {len(ids)} root-cause entries of campaign "
             f"{cid} ({names}); name the corpus it ran with (--corpus)")

@@ -7,6 +7,7 @@ still replay), bad case files. Each command runs in a fresh process, as a user r
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -239,6 +240,30 @@ def test_report_refuses_a_corrupt_or_absent_entry_of_its_campaign(tmp_path):
     assert line.startswith("aliasfuzz: warning: ") and "miscompile-gone-0000000000" in line
     assert "1 of the 2" in line and "is not there" in line and "its row says so" in line
     assert (out / "index.html").exists()
+
+
+def test_report_of_a_campaign_whose_every_entry_is_gone_from_its_own_corpus_warns(tmp_path):
+    # fresh user 40's B7: the campaign's only entry deleted from the corpus it ran with,
+    # report refused it as the wrong corpus ("name the corpus it ran with") and wrote nothing
+    state, corpus = tmp_path / "state", tmp_path / "c3"
+    res = driver.run_campaign(
+        CampaignOptions(programs=1, pipelines=("debug-miscompile",), workers=1, report="none",
+                        corpus=str(corpus), state=str(state), shrink=False),
+        show=False,
+    )  # fmt: skip
+    assert res.status == "done"
+    (entry,) = store.list_entries(corpus)
+    shutil.rmtree(entry)
+    # defaulted to the recorded corpus, and named (spelled relative to another folder)
+    for k, named in enumerate(([], ["--corpus", "../c3"])):
+        out = tmp_path / f"r{k}"
+        r = run_cli("report", "--state", state, *named, "--out", out, cwd=tmp_path / "state")
+        assert r.returncode == 0, r.stderr
+        (line,) = r.stderr.strip().splitlines()
+        assert line.startswith("aliasfuzz: warning: ") and entry.name in line, line
+        assert "1 of the 1" in line and "is not there" in line and "its row says so" in line
+        (row,) = json.loads((out / "summary.json").read_text())["root_causes"]
+        assert row["id"] == entry.name and "error" in row
 
 
 def test_report_without_corpus_reads_the_one_the_campaign_ran_with(tmp_path):
