@@ -23,7 +23,7 @@ import signal
 import sys
 from pathlib import Path
 
-from aliasfuzz.campaign.journal import finding_entries
+from aliasfuzz.campaign.journal import finding_entries, new_root
 from aliasfuzz.errors import InvalidArgument, not_a_folder
 
 __all__ = ["add_parsers", "exit_now", "parse_seed"]
@@ -261,21 +261,25 @@ def missing_entries(findings: list[dict], corpus: str | Path) -> list[str]:
 
 def root_cause_line(findings: list[dict], corpus: str | Path) -> str:
     """The console's root-cause headline of a campaign's ``findings`` (journal finding
-    events), their entries read from ``corpus``: how many are new (new and not a known
-    upstream bug), known upstream, already in the corpus, and how many corpus entries the
-    campaign wrote."""
-    entries = [e for f in findings for e in finding_entries(f)]
-    ids = {e.id for e in entries}
-    issues = {e.id: e.known for e in entries if e.known}
+    events), their entries read from ``corpus``: how many are new (new, not a known
+    upstream bug, blamed: :func:`~aliasfuzz.campaign.journal.new_root`), known upstream,
+    already in the corpus, left unblamed when the time budget was spent (only when some
+    were), and how many corpus entries the campaign wrote."""
+    pairs = [(f, e) for f in findings for e in finding_entries(f)]
+    ids = {e.id for _, e in pairs}
+    issues = {e.id: e.known for _, e in pairs if e.known}
     known = {i for i in ids if _entry_known(corpus, i, issues.get(i))}
     # an entry is new by its own id: a finding's other entry may be in the corpus
-    fresh = {e.id for e in entries if e.new}
-    n_new = len(fresh - known)
+    fresh = {e.id for _, e in pairs if e.new}
+    new = {e.id for f, e in pairs if new_root(f, e)} - known
+    unblamed = fresh - known - new
     # "new" is new and not known upstream; a known bug's first entry is new to the corpus
     # too, and a reader of "0 new" did not expect an untracked folder (fresh user 38's B2):
     # the entries this campaign wrote are counted apart
-    return (f"root causes: {len(ids)} ({n_new} new, {len(known)} known upstream, "
-            f"{len(ids) - n_new - len(known)} already in the corpus; "
+    spent = (f", {len(unblamed)} left unblamed when the time budget was spent"
+             if unblamed else "")
+    return (f"root causes: {len(ids)} ({len(new)} new, {len(known)} known upstream, "
+            f"{len(ids - fresh - known)} already in the corpus{spent}; "
             f"{_plural(len(fresh), 'corpus entry', 'corpus entries')} written)")
 
 

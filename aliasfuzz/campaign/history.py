@@ -9,8 +9,9 @@ Schema (``<state>/history.sqlite``):
   outside the system under test; a column added later, 0 in older rows))``
 * ``verdicts(campaign, pipeline, verdict, n)``
 * ``findings(campaign, finding, pipeline, verdict, check_name, new INT)``: ``new`` 1 when the
-  finding filed an entry new to the corpus that is not a known upstream bug (as the console
-  counts new; rows written before 2026-12-04 counted known upstream bugs too)
+  finding filed an entry new to the corpus that is not a known upstream bug and was blamed
+  (as the console counts new; rows written before 2026-12-04 counted known upstream bugs
+  too, and before 2026-12-05 findings written unblamed when the time budget was spent)
 * ``stages(campaign, stage, seconds REAL)``: worker seconds per stage
   (:mod:`aliasfuzz.campaign.costs`; none for campaigns run before stages were counted)
 
@@ -25,7 +26,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from aliasfuzz.campaign.journal import finding_entries
+from aliasfuzz.campaign.journal import finding_entries, new_root
 
 __all__ = ["History"]
 
@@ -118,10 +119,9 @@ class History:
                         f["pipeline"],
                         f["verdict"],
                         f.get("check"),
-                        # new as the console counts it: an entry new to the corpus
-                        # that is not a known upstream bug (fresh user 30: the Trends
+                        # new as the console counts it (fresh user 30: the Trends
                         # table said "new 14" where the console said 6 new, 8 known)
-                        int(any(e.new and not e.known for e in finding_entries(f))),
+                        int(any(new_root(f, e) for e in finding_entries(f))),
                     )
                     for f in findings
                 ],

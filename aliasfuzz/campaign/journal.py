@@ -35,7 +35,8 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["Journal", "dismissed_cause", "dismissed_kind", "entry_fields", "finding_entries"]
+__all__ = ["Journal", "dismissed_cause", "dismissed_kind", "entry_fields", "finding_entries",
+           "new_root"]
 
 
 class Journal:
@@ -161,6 +162,15 @@ def finding_entries(event: dict[str, Any], before: set[str] | None = None) -> li
         # the old ``known`` named the first known root of all: only one entry's for sure
         knowns = [event.get("known") or None] if len(ids) == 1 else [None] * len(ids)
     return [Entry(i, bool(n), k or None) for i, n, k in zip(ids, news, knowns, strict=True)]
+
+
+def new_root(event: dict[str, Any], entry: Entry) -> bool:
+    """Whether ``entry`` (one of :func:`finding_entries` of finding ``event``) is a new root
+    cause as the console's headline, the history and the report count one: new to the
+    corpus, no known upstream bug, and blamed. A finding written unblamed because the time
+    budget was spent (``budget_spent``) is counted apart: fresh user 40's B8 read two
+    unshrunk copies of a known crash as "2 new"."""
+    return entry.new and not entry.known and not event.get("budget_spent")
 
 
 def entry_fields(entries: list[Entry]) -> dict[str, Any]:

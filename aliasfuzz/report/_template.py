@@ -26,7 +26,7 @@ torch {{ c.versions.torch }} · triton {{ c.versions.triton }} · Python {{ c.ve
 <div class="card"><b>{{ c.tasks }}</b>pipeline runs</div>
 <div class="card"><b>{{ "%.2f"|format(c.throughput or 0) }}</b>programs/s</div>
 <div class="card"><b>{{ "%.0f"|format(c.seconds or 0) }} s</b>wall time</div>
-<div class="card {{ 'bad' if counts.new else 'good' }}"><b>{{ counts.root_causes }}</b>root causes: {{ counts.new }} new, {{ counts.known }} known upstream, {{ counts.corpus }} already in the corpus; {{ counts.written }} corpus {{ 'entry' if counts.written == 1 else 'entries' }} written</div>
+<div class="card {{ 'bad' if counts.new else 'good' }}"><b>{{ counts.root_causes }}</b>root causes: {{ counts.new }} new, {{ counts.known }} known upstream, {{ counts.corpus }} already in the corpus{% if counts.unblamed %}, {{ counts.unblamed }} left unblamed when the time budget was spent{% endif %}; {{ counts.written }} corpus {{ 'entry' if counts.written == 1 else 'entries' }} written</div>
 <div class="card"><b>{{ counts.raw_findings }}</b>raw findings (runs judged a finding; {{ counts.shrunk_findings - counts.get('known_first', 0) - counts.get('budget_spent', 0) }} shrunk and blamed{% if counts.budget_spent %}, {{ counts.budget_spent }} written unblamed when the time budget was spent (their shrink cut short, skipped or done){% endif %}{% if counts.known_first %}, {{ counts.known_first }} blamed as found, not shrunk (known bugs already filed whose workaround removes them){% endif %}{% if counts.dismissed %}, <a href="#dismissed">{{ counts.dismissed }} not written</a>{% endif %}{% if counts.deduplicated %}, <a href="#deduplicated">{{ counts.deduplicated }} not shrunk</a>{% endif %})</div>
 <div class="card {{ 'bad' if internal.count else 'good' }}"><b>{{ internal.count }}</b>internal errors</div>
 </div>
@@ -47,7 +47,9 @@ a program that hit one was not judged.</p>
 
 <h2>Root causes</h2>
 <p>One row per root cause (one corpus entry: blamed stage, verdict, check, evidence), new ones first,
-then known upstream bugs, then those already in the corpus. <i>stage</i>: the first stage of the
+then <i>unblamed</i> ones (new entries written unblamed when the time budget was spent: maybe a
+known bug or an entry found again, so no issue draft; <code>python -m aliasfuzz.campaign.rebuild</code>
+shrinks and blames them), then known upstream bugs, then those already in the corpus. <i>stage</i>: the first stage of the
 pipeline whose result departs from eager; <i>full</i>: whether full <code>torch.compile</code>
 reproduces this campaign's fast-path sightings (else the entry's own; <i>n/a</i>: no fast-path
 sighting, nothing to re-run; <i>not re-judged</i>: a fast-path sighting written when the time
@@ -66,7 +68,7 @@ budget was spent); <i>hits</i>: sightings in this campaign, per pipeline
 <summary>{{ r.status }}: {{ r.title or r.id }}</summary>
 {% if r.error %}<p class="bad">corpus entry unreadable: {{ r.error }}</p>{% else %}
 <p class="muted">{{ r.id }} · {{ r.verdict }} / {{ r.check }}{% if r.campaign_checks %} (this campaign's sightings also {{ r.campaign_checks|join(", ") }}: see the entry's hits){% endif %} · ops {{ r.ops|join(", ") }} · statements
-{{ r.statements.original }} &rarr; {{ r.statements.minimized }} after shrinking{% if r.full %} · full torch.compile: {{ r.full }}{% endif %}</p>
+{% if r.budget_spent and r.budget_spent.startswith("not shrunk") %}{{ r.statements.original }} (not shrunk: time budget spent){% elif r.budget_spent and r.budget_spent.startswith("shrink cut short") %}{{ r.statements.original }} &rarr; {{ r.statements.minimized }} (shrink cut short: time budget spent){% else %}{{ r.statements.original }} &rarr; {{ r.statements.minimized }} after shrinking{% endif %}{% if r.full %} · full torch.compile: {{ r.full }}{% endif %}</p>
 {% if r.known_bug %}<p>Known upstream: {{ r.known_bug.issue }} {{ r.known_bug.title or "" }}</p>{% endif %}
 {% for b in r.related %}<p class="muted">Related: {{ b.issue }} {{ b.title }}</p>{% endfor %}
 <h4>stage by stage</h4>

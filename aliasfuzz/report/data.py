@@ -6,7 +6,8 @@ the corpus and the history. Everything here is JSON data; nothing runs a program
 finding; shrunk findings: ``finding`` events; root causes, by status; ``written``: the
 corpus entries the campaign wrote, known bugs' first entries too; ``budget_spent``: the
 shrunk findings written unblamed when the time budget was spent, their shrink cut
-short, skipped or done) and ``findings``
+short, skipped or done; ``unblamed``: of the root causes, the new entries they wrote,
+not counted ``new``) and ``findings``
 (the ``finding`` events themselves, each with the entries it filed, ``ids``, and of each
 whether it was new to the corpus and the known upstream bug it matches, ``news`` and
 ``knowns``; ``new``: any was new. Version 2 had one ``known`` per finding, the first
@@ -158,9 +159,11 @@ def undefined_eager_counts(tasks: list[dict[str, Any]]) -> dict[str, dict[str, i
     return {p: {k: c[k] for k in keys} for p, c in sorted(out.items())}
 
 
-#: Root-cause status, in report order: new to the corpus and to PyTorch's tracker, a known
-#: upstream bug (``corpus/known.toml``), already in the corpus before this campaign.
-STATUSES = ("new", "known", "corpus")
+#: Root-cause status, in report order: new to the corpus and to PyTorch's tracker, new as
+#: well but written unblamed because the time budget was spent (its sameness to a known
+#: bug or an entry was never decided: fresh user 40's B8), a known upstream bug
+#: (``corpus/known.toml``), already in the corpus before this campaign.
+STATUSES = ("new", "unblamed", "known", "corpus")
 
 
 def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
@@ -214,8 +217,9 @@ def root_causes(
     sightings' when it has any, else the entry's own), ``known_bug``, ``related``,
     ``hits_total`` (pipeline -> sightings over all campaigns), ``title``, ``explanation``,
     ``diff``, ``repro`` (program part of repro.py), ``repro_lines`` and ``repro_path``
-    (the entry's repro.py in ``corpus``); ``error`` instead
-    of the entry's fields when it cannot be read."""
+    (the entry's repro.py in ``corpus``), and ``budget_spent`` when this campaign wrote the
+    entry unblamed, its time budget spent (what was left out); ``error`` instead of the
+    entry's fields when it cannot be read."""
     sightings: dict[str, list[dict[str, Any]]] = defaultdict(list)
     issues: dict[str, str] = {}  # entry -> the known bug its events say it is, if any
     for e in events:
@@ -249,6 +253,12 @@ def root_causes(
         row["known_bug"] = known
         row["known_issue"] = known.get("issue") if known else None
         row["status"] = "known" if known else ("corpus" if rid in known_before else "new")
+        if rid not in known_before and evs[0].get("budget_spent"):
+            # its entry is this sighting as written: say how far it was shrunk, not "after
+            # shrinking" (fresh user 40's B8: "6 → 6 after shrinking", never shrunk)
+            row["budget_spent"] = evs[0]["budget_spent"]
+            if row["status"] == "new":
+                row["status"] = "unblamed"
         # this campaign's fast-path sightings say whether full torch.compile showed them (a
         # fresh user read the entry's own n/a against the terminal's full:reproduces)
         if row.get("entry_check"):

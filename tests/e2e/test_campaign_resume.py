@@ -339,6 +339,12 @@ def test_findings_left_when_the_budget_and_its_tail_are_spent_are_kept_unshrunk(
     assert entries and all("time budget (--time) was spent" in e.meta["blame_reason"]
                            for e in entries)
     assert time.monotonic() - t0 < 60  # worker start and the programs in flight, no shrink
+    # still written, but not "new" in the headline (fresh user 40's B8)
+    from aliasfuzz.campaign.cli import root_cause_line
+
+    line = root_cause_line(res.findings, opts.corpus)
+    assert line.startswith(f"root causes: {len(entries)} (0 new, ") and (
+        f", {len(entries)} left unblamed when the time budget was spent;" in line), line
 
 
 def test_sigterm_before_the_report_is_written_says_how_to_write_it(tmp_path, monkeypatch):

@@ -180,8 +180,8 @@ def test_summary_json_and_self_contained_html(report):
     assert causes[0]["trail"][1] == ["joint:remove_noop_ops", "departs (values: out0: values differ)"]
     assert "def f(x)" in causes[0]["repro"] and 0 < causes[0]["repro_lines"] <= 40
     assert s["counts"] == {"raw_findings": 1, "shrunk_findings": 4, "known_first": 0, "dismissed": 2,
-                           "deduplicated": 1, "root_causes": 3, "new": 1, "known": 1, "corpus": 1,
-                           "written": 2, "budget_spent": 1}
+                           "deduplicated": 1, "root_causes": 3, "new": 1, "unblamed": 0, "known": 1,
+                           "corpus": 1, "written": 2, "budget_spent": 1}
     # a finding not shrunk for an earlier one's coarse key is listed, not lost (fresh user 30)
     assert s["deduplicated"] == [{"i": 1, "pipeline": "inductor", "like": [2, "inductor"]}]
     # what the console's note: lines say, the report says too (fresh user 28's B3)
@@ -384,3 +384,33 @@ def test_the_program_caption_names_the_corpus_the_report_read(tmp_path):
     first = summary["root_causes"][0]["id"]
     assert f"{tmp_path / 'elsewhere' / first / 'repro.py'}" in html
     assert f"corpus/{first}/repro.py" not in html
+
+
+def test_a_new_entry_written_unblamed_when_time_was_up_is_not_new_nor_shrunk(tmp_path):
+    # fresh user 40's B8: two unshrunk copies of a known crash, written unblamed when the
+    # time budget was spent, counted "2 new" with cards saying "6 → 6 after shrinking"
+    from aliasfuzz.report import render_html
+
+    _campaign(tmp_path, "c2", time.time(), with_finding=True)
+    journal = tmp_path / "state" / "runs" / "c2" / "journal.jsonl"
+    events = [json.loads(line) for line in journal.read_text().splitlines()]
+    for e in events:  # the new root cause (remove_noop_ops) written as found
+        if e.get("stage") == "joint:remove_noop_ops":
+            e["budget_spent"] = "not shrunk, not blamed"
+    journal.write_text("".join(json.dumps(e) + "\n" for e in events))
+    out = write_report("c2", state=tmp_path / "state", corpus=tmp_path / "corpus",
+                       out=tmp_path / "out")
+    s = json.loads((out.parent / "summary.json").read_text())
+    assert [r["status"] for r in s["root_causes"]] == ["unblamed", "known", "corpus"]
+    assert (s["counts"]["new"], s["counts"]["unblamed"]) == (0, 1)
+    assert s["upstream_drafts"] == []  # an issue draft of a maybe-known bug's copy: none
+    html = out.read_text()
+    assert ("root causes: 0 new, 1 known upstream, 1 already in the corpus, 1 left unblamed "
+            "when the time budget was spent; 2 corpus entries written</div>") in html
+    # the known bug's entry was written as found too (the fixture's); the old entry's was shrunk
+    assert html.count("statements\n5 (not shrunk: time budget spent)") == 2
+    assert html.count("after shrinking") == 1
+    row = s["root_causes"][0]
+    cut = render_html(dict(s, root_causes=[dict(row, budget_spent="shrink cut short, not blamed")]))
+    assert "5 &rarr; 1 (shrink cut short: time budget spent)" in cut
+    assert "after shrinking" not in cut

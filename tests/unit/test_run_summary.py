@@ -390,6 +390,31 @@ def test_a_deleted_known_entry_stays_known_upstream_in_the_headline(tmp_path):
         "0 corpus entries written)")
 
 
+def test_an_entry_written_unblamed_when_time_was_up_is_not_counted_new(tmp_path):
+    # fresh user 40's B8: two unshrunk copies of a known crash, written unblamed when the
+    # time budget ran out, were "2 new" root causes; they are still written, counted apart
+    from aliasfuzz.campaign.cli import root_cause_line
+    from aliasfuzz.campaign.history import History
+
+    base = {"verdict": "crash", "check": "exceptions", "pipeline": "inductor", "news": [True],
+            "knowns": [None], "new": True}
+    spent = [{**base, "id": i, "ids": [i], "budget_spent": "not shrunk, not blamed"}
+             for i in ("crash-unblamed-inductor-dc30c0897a", "crash-unblamed-inductor-485bae0a")]
+    blamed = {**base, "id": "crash-lowering-0000000000", "ids": ["crash-lowering-0000000000"]}
+    assert root_cause_line([*spent, blamed], tmp_path) == (
+        "root causes: 3 (1 new, 0 known upstream, 0 already in the corpus, 2 left unblamed "
+        "when the time budget was spent; 3 corpus entries written)")
+    assert "unblamed" not in root_cause_line([blamed], tmp_path)
+    # the Trends table's "new" is the headline's
+    h = History(tmp_path / "h.sqlite")
+    h.record({"id": "c", "started": 1.0, "finished": 2.0, "seed": 0, "device": "cpu",
+              "pipelines": "inductor", "budget": "1 s", "programs": 1, "tasks": 1,
+              "seconds": 1.0, "throughput": 1.0, "status": "done", "versions": {}},
+             {}, [*spent, blamed])
+    (row,) = h.campaigns()
+    assert sorted(f["new"] for f in row["findings"]) == [0, 0, 1]
+
+
 def test_entries_named_but_gone_from_the_corpus_are_listed(tmp_path):
     # fresh user 39's B9: an entry moved away before --resume was still printed as written,
     # with no warning on the console (the report marked its row)
