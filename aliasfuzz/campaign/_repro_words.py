@@ -36,7 +36,9 @@ _STAGES: dict[str, tuple[str, str]] = {
     "decomposition": ("aot_autograd", "decomposition"),
     "aten-trace": ("aot_autograd", "tracing to ATen (make_fx), with no decomposition"),
     "functionalization": ("aot_autograd", "functionalization"),
-    "aot-runtime": ("aot_autograd", "runtime wrappers (synthetic bases, replay of outputs that alias inputs)"),
+    # the cut separates the wrappers as a whole, not one of them: naming synthetic bases on a
+    # one-input program, which has none, misled (audit 40, 761a24f5b4)
+    "aot-runtime": ("aot_autograd", "runtime wrappers (the code run around the functional graph)"),
     "aot": ("inductor", "pre-grad passes"),
     "reinplace": ("inductor", "reinplace_inplaceable_ops"),
     "lowering": ("inductor", "lowering"),
@@ -75,6 +77,9 @@ _EFFECTS = {
     ("crash", "grads"): "raises in the backward where eager's backward runs",
     ("miscompile", None): "computes something other than eager",
     ("crash", None): "raises where eager does not",
+    # a crash when run: the blamed stage made the program, not itself, raise (audit 40,
+    # 3326c5ee66: eager code after a graph break raised on an alias the pass had returned)
+    ("crash", "run"): "makes the compiled program raise when run, where eager does not",
     ("timeout", None): "hangs where eager does not",
     ("missed-reinplace", "witness"): "moves more bytes than an equivalent spelling",
     ("missed-reinplace", None): "keeps a copy it could write in place",
@@ -209,6 +214,17 @@ def ts_check(explanation: str) -> str | None:
     return {(True, False): "values", (False, True): "inputs", (True, True): "both"}.get((outs, ins))
 
 
+def _raised_when_run(meta: dict[str, Any], sighting: dict[str, Any] | None) -> bool:
+    """Whether a crash's exception was raised running the compiled program (the judge's
+    ``_Failed: run:`` phase) and a stage was blamed, which then did not raise itself
+    (``aot-runtime`` is named because its wrappers raised: :mod:`aliasfuzz.oracle.blame`)."""
+    root = meta.get("root") or {}
+    stage = (sighting or {}).get("stage") or root.get("stage") or meta.get("stage")
+    crash = _CRASH.match(first_line(_said(meta, sighting), 10_000))
+    return bool(crash and crash["phase"] == "run" and stage and stage != "aot-runtime"
+                and not str(stage).startswith("unblamed"))
+
+
 def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
     """What goes wrong, in words, from the entry's check and mismatch (or a ``sighting``'s:
     a hit of ``meta["hits"]``): ``returns wrong values``, ``mutates an input differently
@@ -227,6 +243,8 @@ def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
                 "Inductor's wrapper)")
     if check == "torchscript":
         check = ts_check(_said(meta, sighting))
+    elif verdict == "crash" and _raised_when_run(meta, sighting):
+        check = "run"
     elif verdict == "miscompile" and check == "values":
         aliased = _through_aliasing(_said(meta, sighting))
         if aliased:

@@ -204,3 +204,25 @@ def test_a_shape_or_dtype_mismatch_is_not_called_wrong_values(check, said, words
     where = "input x0" if check == "inputs" else "out0"
     values = {**meta, "explanation": f"{where}: values differ at [0]: 1.0 in eager, 2.0 compiled"}
     assert effect(values) in ("returns wrong values", "mutates an input differently from eager")
+
+
+def test_a_crash_when_run_is_the_blamed_stage_making_the_program_raise():
+    # audit 40, 3326c5ee66: "reinplace_inplaceable_ops raises" where eager code after a graph
+    # break raised on the alias the pass had returned
+    said = ("compiled raises _Failed: run: RuntimeError: unsupported operation: some elements "
+            "refer to a single memory location; eager does not")
+    meta = {"expected": {"verdict": "crash", "check": "exceptions", "pipeline": "inductor"},
+            "root": {"stage": "reinplace"}, "explanation": said}
+    assert R.title(meta).startswith(
+        "[inductor] reinplace_inplaceable_ops makes the compiled program raise when run, "
+        "where eager does not: RuntimeError: unsupported operation")
+    compiling = dict(meta, explanation=said.replace("_Failed: run:", "_Failed: compile:"))
+    assert effect(compiling) == "raises where eager does not"
+    for stage in ("aot-runtime", "unblamed:inductor"):  # the wrappers raised; no stage cut
+        assert effect(dict(meta, root={"stage": stage})) == "raises where eager does not"
+
+
+def test_the_aot_runtime_stage_words_name_no_one_wrapper():
+    # audit 40, 761a24f5b4: a one-input program has no synthetic base
+    comp, words = R.stage_words("aot-runtime")
+    assert comp == "aot_autograd" and "synthetic" not in words and "runtime wrappers" in words
