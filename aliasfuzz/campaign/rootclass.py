@@ -59,6 +59,14 @@ blamed stage and the verdict are equal, and then
    9b5ae05429, ``clone``/``add_`` read before ``fz.copy_into``, and 1b9297cb46,
    ``mul(out=)`` before ``fz.halve_``, filed twice).
 
+At ``ts-optimizer``, before every rule above: two departures of the **legacy executor's
+autograd graph** are one bug whatever the verdict and check. That is a departure of the legacy
+executor alone (the explanation ends ``| profiling: ok, legacy: <verdict>, simple: ok``) that
+makes a value require grad which eager's does not, or raises from autograd (``Autograd not
+support dtype: Bool``): the legacy executor wraps the graph in a ``prim::DifferentiableGraph``
+although no input requires grad (audit 40: 1ccd29630f, the crash, and 4402686baf and
+c45a6c295f, an input and an output left requiring grad, filed three times).
+
 Known-bug keys (``check`` ``known``) are merged by their issue already and are left alone.
 An error is uninformative, and rules 2-3 apply instead, when its message has fewer than
 six words after normalization (``list index out of range``), is Inductor's ``Set
@@ -221,14 +229,32 @@ def _only_rules(root: dict[str, Any], *rules: int) -> bool:
 _OUTLIVES = (3, 5)
 
 
+#: TorchScript's explanation closes with every executor's verdict (``oracle/ts_invariants.py``).
+_LEGACY_ONLY = re.compile(r"\| profiling: ok, legacy: (?:crash|miscompile), simple: ok\s*$")
+#: What the legacy executor's autograd graph does to a program that asked for no gradient.
+_AUTOGRAD_MARK = re.compile(r"requires_grad eager False, torchscript True|\bAutograd\b")
+
+
+def _legacy_autograd(meta: dict[str, Any]) -> bool:
+    """Whether ``meta``'s departure is the legacy executor's autograd graph (the module
+    docstring's ``ts-optimizer`` rule): only the legacy executor departs, by a value left
+    requiring grad or an error raised from autograd."""
+    said = str(meta.get("explanation") or "")
+    return (meta["root"]["stage"] == "ts-optimizer" and bool(_LEGACY_ONLY.search(said))
+            and bool(_AUTOGRAD_MARK.search(said)))
+
+
 def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether entries with ``meta.json`` ``a`` and ``b`` (each with ``root``, ``trail``,
-    ``ops``) are one bug by the rules of the module docstring. Equal roots are one bug."""
+    ``ops``; ``explanation`` at ``ts-optimizer``) are one bug by the rules of the module
+    docstring. Equal roots are one bug."""
     ra, rb = a["root"], b["root"]
     if ra == rb:
         return True
     if "known" in (ra["check"], rb["check"]):
         return False
+    if _legacy_autograd(a) and _legacy_autograd(b):
+        return True
     if (ra["stage"], ra["verdict"]) != (rb["stage"], rb["verdict"]):
         return False
     ea, eb = stage_error(a), stage_error(b)

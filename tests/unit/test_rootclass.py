@@ -293,3 +293,29 @@ def test_an_assert_without_message_is_told_apart_by_where_inductor_raised_it():
     for m in bare:
         m["trail"] = [t for t in m["trail"] if t[0] != "raised-in"]
     assert not same_bug(*bare)
+
+
+def _ts(verdict: str, said: str, legacy_only: bool = True, evidence=("functional",)) -> dict:
+    executors = ("profiling: ok, legacy: {v}, simple: ok" if legacy_only
+                 else "profiling: {v}, legacy: {v}, simple: ok").format(v=verdict)
+    meta = _meta(stage="ts-optimizer", verdict=verdict, check="torchscript",
+                 evidence=evidence, ops=("add.Tensor",))
+    return {**meta, "explanation": f"legacy call 0 (optimized){said} | {executors}"}
+
+
+def test_the_legacy_executor_s_autograd_graph_is_one_bug_whatever_the_verdict():
+    # audit 40: a crash and two requires_grad departures of the legacy executor alone, one
+    # DifferentiableGraph around a program that asked for no gradient, filed three times
+    crash = _ts("crash", " raised RuntimeError: Autograd not support dtype: Bool",
+                evidence=("functional", "out", "scatter"))
+    an_input = _ts("miscompile", ": input a after the call: requires_grad eager False, torchscript True",
+                   evidence=("functional", "inplace"))
+    an_output = _ts("miscompile", ": output 0: requires_grad eager False, torchscript True")
+    assert same_bug(crash, an_input) and same_bug(an_input, an_output) and same_bug(an_output, crash)
+    values = _ts("miscompile", ": output 0: values differ (max abs diff 4)",
+                 evidence=("control", "factory"))
+    every_executor = _ts("miscompile", ": output 0: requires_grad eager False, torchscript True",
+                         legacy_only=False, evidence=("view",))
+    assert not same_bug(an_output, values) and not same_bug(an_output, every_executor)
+    elsewhere = {**an_output, "root": {**an_output["root"], "stage": "ts-fuser"}}
+    assert not same_bug(crash, elsewhere)
