@@ -609,3 +609,18 @@ def test_the_unsafe_custom_op_finding_joins_the_rule_5_entry_of_the_corpus(tmp_p
                        load_known(CORPUS), {"campaign": "t", "seed": 38, "program_index": 17})
     assert [p.name for p in rec.paths] == ["miscompile-reinplace-e65ce44d27"]
     assert rec.knowns == (None,)
+
+
+def test_198095_s_value_form_reached_through_a_graph_break_is_matched_by_its_control():
+    # audit 40, 761a24f5b4: one strided input; add(v0, v0, out=v0) on its non-contiguous view
+    # breaks the graph, which hands the next graph the input and the view (a synthetic base);
+    # the workaround gives eager's values, yet the row's "aliased-inputs" filed it new
+    bugs = load_known(CORPUS)
+    (bug,) = [b for b in bugs if b.control and b.verdict == "miscompile" and b.stage == "aot-runtime"]
+    assert bug.issue.endswith("#198095")
+    root = _root("aot-runtime", ["inplace", "out", "view", "strided-inputs"])
+    ops = {"add.out", "add_.Scalar", "narrow", "select", "view"}
+    assert known.control_candidates(bugs, [root], ops, "aot_eager") == [bug]
+    assert match(bugs, root, ops, {"aot_eager"}, {bug.issue: "ok"})[0] == bug
+    hit, related = match(bugs, root, ops, {"aot_eager"}, {bug.issue: "miscompile"})
+    assert hit is None and bug in related
