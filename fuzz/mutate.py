@@ -18,7 +18,15 @@ operator               change
                        in a program with ``empty_like`` memory to fill)
 ``move-statement``     two neighbouring independent statements trade places (a mutation moves
                        earlier or later)
+``static-twin``        the same program compiled with static shapes, drawn first half the time
+                       for a source compiled with dynamic ones (:data:`STATIC_TWIN`)
 =====================  =======================================================================
+
+A crash under ``torch.compile(dynamic=True)`` stops the program there, and can mask what
+static shapes do to the same program (audit 36: a dynamic-shape crash of an
+``index_reduce(out=)`` program hid Inductor's static miscompile of it). An entry compiled
+with dynamic shapes (its ``meta["dynamic"]``) is therefore a source whose static twin the
+next campaign that mutates runs, as a mutant of its own (``mutation: static-twin``).
 
 Every mutant is checked with :func:`aliasfuzz.fuzz.validate.infer`, the rules every
 generated program obeys (one eager meaning included); a change that fails is dropped and
@@ -37,7 +45,7 @@ from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec, contiguous_s
 from aliasfuzz.fuzz.ops import REGISTRY, lookup
 from aliasfuzz.fuzz.validate import infer
 
-__all__ = ["OPERATORS", "mutate"]
+__all__ = ["OPERATORS", "STATIC_TWIN", "mutate"]
 
 Operator = Callable[[Program, random.Random], Program | None]
 
@@ -194,6 +202,17 @@ def _move_statement(p: Program, rng: random.Random) -> Program | None:
     return p.with_body(tuple(body))
 
 
+def _static_twin(p: Program, rng: random.Random) -> Program | None:
+    if not p.meta.get("dynamic"):
+        return None
+    return Program(p.storages, p.inputs, p.body, p.outputs,
+                   {k: v for k, v in p.meta.items() if k != "dynamic"})
+
+
+#: The operator that undoes ``meta["dynamic"]``; not one of :data:`OPERATORS`, whose uniform
+#: draw it would change for every other source.
+STATIC_TWIN = "static-twin"
+
 #: name -> operator; each returns a candidate mutant (maybe invalid) or None when it does
 #: not apply to the program.
 OPERATORS: dict[str, Operator] = {
@@ -213,9 +232,14 @@ def mutate(program: Program, rng: random.Random, tries: int = 12) -> Program | N
     type-checks and has one eager meaning (:func:`~aliasfuzz.fuzz.validate.infer`; the
     outputs are those of ``program``, as they remain defined). The mutant's ``meta`` is
     ``program``'s plus ``mutation`` (the operator's name). Deterministic in ``program`` and
-    the state of ``rng``.
+    the state of ``rng``. A ``program`` compiled with dynamic shapes (``meta["dynamic"]``)
+    draws its static twin (:data:`STATIC_TWIN`) first with probability one half; the draw
+    is skipped for every other program, whose stream stays what it was.
     """
     names = list(OPERATORS)
+    if program.meta.get("dynamic") and rng.random() < 0.5:
+        return Program(program.storages, program.inputs, program.body, program.outputs,
+                       {**_static_twin(program, rng).meta, "mutation": STATIC_TWIN})
     for _ in range(tries):
         name = rng.choice(names)
         try:

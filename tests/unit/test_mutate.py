@@ -14,7 +14,7 @@ from aliasfuzz.campaign import sources
 from aliasfuzz.campaign.options import CampaignOptions
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.ir import Op, Program, StorageSpec, TensorSpec
-from aliasfuzz.fuzz.mutate import OPERATORS, mutate
+from aliasfuzz.fuzz.mutate import OPERATORS, STATIC_TWIN, mutate
 from aliasfuzz.fuzz.sample import generate_one
 from aliasfuzz.fuzz.validate import infer
 
@@ -138,3 +138,20 @@ def test_drop_statement_keeps_every_write_of_a_program_with_empty_like_memory():
                 (Op("add_.Scalar", ("x",), {"other": 1.0}, ("v0",)),
                  Op("sin", ("x",), {}, ("v1",))), ("v1",))
     assert OPERATORS["drop-statement"](q, random.Random(0)).body == q.body[1:]
+
+
+def test_a_source_compiled_with_dynamic_shapes_gives_its_static_twin():
+    # audit 36: a dynamic-shape crash masked Inductor's static miscompile of the same program
+    p = _two_inputs()
+    dyn = Program(p.storages, p.inputs, p.body, p.outputs, {**p.meta, "dynamic": True})
+    twins = [m for t in range(40) if (m := mutate(dyn, random.Random(t))).meta["mutation"] == STATIC_TWIN]
+    assert 10 <= len(twins) <= 30  # half the draws, first
+    assert all(m.body == dyn.body and m.inputs == dyn.inputs and m.outputs == dyn.outputs
+               and "dynamic" not in m.meta for m in twins)
+    # a static program never draws it
+    assert all(mutate(p, random.Random(t)).meta["mutation"] != STATIC_TWIN for t in range(40))
+    # a campaign mutating the dynamic entry runs the twin, as a mutant of its own
+    progs = sources.Programs(seed=5, max_statements=8, mutate=1.0, sources=[("entry-d", dyn)])
+    made = [progs[i] for i in range(40)]
+    static = [m for m in made if m.meta.get("mutation") == STATIC_TWIN and not m.meta.get("dynamic")]
+    assert static and all(m.body == dyn.body and m.meta["mutated_from"] == "entry-d" for m in static)
