@@ -207,10 +207,8 @@ def test_report_out_unwritable(tmp_path):
     assert not good.exists()
 
 
-def test_report_refuses_a_corrupt_or_absent_entry_of_its_campaign(tmp_path):
-    # fresh user 21: report with the campaign's new entry's meta.json corrupt said nothing,
-    # exit 0, and wrote no issue draft for it; replay and run say why, exit 2
-    state, corpus = tmp_path / "state", tmp_path / "corpus"
+def _one_entry_campaign(state: Path, corpus: Path):
+    """A finished one-program campaign of debug-miscompile that wrote one entry: (res, entry)."""
     res = driver.run_campaign(
         CampaignOptions(programs=1, pipelines=("debug-miscompile",), workers=1, report="none",
                         corpus=str(corpus), state=str(state), shrink=False),
@@ -218,6 +216,14 @@ def test_report_refuses_a_corrupt_or_absent_entry_of_its_campaign(tmp_path):
     )  # fmt: skip
     assert res.status == "done"
     (entry,) = store.list_entries(corpus)
+    return res, entry
+
+
+def test_report_refuses_a_corrupt_or_absent_entry_of_its_campaign(tmp_path):
+    # fresh user 21: report with the campaign's new entry's meta.json corrupt said nothing,
+    # exit 0, and wrote no issue draft for it; replay and run say why, exit 2
+    state, corpus = tmp_path / "state", tmp_path / "corpus"
+    res, entry = _one_entry_campaign(state, corpus)
     out = tmp_path / "r"
     argv = ["report", "--state", str(state), "--corpus", str(corpus), "--out", str(out)]
     good = (entry / "meta.json").read_text()
@@ -246,13 +252,7 @@ def test_report_of_a_campaign_whose_every_entry_is_gone_from_its_own_corpus_warn
     # fresh user 40's B7: the campaign's only entry deleted from the corpus it ran with,
     # report refused it as the wrong corpus ("name the corpus it ran with") and wrote nothing
     state, corpus = tmp_path / "state", tmp_path / "c3"
-    res = driver.run_campaign(
-        CampaignOptions(programs=1, pipelines=("debug-miscompile",), workers=1, report="none",
-                        corpus=str(corpus), state=str(state), shrink=False),
-        show=False,
-    )  # fmt: skip
-    assert res.status == "done"
-    (entry,) = store.list_entries(corpus)
+    res, entry = _one_entry_campaign(state, corpus)
     shutil.rmtree(entry)
     # defaulted to the recorded corpus, and named (spelled relative to another folder)
     for k, named in enumerate(([], ["--corpus", "../c3"])):
