@@ -9,7 +9,17 @@ Two traps make a compiler harness lie silently (``shared/notes/pytorch-seams.md`
 * **recompile limits**: generated functions share code objects, so without
   ``torch._dynamo.reset()`` per program Dynamo hits ``recompile_limit`` and silently runs
   the program eagerly; :func:`reset_program` resets, and :func:`setup_process` makes a
-  limit hit an error (``fail_on_recompile_limit_hit``).
+  limit hit an error (``fail_on_recompile_limit_hit``);
+* **lowerings made on first use**: Inductor lowers an op it has no lowering for (a custom
+  op, an ATen op on its fallback list) by registering a fallback kernel the first time a
+  graph calls it (``torch/_inductor/graph.py`` ``call_function`` -> ``make_fallback``),
+  into module tables that ``torch._dynamo.reset()`` keeps. The reinplace pass reads one of
+  them (``fx_utils.is_node_realized``: ``node.target in lowering.fallbacks``), so a
+  program compiled after another that lowered the same custom op is reinplaced otherwise
+  than in a fresh process: campaign 41 shrank a finding to a program that showed it only
+  after an earlier compile in its worker, and its repro.py, a fresh process, did not
+  (miscompile-scheduler-3e4273b209). :func:`reset_program` puts those tables back as they
+  were when the process set up (:data:`LOWERING_TABLES`).
 
 :func:`resolve` is the one way adapters look up a PyTorch internal: it raises
 :class:`HookNotFound`, naming the torch version, when the attribute moved (both live in
@@ -30,6 +40,13 @@ from aliasfuzz.fuzz.process import TORCH_CHECKED, HookNotFound, resolve
 __all__ = ["TORCH_CHECKED", "HookNotFound", "reset_program", "resolve", "setup_process"]
 
 _SETUP_DONE = False
+
+#: ``torch._inductor.lowering``'s tables that a first lowering of an op adds to
+#: (``make_fallback``: ``register_lowering``, ``fallback_handler``,
+#: ``add_needs_realized_inputs``, ``add_layout_constraint``); torch 2.11-2.13.
+LOWERING_TABLES = ("lowerings", "fallbacks", "needs_realized_inputs", "_maybe_layout_constraints")
+#: Each table's keys once the process set up (:func:`setup_process`).
+_LOWERING_BASELINE: dict[str, frozenset] = {}
 
 
 def _cache_dir() -> Path:
@@ -69,11 +86,29 @@ def setup_process() -> None:
     dynamo_config.fail_on_recompile_limit_hit = True
     # A user kernel or custom op failing inside Dynamo must be a failure, never eager.
     dynamo_config.suppress_errors = False
+    # the tables as a fresh process has them; importing the module here costs no more than
+    # the first compile would
+    for name in LOWERING_TABLES:
+        _LOWERING_BASELINE[name] = frozenset(resolve("torch._inductor.lowering", name))
     _SETUP_DONE = True
 
 
+def _restore_lowerings() -> None:
+    """Drop what lowerings made since :func:`setup_process` added to Inductor's tables."""
+    for name, before in _LOWERING_BASELINE.items():
+        table = resolve("torch._inductor.lowering", name)
+        for key in [k for k in table if k not in before]:
+            if isinstance(table, dict):
+                del table[key]
+            else:
+                table.discard(key)
+
+
 def reset_program() -> None:
-    """Per-program reset: Dynamo's code cache and guards, and the reinplace counters."""
+    """Per-program reset: Dynamo's code cache and guards, the reinplace counters, and the
+    fallback lowerings earlier programs made (see the module docstring): each program
+    compiles as it would first in a fresh process, as its ``repro.py`` does."""
     setup_process()
     torch._dynamo.reset()
+    _restore_lowerings()
     resolve("torch._dynamo.utils", "ReinplaceCounters").clear()

@@ -10,6 +10,7 @@ carry most tests; full Inductor compiles live in ``test_pipelines_inductor.py``.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -391,3 +392,20 @@ def test_a_control_s_disabled_pass_adds_to_those_the_caller_disabled():
     assert scalar.inductor_config == {"disabled_passes": "REMOVE_NOOP_OPS", "cpp.simdlen": 1}
     with pytest.raises(InvalidArgument):
         base.with_inductor_config(no_such_entry=1)
+
+
+def test_a_program_compiles_as_first_in_a_fresh_process_after_one_that_lowered_its_op():
+    # campaign 41, 3e4273b209: Inductor registers a custom op's fallback lowering the first
+    # time a graph calls it, into tables torch._dynamo.reset() keeps; the reinplace pass reads
+    # them (is_node_realized), so a second compile of the same program was reinplaced, and
+    # returned its input as a fresh output, where repro.py's fresh process did not
+    from aliasfuzz.campaign._judge import evaluate
+    from aliasfuzz.passes import hygiene
+
+    data = Path(__file__).resolve().parents[1] / "data" / "hygiene" / "fallback-lowered-before.json"
+    p = Program.loads(data.read_text())
+    outcomes = [evaluate(p, "inductor", "cpu", opts) for opts in ({}, {"dynamic": True}, {})]
+    assert [o["verdict"] for o in outcomes] == ["ok"] * 3, [o["explanation"] for o in outcomes]
+    hygiene.reset_program()
+    lowering = resolve("torch._inductor.lowering", "fallbacks")
+    assert not [op for op in lowering if "mylib" in str(op) or "fz" in str(op)]
