@@ -76,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     # the same seed forms as run's (fresh user 22 looked at a nightly campaign's programs)
     p.add_argument("--seed", type=parse_seed, default=0,
                    help="generator seed (default 0); 'today' is YYYYMMDD, as for run")
-    p.add_argument("--max-statements", type=int, default=8)
+    p.add_argument("--max-statements", type=int, default=8,
+                   help="statements of the main draw, at most (8); the advanced-indexing, "
+                        "metadata, optional-input and autograd families each add at most one "
+                        "more to the programs they are given")
     for name, what in _SHARES.items():
         p.add_argument(f"--{name}-share", type=float, metavar="SHARE",
                        help=f"share of programs given {what} (0..1; default: the generator's)")

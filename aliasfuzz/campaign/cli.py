@@ -170,8 +170,9 @@ def _cmd_run(args) -> int:
     for f in sorted(res.findings, key=_finding_order):
         for line in finding_lines(f):
             print(line)
+    # a campaign that found nothing says so too, as its report's card does (fresh user 41's B4)
+    print(root_cause_line(res.findings, opts.corpus))
     if res.findings:
-        print(root_cause_line(res.findings, opts.corpus))
         gone = missing_entries(res.findings, opts.corpus)
         if gone:  # deleted since it was written (before a --resume): the report marks them
             print(f"aliasfuzz: warning: --corpus {opts.corpus}: {_plural(len(gone), 'entry', 'entries')} "
@@ -524,7 +525,9 @@ def _add_run(sub) -> None:
                    help="Inductor's kernel cache: one under --state for all workers and "
                    "campaigns (shared, the default) or one per worker")
     p.add_argument("--shrink-budget", type=int, help="executions per finding's shrink (40)")
-    p.add_argument("--max-statements", type=int, help="generator's statement cap (8)")
+    p.add_argument("--max-statements", type=int, help="statements of the generator's main draw, at most (8); the advanced-indexing, "
+                        "metadata, optional-input and autograd families each add at most one "
+                        "more to the programs they are given")
     p.add_argument("--mutate", type=float, metavar="SHARE",
                    help="share of programs made by mutating corpus entries and seeds instead of "
                    "generating them fresh, 0 to 1 (0.33; 0: off, every program fresh; "

@@ -214,3 +214,14 @@ def test_config_file_is_merged_under_flags(tmp_path):
     cfg.write_text("[run]\nprogramz = 3\n")
     with pytest.raises(InvalidArgument, match="programz"):
         merge_options({}, str(cfg))
+
+
+def test_a_campaign_that_found_nothing_prints_its_root_cause_headline(tmp_path):
+    # fresh user 41's B4: no "root causes:" line at all, where the report's card says 0
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    r = run_cli("run", "--programs", "1", "--pipelines", "eager", "--no-shrink", "-q",
+                "--report", "none", "--corpus", corpus, "--state", tmp_path / "s")
+    assert r.returncode == 0, r.stderr
+    assert ("root causes: 0 (0 new, 0 known upstream, 0 already in the corpus; "
+            "0 corpus entries written)") in r.stdout.splitlines(), r.stdout

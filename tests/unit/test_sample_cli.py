@@ -56,3 +56,15 @@ def test_a_bad_sample_seed_is_refused_as_run_refuses_it(capsys, value):
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.count("\n") == 1, err
     assert f"invalid seed '{value}' (an integer >= 0 or 'today')" in err
+
+
+@pytest.mark.parametrize("cap", [1, 8])
+def test_max_statements_caps_the_main_draw_and_each_family_adds_one_at_most(cap):
+    # fresh user 41's B1: the help called it a cap, and programs went past it by up to 3
+    from aliasfuzz.fuzz.sample import generate_one
+
+    over = [len(generate_one(1, i, max_statements=cap).body) - cap for i in range(150)]
+    assert max(over) <= 4  # advanced indexing, metadata, optional input, autograd
+    assert max(over) > 0  # what the help now says: the families add to the main draw
+    off = {f"{f}_share": 0.0 for f in ("advindex", "metadata", "optional", "autograd")}
+    assert all(len(generate_one(1, i, max_statements=cap, **off).body) <= cap for i in range(150))
