@@ -93,7 +93,8 @@ def check_returns(case: Case) -> None:
         if isinstance(o, dict | set | frozenset | list | tuple):
             raise InvalidArgument(
                 f"{case.path}: program returns {'a nested ' if o is not ret else 'a '}"
-                f"{type(o).__name__}; return None, a tensor, or a tuple or list of tensors")
+                f"{type(o).__name__}; return None, one value (a tensor or a number), or a flat "
+                "tuple or list of them")
 
 
 def judge_one(case: Case, pipeline: str):

@@ -82,7 +82,7 @@ def test_a_dict_or_nested_return_is_one_line_exit_2(tmp_path):
         assert r.returncode == 2, r.stdout + r.stderr
         assert r.stderr.strip().splitlines() == [
             f"aliasfuzz: error: {f}: program returns a {'dict' if name == 'mapping' else 'nested tuple'}"
-            "; return None, a tensor, or a tuple or list of tensors"], r.stderr
+            "; return None, one value (a tensor or a number), or a flat tuple or list of them"], r.stderr
 
 
 def test_an_expect_line_without_a_colon_is_named(tmp_path):
