@@ -167,13 +167,13 @@ def _cmd_run(args) -> int:
                 f"aliasfuzz: stopped before the report was written; `aliasfuzz report "
                 f"--state {opts.state} --corpus {opts.corpus} --campaign {res.id} --report "
                 f"{Path(opts.report) / res.id}` writes it")
+    gone = missing_entries(res.findings, opts.corpus)
     for f in sorted(res.findings, key=_finding_order):
-        for line in finding_lines(f):
+        for line in finding_lines(f, set(gone)):
             print(line)
     # a campaign that found nothing says so too, as its report's card does (fresh user 41's B4)
     print(root_cause_line(res.findings, opts.corpus))
     if res.findings:
-        gone = missing_entries(res.findings, opts.corpus)
         if gone:  # deleted since it was written (before a --resume): the report marks them
             print(f"aliasfuzz: warning: --corpus {opts.corpus}: {_plural(len(gone), 'entry', 'entries')} "
                   f"named above {'is' if len(gone) == 1 else 'are'} not there ({', '.join(gone)}): "
@@ -221,7 +221,7 @@ def _cmd_run(args) -> int:
     return code
 
 
-def finding_lines(f: dict) -> list[str]:
+def finding_lines(f: dict, gone: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The console lines of finding ``f`` (a :class:`~aliasfuzz.campaign.driver.CampaignResult`
     finding): one per corpus entry it filed (``f["ids"]``), so that the ``root causes: N``
     line counts the lines above it. A finding whose blame found two departures (e.g.
@@ -229,7 +229,8 @@ def finding_lines(f: dict) -> list[str]:
     root causes counted over 5 lines, the second entry named nowhere on the terminal. Each
     line gives its own entry's status, ``new`` (the headline's: no known bug), ``new corpus
     entry, known <issue>`` or ``in corpus`` (and ``known <issue>``)
-    (``f["news"]``, ``f["knowns"]``; :func:`~aliasfuzz.campaign.journal.finding_entries`)."""
+    (``f["news"]``, ``f["knowns"]``; :func:`~aliasfuzz.campaign.journal.finding_entries`),
+    and ``deleted since`` for an entry of ``gone`` (:func:`missing_entries`)."""
     stage = ",".join(f.get("stages") or []) or f"unblamed:{f['pipeline']}"  # the root's
     own = f.get("entry_stages") or []  # one per line, when the blame's stages are the entries'
     spent = f", time budget spent: {f['budget_spent']}" if f.get("budget_spent") else ""
@@ -243,7 +244,8 @@ def finding_lines(f: dict) -> list[str]:
         # corpus entry, counted under "known upstream" (fresh user 40's B9 read "(new,
         # known ...)" above "0 new")
         status = (("new corpus entry" if e.known else "new") if e.new else "in corpus") + (
-            f", known {e.known}" if e.known else "")
+            f", known {e.known}" if e.known else "") + (
+            ", deleted since" if e.id in gone else "")  # fresh user 41's B3
         first = entries[0].id if k else f.get("same_as")
         same = f", same program as {first}" if first else ""
         lines.append(f"finding {e.id} {f['verdict']} {f['pipeline']} check={f['check']} "

@@ -66,7 +66,7 @@ budget was spent); <i>hits</i>: sightings in this campaign, per pipeline
 {% endfor %}</table>{% endif %}
 {% for r in causes %}<details id="cause-{{ loop.index }}" {% if loop.first %}open{% endif %}>
 <summary>{{ r.status }}: {{ r.title or r.id }}</summary>
-{% if r.error %}<p class="bad">corpus entry unreadable: {{ r.error }}</p>{% else %}
+{% if r.error %}<p class="bad">corpus entry {{ "missing" if "not in the corpus" in r.error else "unreadable" }}: {{ r.error }}</p>{% else %}
 <p class="muted">{{ r.id }} · {{ r.verdict }} / {{ r.check }}{% if r.campaign_checks %} (this campaign's sightings also {{ r.campaign_checks|join(", ") }}: see the entry's hits){% endif %} · ops {{ r.ops|join(", ") }} · statements
 {% if r.budget_spent and r.budget_spent.startswith("not shrunk") %}{{ r.statements.original }} (not shrunk: time budget spent){% elif r.budget_spent and r.budget_spent.startswith("shrink cut short") %}{{ r.statements.original }} &rarr; {{ r.statements.minimized }} (shrink cut short: time budget spent){% else %}{{ r.statements.original }} &rarr; {{ r.statements.minimized }} after shrinking{% endif %}{% if r.full %} · full torch.compile: {{ r.full }}{% endif %}</p>
 {% if r.known_bug %}<p>Known upstream: {{ r.known_bug.issue }} {{ r.known_bug.title or "" }}</p>{% endif %}

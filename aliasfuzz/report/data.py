@@ -167,7 +167,10 @@ STATUSES = ("new", "unblamed", "known", "corpus")
 
 
 def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
-    """What a root cause's corpus entry says (``error`` when it cannot be read)."""
+    """What a root cause's corpus entry says (``error`` when it cannot be read, or is gone)."""
+    if not (corpus / rid).exists():  # deleted since the campaign wrote it: not unreadable
+        return {"error": f"{corpus / rid}: not in the corpus (deleted since the campaign wrote "
+                         "it; the journal's task event keeps its unshrunk program)"}
     try:
         entry = load_entry(corpus / rid)
     except InvalidArgument as e:

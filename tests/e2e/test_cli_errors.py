@@ -264,6 +264,10 @@ def test_report_of_a_campaign_whose_every_entry_is_gone_from_its_own_corpus_warn
         assert "1 of the 1" in line and "is not there" in line and "its row says so" in line
         (row,) = json.loads((out / "summary.json").read_text())["root_causes"]
         assert row["id"] == entry.name and "error" in row
+        # missing, not "unreadable: not a corpus entry folder" (fresh user 41's B3)
+        assert "not in the corpus (deleted since" in row["error"], row["error"]
+        html = (out / "index.html").read_text()
+        assert "corpus entry missing: " in html and "corpus entry unreadable" not in html
 
 
 def test_report_without_corpus_reads_the_one_the_campaign_ran_with(tmp_path):

@@ -424,3 +424,10 @@ def test_entries_named_but_gone_from_the_corpus_are_listed(tmp_path):
     findings = [{"id": "here", "ids": ["here", "gone"]}, {"id": "gone"}, {"id": "also-gone"}]
     assert missing_entries(findings, tmp_path) == ["gone", "also-gone"]
     assert missing_entries(findings[:1], tmp_path / "here") == ["here", "gone"]
+    # and its finding line says so (fresh user 41's B3: "(new)" for a deleted entry)
+    from aliasfuzz.campaign.cli import finding_lines
+
+    f = {"id": "gone", "ids": ["gone"], "news": [True], "knowns": [None], "verdict": "miscompile",
+         "pipeline": "inductor", "check": "values", "stages": ["lowering"]}
+    assert finding_lines(f, {"gone"})[0].endswith("(new, deleted since)")
+    assert finding_lines(f)[0].endswith("(new)")
