@@ -586,7 +586,7 @@ def _cmd_report(args) -> int:
         # missing and overwrite a good report (the fourteenth session's fresh user); the
         # default one may be absent (a campaign that found nothing writes none)
         raise InvalidArgument(f"--corpus {args.corpus}: not a directory")
-    out = Path(args.out) if args.out else Path("reports") / cid
+    out = Path(args.out) if args.out else _saved_report(args.state, cid)
     check_writable_dir(out, "--out")
     corpus = args.corpus if args.corpus is not None else _saved_corpus(args.state, cid)
     from aliasfuzz.campaign.known import load_known
@@ -606,11 +606,28 @@ def _saved_corpus(state: str, cid: str) -> str:
     return saved if saved is not None and Path(saved).is_dir() else "corpus"
 
 
+def _saved_report(state: str, cid: str) -> Path:
+    """Where ``report`` without ``--out`` writes campaign ``cid``'s report: the folder its
+    ``run --report R`` wrote it to (``R/<cid>``, from ``options.json``) when ``R`` is a
+    folder, else ``reports/<cid>`` (fresh user 41's B2: a campaign kept out of the checkout
+    got its report rewritten into the checkout's reports/, the first copy left stale)."""
+    saved = _recorded_option(state, cid, "report")
+    if saved is not None and saved != "none" and Path(saved).is_dir():
+        return Path(saved) / cid
+    return Path("reports") / cid
+
+
 def _recorded_corpus(state: str, cid: str) -> str | None:
     """The ``corpus`` option campaign ``cid``'s ``options.json`` records, or None when it
     cannot be read."""
+    return _recorded_option(state, cid, "corpus")
+
+
+def _recorded_option(state: str, cid: str, key: str) -> str | None:
+    """Option ``key`` (a folder) of campaign ``cid``'s ``options.json``, or None when it
+    cannot be read or is not a non-empty string."""
     try:
-        saved = json.loads((Path(state) / "runs" / cid / "options.json").read_text()).get("corpus")
+        saved = json.loads((Path(state) / "runs" / cid / "options.json").read_text()).get(key)
     except (OSError, ValueError, AttributeError):
         return None
     return saved if isinstance(saved, str) and saved else None
@@ -656,7 +673,8 @@ def _add_report(sub) -> None:
     # --report is run's name for the same folder: a user who knew run's was refused
     # (fresh user 22)
     p.add_argument("--out", "--report", dest="out", metavar="DIR",
-                   help="output directory (reports/<campaign>); --report is run's name, but "
+                   help="output directory (the campaign's own: R/<campaign> of its run --report R, "
+                        "else reports/<campaign>); --report is run's name, but "
                    "here DIR is the campaign's own folder (run --report R writes R/<campaign>)")
     p.set_defaults(func=_cmd_report)
 

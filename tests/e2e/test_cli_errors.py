@@ -291,6 +291,26 @@ def test_report_without_corpus_reads_the_one_the_campaign_ran_with(tmp_path):
     assert r.returncode == 2 and "holds none" in r.stderr, r.stderr
 
 
+def test_report_without_out_rewrites_the_report_where_the_campaign_s_run_wrote_it(tmp_path):
+    # fresh user 41's B2: a campaign run with --report outside the checkout got its report
+    # rewritten into the checkout's reports/, the first copy left stale
+    state, corpus, reports = tmp_path / "state", tmp_path / "corpus", tmp_path / "elsewhere"
+    corpus.mkdir()
+    r = run_cli("run", "--programs", "1", "--pipelines", "debug-miscompile", "--workers", "1",
+                "--no-shrink", "-q", "--report", reports, "--corpus", corpus, "--state", state,
+                env={"ALIASFUZZ_DEBUG_PIPELINES": "1"})
+    assert r.returncode in (0, 1), r.stderr
+    (written,) = reports.iterdir()
+    first = (written / "index.html").stat().st_mtime_ns
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    r = run_cli("report", "--state", state, cwd=checkout)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"report: {written / 'index.html'}", r.stdout
+    assert (written / "index.html").stat().st_mtime_ns > first
+    assert not (checkout / "reports").exists()
+
+
 def test_replay_and_run_refuse_a_meta_json_of_the_wrong_shape(tmp_path):
     # fresh user 21: "hits": "oops" replayed as `reproduces` and a campaign ran beside it
     c = tmp_path / "corpus"
