@@ -160,6 +160,11 @@ def _control_candidates(
     return control_candidates(list(bugs), keys, {op.op for op in program.body}, task["pipeline"])
 
 
+#: Lines of faulthandler's dump of a dying interpreter (``Fatal Python error: ...``, then
+#: the threads' stacks, then the extension modules loaded).
+_FAULTHANDLER = ("Fatal Python error", "Extension modules:")
+
+
 class Pool:
     """Worker threads, each driving one :class:`Worker`; jobs in, messages out."""
 
@@ -522,6 +527,11 @@ class Pool:
             # unblamed by an ImportError of a source tree changed under the running campaign,
             # and only the run's internal-errors.log said so (audit 22 finding 7)
             said = str(out.get("internal_error") or "").strip().splitlines()
+            if out.get("summary") and any(line.startswith(_FAULTHANDLER) for line in said):
+                # a death's stacks are faulthandler's dump, whose last line lists the
+                # extension modules loaded (audit 41: 7d0c3031ea's blame reason and docstring
+                # read "Extension modules: numpy..."): the worker's one-line summary says more
+                said = [str(out["summary"])]
             return {"stage": None, "stages": [], "trail": [],
                     "reason": "internal error while cutting the pipeline"
                               + (f" ({said[-1][:200]})" if said else "")}

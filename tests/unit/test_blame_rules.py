@@ -858,3 +858,23 @@ def test_an_input_finding_of_a_grad_program_is_cut_and_reproduced_with_its_backw
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "inputs after the call differ" in run.stdout + run.stderr, \
         (run.returncode, run.stdout[-500:], run.stderr[-500:])
+
+
+def test_a_death_while_cutting_is_named_by_the_worker_s_summary_not_faulthandler_s_last_line():
+    # audit 41, 7d0c3031ea: its blame reason and docstring were "internal error while cutting
+    # the pipeline (Extension modules: numpy._core._multiarray_umath, ...)"
+    import queue
+    from types import SimpleNamespace
+
+    from aliasfuzz.campaign.pool import Pool
+
+    dump = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f (most recent "
+            "call first):\n  File \"/work/main/oracle/blame.py\", line 345 in _chain\n\n"
+            "Extension modules: numpy._core._multiarray_umath, torch._C (total: 2)\n")
+    pool = SimpleNamespace(bugs=[], results=queue.Queue(),
+                           _task=lambda program, pipeline: {"program": {}, "pipeline": pipeline,
+                                                            "device": "cpu", "options": {}})
+    summary = "worker died (signal:SIGSEGV) in aliasfuzz (harness; innermost frame blame.py:345)"
+    w = _Worker([{"internal_error": dump, "summary": summary}])
+    got = Pool._blame(pool, w, None, "aot_eager", {"verdict": "miscompile", "check": "inputs"}, 5)
+    assert got["reason"] == f"internal error while cutting the pipeline ({summary})"
