@@ -51,6 +51,21 @@ def test_integer_bits_of_floats_compare_as_floats():
     assert _failed(differential(_res([bits_e]), _res([bits_c]), [])) == []
 
 
+def test_integers_that_differ_only_in_a_nan_payload_of_a_float_view_agree():
+    # audit 42, a06083e9e6: an int64 -1 viewed as bfloat16 (0xFFFF, a NaN), then add_(1.0):
+    # eager wrote the canonical NaN 0x7FC0 in each lane, the vectorized kernel kept 0xFFFF
+    canonical = torch.tensor([0x7FC0] * 4, dtype=torch.int16).view(torch.int64)
+    e = torch.cat([canonical, torch.tensor([0, 7])])
+    c = torch.tensor([-1, 0, 7])
+    assert _failed(differential(_res([], [e]), _res([], [c]), ["x"])) == []
+    # both NaN under every float view but neither canonical: an integer difference
+    assert _failed(differential(_res([], [torch.tensor([-1])]), _res([], [torch.tensor([-2])]),
+                                ["x"])) == [("inputs", Verdict.MISCOMPILE)]
+    # a canonical NaN against a number: a difference
+    assert _failed(differential(_res([], [e]), _res([], [torch.tensor([5, 0, 7])]),
+                                ["x"])) == [("inputs", Verdict.MISCOMPILE)]
+
+
 @pytest.mark.parametrize(("ref", "expected"), [(1.002, []), (1.0, [("values", Verdict.MISCOMPILE)])])
 def test_fp64_shadow_decides_float_mismatches(ref, expected):
     eager, compiled = torch.tensor([1.0]), torch.tensor([1.002])
