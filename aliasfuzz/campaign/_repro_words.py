@@ -214,14 +214,21 @@ def ts_check(explanation: str) -> str | None:
     return {(True, False): "values", (False, True): "inputs", (True, True): "both"}.get((outs, ins))
 
 
+_TS_RUN = "The following operation failed in the TorchScript interpreter"
+
+
 def _raised_when_run(meta: dict[str, Any], sighting: dict[str, Any] | None) -> bool:
     """Whether a crash's exception was raised running the compiled program (the judge's
     ``_Failed: run:`` phase) and a stage was blamed, which then did not raise itself
     (``aot-runtime`` is named because its wrappers raised: :mod:`aliasfuzz.oracle.blame`)."""
     root = meta.get("root") or {}
     stage = (sighting or {}).get("stage") or root.get("stage") or meta.get("stage")
-    crash = _CRASH.match(first_line(_said(meta, sighting), 10_000))
-    return bool(crash and crash["phase"] == "run" and stage and stage != "aot-runtime"
+    said = _said(meta, sighting)
+    crash = _CRASH.match(first_line(said, 10_000))
+    # TorchScript's interpreter says so when an op of the graph it runs fails (audit 42,
+    # 5401fed675: "graph passes ... raises" for an error the optimized graph raised)
+    when_run = (crash is not None and crash["phase"] == "run") or _TS_RUN in said
+    return bool(when_run and stage and stage != "aot-runtime"
                 and not str(stage).startswith("unblamed"))
 
 
@@ -241,10 +248,10 @@ def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
     if check == "out-of-bounds":  # oracle.wrapper_bounds (oracle.heap.OUT_OF_BOUNDS)
         return ("writes out of bounds where eager does not (a view past its storage in "
                 "Inductor's wrapper)")
-    if check == "torchscript":
-        check = ts_check(_said(meta, sighting))
-    elif verdict == "crash" and _raised_when_run(meta, sighting):
+    if verdict == "crash" and check != "grads" and _raised_when_run(meta, sighting):
         check = "run"
+    elif check == "torchscript":
+        check = ts_check(_said(meta, sighting))
     elif verdict == "miscompile" and check == "values":
         aliased = _through_aliasing(_said(meta, sighting))
         if aliased:

@@ -226,3 +226,15 @@ def test_the_aot_runtime_stage_words_name_no_one_wrapper():
     # audit 40, 761a24f5b4: a one-input program has no synthetic base
     comp, words = R.stage_words("aot-runtime")
     assert comp == "aot_autograd" and "synthetic" not in words and "runtime wrappers" in words
+
+
+def test_a_torchscript_crash_of_the_graph_run_is_the_stage_making_the_program_raise():
+    # audit 42, 5401fed675: "graph passes (fused kernels off) raises" for an error that the
+    # TorchScript interpreter raised running the optimized graph
+    said = ("legacy call 0 (optimized) raised RuntimeError: Autograd not support dtype: Bool\n"
+            "The following operation failed in the TorchScript interpreter.\n | profiling: ok, "
+            "legacy: crash, simple: ok")
+    meta = {"expected": {"verdict": "crash", "check": "torchscript", "pipeline": "torchscript"},
+            "root": {"stage": "ts-optimizer"}, "explanation": said}
+    assert R.title(meta).startswith("[jit] TorchScript executor's graph passes (fused kernels off) "
+                                    "makes the compiled program raise when run, where eager does not")
