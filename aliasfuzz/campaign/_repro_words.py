@@ -39,7 +39,10 @@ _STAGES: dict[str, tuple[str, str]] = {
     # the cut separates the wrappers as a whole, not one of them: naming synthetic bases on a
     # one-input program, which has none, misled (audit 40, 761a24f5b4)
     "aot-runtime": ("aot_autograd", "runtime wrappers (the code run around the functional graph)"),
-    "aot": ("inductor", "pre-grad passes"),
+    # the cut's "aot" graph is AOTAutograd's as Inductor calls it and the pre-grad passes
+    # (passes/stages.py): "pre-grad passes" alone misled on a bug aot_eager shows too (audit
+    # 42, faf26743f1)
+    "aot": ("inductor", "AOTAutograd as Inductor calls it, or its pre-grad passes"),
     "reinplace": ("inductor", "reinplace_inplaceable_ops"),
     "lowering": ("inductor", "lowering"),
     "scheduler": ("inductor", "scheduler (fusion)"),

@@ -238,3 +238,9 @@ def test_a_torchscript_crash_of_the_graph_run_is_the_stage_making_the_program_ra
             "root": {"stage": "ts-optimizer"}, "explanation": said}
     assert R.title(meta).startswith("[jit] TorchScript executor's graph passes (fused kernels off) "
                                     "makes the compiled program raise when run, where eager does not")
+
+
+def test_the_aot_stage_words_name_aotautograd_as_inductor_calls_it_not_only_pre_grad():
+    # audit 42, faf26743f1: "pre-grad passes raises in the backward" for a crash aot_eager shows
+    comp, words = R.stage_words("aot")
+    assert "AOTAutograd" in words and "pre-grad" in words
