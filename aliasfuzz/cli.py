@@ -13,6 +13,7 @@ import signal
 import sys
 
 from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.fuzz.limits import MAX_STATEMENTS, MAX_STATEMENTS_HELP
 
 __all__ = ["main"]
 
@@ -37,8 +38,6 @@ _SHARES = {
 
 def _cmd_sample(args) -> int:
     # --seed needs no check here: parse_seed, run's own, takes only an integer >= 0 or today
-    from aliasfuzz.fuzz.limits import MAX_STATEMENTS
-
     if args.n < 0:  # before torch is imported, in the flag's own name
         raise InvalidArgument(f"-n must be an integer >= 0, got {args.n}")
     if not 1 <= args.max_statements <= MAX_STATEMENTS:  # and the generator's bound, as run's
@@ -76,10 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     # the same seed forms as run's (fresh user 22 looked at a nightly campaign's programs)
     p.add_argument("--seed", type=parse_seed, default=0,
                    help="generator seed (default 0); 'today' is YYYYMMDD, as for run")
-    p.add_argument("--max-statements", type=int, default=8,
-                   help="statements of the main draw, at most (8); the advanced-indexing, "
-                        "metadata, optional-input and autograd families each add at most one "
-                        "more to the programs they are given")
+    p.add_argument("--max-statements", type=int, default=8, help=MAX_STATEMENTS_HELP)
     for name, what in _SHARES.items():
         p.add_argument(f"--{name}-share", type=float, metavar="SHARE",
                        help=f"share of programs given {what} (0..1; default: the generator's)")

@@ -202,11 +202,9 @@ def _move_statement(p: Program, rng: random.Random) -> Program | None:
     return p.with_body(tuple(body))
 
 
-def _static_twin(p: Program, rng: random.Random) -> Program | None:
-    if not p.meta.get("dynamic"):
-        return None
-    return Program(p.storages, p.inputs, p.body, p.outputs,
-                   {k: v for k, v in p.meta.items() if k != "dynamic"})
+def _static_twin(p: Program) -> Program:
+    meta = {k: v for k, v in p.meta.items() if k != "dynamic"}
+    return dataclasses.replace(p, meta={**meta, "mutation": STATIC_TWIN})
 
 
 #: The operator that undoes ``meta["dynamic"]``; not one of :data:`OPERATORS`, whose uniform
@@ -238,8 +236,7 @@ def mutate(program: Program, rng: random.Random, tries: int = 12) -> Program | N
     """
     names = list(OPERATORS)
     if program.meta.get("dynamic") and rng.random() < 0.5:
-        return Program(program.storages, program.inputs, program.body, program.outputs,
-                       {**_static_twin(program, rng).meta, "mutation": STATIC_TWIN})
+        return _static_twin(program)
     for _ in range(tries):
         name = rng.choice(names)
         try:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from aliasfuzz.campaign.journal import finding_entries, new_root
 from aliasfuzz.errors import InvalidArgument, not_a_folder
+from aliasfuzz.fuzz.limits import MAX_STATEMENTS_HELP
 
 __all__ = ["add_parsers", "exit_now", "parse_seed"]
 
@@ -527,9 +528,7 @@ def _add_run(sub) -> None:
                    help="Inductor's kernel cache: one under --state for all workers and "
                    "campaigns (shared, the default) or one per worker")
     p.add_argument("--shrink-budget", type=int, help="executions per finding's shrink (40)")
-    p.add_argument("--max-statements", type=int, help="statements of the generator's main draw, at most (8); the advanced-indexing, "
-                        "metadata, optional-input and autograd families each add at most one "
-                        "more to the programs they are given")
+    p.add_argument("--max-statements", type=int, help=MAX_STATEMENTS_HELP)
     p.add_argument("--mutate", type=float, metavar="SHARE",
                    help="share of programs made by mutating corpus entries and seeds instead of "
                    "generating them fresh, 0 to 1 (0.33; 0: off, every program fresh; "
