@@ -134,8 +134,7 @@ def _kernel_bytes(graph: Any, node: Any) -> int:
 
     subs = node.snodes if isinstance(node, FusedSchedulerNode) else [node]
     if not all(isinstance(s, SchedulerNode) for s in subs):
-        accesses = node.get_read_write_buffer_accesses(include_reads=True, include_writes=True)
-        return int(sum(accesses.values()))
+        return _extern_bytes(graph, node)
     names = {s.get_name() for s in subs}
     sched = graph.scheduler
 
@@ -154,6 +153,42 @@ def _kernel_bytes(graph: Any, node: Any) -> int:
                     per.setdefault(d.name, {})[(d.index, tuple(d.size))] = _dep_elements(d)
         moved += sum(_buffer_bytes(name, sum(ds.values())) for name, ds in per.items())
     return moved
+
+
+def _extern_bytes(graph: Any, node: Any) -> int:
+    """Bytes an extern call (a fallback op, a template) moves per call: Inductor's own
+    ``get_read_write_buffer_accesses`` (each buffer it reads or writes, whole, once), with
+    two of its answers replaced, because they depend on what surrounds the call rather than
+    on the call (audit 42, 2e5d53d047: one ``index_reduce_`` fallback charged 1168 bytes
+    after a graph break and 2192 without one, for the same code):
+
+    * a ``MultiOutputLayout`` output (the fallback's tuple) is the bytes of its
+      ``MultiOutput`` children; Inductor gives 0 as soon as any other node orders itself
+      after the tuple (a ``WeakDep`` of a later kernel), the children otherwise;
+    * a buffer the call only names through a ``WeakDep`` (an ordering edge) is not moved.
+    """
+    from torch._inductor import dependencies as deps
+    from torch._inductor import ir
+    from torch._inductor.virtualized import V
+
+    accesses = dict(node.get_read_write_buffer_accesses(include_reads=True, include_writes=True))
+    if not accesses:  # a MultiOutput, a no-op: Inductor moves nothing there
+        return 0
+    rw = node.read_writes
+    moved = {d.name for d in rw.writes} | {d.name for d in rw.reads if not isinstance(d, deps.WeakDep)}
+    sched = graph.scheduler
+    for name in list(accesses):
+        if name not in moved:
+            del accesses[name]
+            continue
+        buf = V.graph.name_to_buffer.get(name)
+        if buf is not None and isinstance(getattr(buf, "layout", None), ir.MultiOutputLayout):
+            accesses[name] = sum(
+                _hint(out.node.get_numel()) * out.node.get_dtype().itemsize
+                for user in sched.name_to_buf[name].users
+                if isinstance(getattr(user.node, "node", None), ir.MultiOutput)
+                for out in user.node.get_outputs())
+    return int(sum(accesses.values()))
 
 
 def _temporaries(graph: Any) -> tuple[tuple[str, int], ...]:

@@ -276,3 +276,26 @@ def test_a_witness_with_the_same_kernels_is_not_a_finding():
     # a whole read, with the same temporaries
     j = judge(_not_finding("missed-reinplace-unblamed-inductor-aebacc9733-seventeenth"), "inductor")
     assert j.witness is None and j.verdict is not Verdict.MISSED_REINPLACE, j.explanation
+
+
+def test_a_fallback_output_costs_the_same_whatever_orders_after_it():
+    # audit 42's invalid 2e5d53d047: `x.add_(1); x.index_reduce_(...)` against its
+    # graph-split spelling. Inductor's own accounting charged the index_reduce fallback's
+    # output 0 bytes when a later kernel orders itself after the fallback's tuple (WeakDep)
+    # and 1024 otherwise, so the same code looked 1024 bytes leaner when split
+    def f(x, v):
+        x.add_(1.0)
+        x.index_reduce_(0, torch.tensor([13, 4]), v, "amin", include_self=True)
+
+    def split(x, v):
+        x.add_(1.0)
+        torch._dynamo.graph_break()
+        x.index_reduce_(0, torch.tensor([13, 4]), v, "amin", include_self=True)
+
+    args = (torch.randn(16, 16), torch.randn(2, 16))
+    assert _compiled_bytes(f, *(a.clone() for a in args)) == _compiled_bytes(split, *(a.clone() for a in args))
+
+
+def test_a_split_that_moves_the_same_bytes_is_no_witness():
+    j = judge(_not_finding("missed-reinplace-unblamed-inductor-2e5d53d047-fortysecond"), "inductor")
+    assert j.witness is None and j.verdict is not Verdict.MISSED_REINPLACE, j.explanation
