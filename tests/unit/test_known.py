@@ -624,3 +624,16 @@ def test_198095_s_value_form_reached_through_a_graph_break_is_matched_by_its_con
     assert match(bugs, root, ops, {"aot_eager"}, {bug.issue: "ok"})[0] == bug
     hit, related = match(bugs, root, ops, {"aot_eager"}, {bug.issue: "miscompile"})
     assert hit is None and bug in related
+
+
+def test_a_user_kernel_on_a_strided_input_written_in_place_is_the_strides_bug():
+    # audit 41: 131777b1fe (and 7d0c3031ea, whose cut died) were filed new; the kernel
+    # writes x1 through its (9, 2) strides into the contiguous functional result of fill_
+    bugs = load_known(CORPUS)
+    root = _root("functionalization", ["custom", "factory", "functional", "inplace", "scatter",
+                                       "triton", "view", "aliased-inputs", "strided-inputs"])
+    hit, _ = match(bugs, root, {"fill_", "tk.transpose_copy", "fz.bump_pair"}, {"inductor-reinplace"})
+    assert hit is not None and hit.issue.endswith("#133512"), hit
+    dense, _ = match(bugs, _root("functionalization", ["functional", "inplace", "triton"]),
+                     {"add_.Scalar", "tk.transpose_copy"}, {"aot_eager"})
+    assert dense is not None and dense.issue.endswith("#196657"), dense
