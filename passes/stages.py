@@ -18,9 +18,9 @@ stage                    what runs (the prefix of the pipeline up to and includi
                          when it departs as ``decomposition`` did, so that tracing to ATen
                          (``make_fx``, which AOTAutograd traces with), not a decomposition, is
                          blamed (thirtieth audit cda8407184: ``requires_grad_()`` dropped)
-``functionalization``    AOTAutograd: functionalization, the decompositions, input-mutation epilogues
-                         (``aot_autograd`` with ``boxed_nop``; ``torch.func.functionalize`` for
-                         ``fx-reinplace``)
+``functionalization``    AOTAutograd: functionalization, the decompositions, input-mutation epilogues,
+                         the min-cut partition of a joint graph (``aot_autograd`` with ``boxed_nop``
+                         as the pipeline calls it; ``torch.func.functionalize`` for ``fx-reinplace``)
 ``aot-runtime``          not a cut of its own: AOTAutograd's runtime wrappers (synthetic bases, the
                          replay of outputs that alias inputs, input-mutation epilogues), named
                          when the ``functionalization`` stage raises from them after its functional
@@ -516,7 +516,10 @@ _GRAPH_CODE = _graph_call(lambda a: a).__code__
 
 
 def _functionalization_backend(pipeline: str, seen: _GraphOutputs | None = None) -> Callable:
-    """AOTAutograd with a no-op compiler, as ``pipeline`` calls it. With ``seen``, each
+    """AOTAutograd with a no-op compiler, as ``pipeline`` calls it (``aot_eager``:
+    ``torch/_dynamo/backends/debugging.py`` ``aot_eager``, min-cut partitioner, inference
+    input mutations kept in the graph; the Inductor pipelines: the same, with Inductor's
+    decompositions, as ``compile_fx`` asks). With ``seen``, each
     compiled call records its functional graph's user outputs next to what the runtime
     wrappers returned (:class:`_GraphOutputs`)."""
     aot_autograd = resolve("torch._dynamo.backends.common", "aot_autograd")
@@ -526,11 +529,17 @@ def _functionalization_backend(pipeline: str, seen: _GraphOutputs | None = None)
         span = _user_output_span() if seen is not None else None
         return _graph_call(boxed_nop(_sequential_graph(gm), example_inputs), seen, span, gm)
 
-    kwargs: dict[str, Any] = {"fw_compiler": fw_compiler}
+    # the partitioner decides what the forward saves for the backward: with the default
+    # one, a mutated primal's original value is saved where min-cut saves the primal
+    # itself, which the input-mutation epilogue then bumps (audit 42, e575661849: aot_eager's
+    # "modified by an inplace operation" backward crash agreed at this cut)
+    partition = resolve("torch._functorch.partitioners", "min_cut_rematerialization_partition")
+    kwargs: dict[str, Any] = {"fw_compiler": fw_compiler, "partition_fn": partition,
+                              "keep_inference_input_mutations": True}
     if pipeline.startswith("inductor"):
-        # what compile_fx asks of AOTAutograd for inference (compile_fx.py: aot_autograd(...))
-        kwargs.update(decompositions=_decomposition_table(pipeline),
-                      keep_inference_input_mutations=True)
+        # what compile_fx asks of AOTAutograd (compile_fx.py: aot_autograd(...); its
+        # partition_fn runs the joint-graph passes, cut later, then min-cut)
+        kwargs.update(decompositions=_decomposition_table(pipeline))
     backend = aot_autograd(**kwargs)
     if seen is None:
         return backend

@@ -878,3 +878,16 @@ def test_a_death_while_cutting_is_named_by_the_worker_s_summary_not_faulthandler
     w = _Worker([{"internal_error": dump, "summary": summary}])
     got = Pool._blame(pool, w, None, "aot_eager", {"verdict": "miscompile", "check": "inputs"}, 5)
     assert got["reason"] == f"internal error while cutting the pipeline ({summary})"
+
+
+def test_audit_42_e575661849_backward_crash_is_functionalization_in_every_pipeline():
+    # x0.mul_(x1), x1 alone requiring grad: the backward raises "modified by an inplace
+    # operation" under aot_eager and Inductor. The functionalization cut partitioned with
+    # AOTAutograd's default partitioner (which saves the original x0) and agreed, so
+    # aot_eager's finding was unblamed and Inductor's blamed "aot": one bug, two roots
+    p = _program("crash-unblamed-aot-eager-e575661849")
+    for pipeline in ("aot_eager", "inductor-reinplace"):
+        out = _judge.evaluate(p, pipeline, "cpu")
+        assert out["verdict"] == "crash" and out["check"] == "grads", (pipeline, out)
+        b = blame_program(p, pipeline, "crash", out["check"], error=out["explanation"])
+        assert b.stage == "functionalization", (pipeline, b.trail)
