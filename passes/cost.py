@@ -14,7 +14,8 @@ scheduler is built by then) and, per lowered graph, reads the scheduler's nodes:
   buffer count separately (a read-modify-write moves it twice). ``StarDep`` / ``WeakDep``
   of a kernel are ordering dependencies (a mutation's "this writes that buffer"), not loads.
   Extern calls (fallback ops, templates) move their whole buffers: Inductor's own
-  ``get_read_write_buffer_accesses``.
+  ``get_read_write_buffer_accesses``, with two answers that depend on the call's
+  surroundings replaced (:func:`_extern_bytes`).
 * ``inductor_bytes``: Inductor's ``GraphLowering.count_bytes`` (``min(numel of the node's
   ranges x deps, buffer size)`` per buffer, ``BaseSchedulerNode.get_read_write_buffer_accesses``).
   Kept for reference only: it charges ``x[0:2].add_(0.5)`` on 3000 elements 12008 bytes
