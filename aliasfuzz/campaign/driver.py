@@ -585,6 +585,11 @@ class _Campaign:
         self.show = show
 
     def _replay(self, events: list[dict[str, Any]]) -> None:
+        # each event is measured from the start of the session that wrote it: a ``resume``
+        # event marks a session's start and the seconds spent before it (fresh user 43's
+        # B1: measured from the campaign's first start, the idle time between an interrupt
+        # and the next resume counted against --time from the second resume on)
+        since, spent = float(self.start["started"]), 0.0
         for e in events:
             key = (e.get("i"), e.get("pipeline"))
             self.res.stages.update(e.get("costs") or {})
@@ -617,8 +622,10 @@ class _Campaign:
                 if e.get("id"):
                     self._add_finding(e)
                     count_known_first(self.res, e)
+            if e["t"] == "resume":
+                since, spent = float(e["ts"]), float(e.get("elapsed") or 0.0)
             if "ts" in e:
-                self.elapsed_before = max(self.elapsed_before, e["ts"] - self.start["started"])
+                self.elapsed_before = max(self.elapsed_before, spent + e["ts"] - since)
             if e["t"] == "interrupted":
                 self.elapsed_before = max(self.elapsed_before, float(e.get("elapsed") or 0.0))
 
@@ -697,6 +704,8 @@ class _Campaign:
         self._record("running")
         t0 = time.monotonic()
         deadline = None
+        if self.elapsed_before > 0 or self.done:  # a resumed session: where its clock starts
+            self._log({"t": "resume", "elapsed": self.elapsed_before})
         pool = Pool(opts, self.dir / "workers", self.bugs)
         if opts.time is not None:  # findings in flight after the tail are shrunk and blamed no longer
             deadline, pool.tail_until = time_bounds(t0, opts.time, self.elapsed_before)

@@ -372,3 +372,22 @@ def test_sigterm_before_the_report_is_written_says_how_to_write_it(tmp_path, mon
         index = Path(r.stdout.strip().split()[-1])
     assert index.name == "index.html" and index.is_file(), index
     assert index.parent.parent == reports  # where run --report would have written it
+
+
+def test_the_time_between_sessions_does_not_count_against_the_budget(tmp_path, monkeypatch):
+    # fresh user 43's B1: from the second resume on, every event was measured from the
+    # campaign's first start, so the idle gap before a resume was charged to --time
+    monkeypatch.setenv("ALIASFUZZ_DEBUG_PIPELINES", "1")
+    state = tmp_path / "g" / "state"
+    assert main(_cmd(tmp_path, "g")[3:] + ["--programs", "2"]) in (0, 1)
+    (run,) = (state / "runs").iterdir()
+    started = json.loads((run / "start.json").read_text())["started"]
+    # a first session ran 10 s; a second one, resumed 1000 s after the first start, ran
+    # program 0 in 5 s and was killed
+    ev = [dict(e, ts=started + 1005) for e in _events(state) if e.get("i") == 0]
+    ev.insert(0, {"t": "resume", "elapsed": 10.0, "ts": started + 1000})
+    (run / "journal.jsonl").write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in ev))
+    (run / "elapsed").write_text("15.0\n")
+    main(["run", "--resume", "--state", str(state), "--time", "20", "-q"])
+    assert 1 in {e["i"] for e in _events(state) if e["t"] == "task"}  # 5 s of 20 were left
+    assert float((run / "elapsed").read_text()) < 100  # not 1005 and more
