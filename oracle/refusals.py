@@ -149,6 +149,19 @@ REFUSALS: tuple[Refusal, ...] = (
         "auditor on 63f507a08e: a known limitation)",
     ),
     Refusal(
+        "functionalize-set-frozen-storage",
+        (),
+        r"cannot mutate tensors with frozen storage",
+        None,
+        None,
+        "functionalization bans a write into a storage that set_ replaced (set_ freezes the "
+        "tensor's old storage), also when set_ gives a tensor its own storage back",
+        "aten/src/ATen/FunctionalTensorWrapper.cpp set__impl ('FREEZE the old storage, "
+        "preventing mutations to it ... we ban it'); FunctionalStorageImpl::add_update's "
+        "TORCH_CHECK; test/functorch/test_aotdispatch.py test_set__not_allowed asserts the "
+        "error (audit 43, 3a806c5433: y = x.add_(1); y.set_(x); y.add_(1))",
+    ),
+    Refusal(
         "aot-set-input-with-other-mutations",
         (),
         r"Encountered a (?:set_|resize_) on a graph input, but the input has other mutations "

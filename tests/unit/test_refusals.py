@@ -251,3 +251,19 @@ def test_a_branch_on_a_tensor_value_is_a_make_fx_refusal_on_fx_reinplace_only():
         "fx/experimental/proxy_tensor.py:1823 in __torch_function__"), deco.kinds)
     assert _rule("fx-reinplace", own) == "make-fx-data-dependent-branch"
     assert _rule("aot_eager", own) is None
+
+
+@pytest.mark.parametrize("pipeline", ["aot_eager", "inductor"])
+def test_a_write_after_set_into_a_frozen_storage_is_functionalizations_ban(pipeline):
+    """Audit 43's not-a-bug 3a806c5433: ``y = x.add_(1); y.set_(x); y.add_(1)``. ``set_``
+    freezes the old storage, which is also the new one here, and functionalization refuses
+    the write after it ("cannot mutate tensors with frozen storage"), as PyTorch's own
+    test_set__not_allowed expects; another functionalization error stays a crash."""
+    from aliasfuzz.passes.execution import Failure
+
+    program = Program.loads((NOT_FINDINGS / "crash-functionalization-3a806c5433" / "program.json").read_text())
+    j = judge(program, pipeline)
+    assert j.verdict is Verdict.UNSUPPORTED, j.explanation
+    assert j.explanation.startswith("functionalize-set-frozen-storage"), j.explanation
+    other = Failure("trace", "RuntimeError", "cannot mutate tensors with overlapping storage")
+    assert _rule(pipeline, other) is None
