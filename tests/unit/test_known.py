@@ -637,3 +637,11 @@ def test_a_user_kernel_on_a_strided_input_written_in_place_is_the_strides_bug():
     dense, _ = match(bugs, _root("functionalization", ["functional", "inplace", "triton"]),
                      {"add_.Scalar", "tk.transpose_copy"}, {"aot_eager"})
     assert dense is not None and dense.issue.endswith("#196657"), dense
+
+
+def test_a_departure_of_joint_constant_folding_is_the_no_op_alias_bug():
+    # audit 43: 98e128b7e3 (add(zeros, x) folded to x, returned as the input itself) untagged
+    bugs = load_known(CORPUS)
+    root = _root("joint:constant_fold_uniform_value", ["custom", "functional", "inplace", "out", "scatter", "view"])
+    hit, _ = match(bugs, root, {"add.out", "fz.scaled", "neg", "set_.storage", "slice_scatter", "zero_"}, {"inductor"})
+    assert hit is not None and hit.issue.endswith("#197893"), hit
