@@ -281,7 +281,21 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
         # the frontend's graph is every executor's: "profiling call 0 (profiled): ..." above a
         # repro that runs the simple executor read as a contradiction (fresh user 33)
         detail = re.sub(r"^\w+ call \d+ \([^)]*\): ", "", detail)
+    only = _one_executor(_said(meta, sighting)) if str(root.get("stage") or meta.get("stage")) in (
+        "ts-optimizer", "ts-fuser") else None
+    if only and words.startswith("TorchScript executor"):
+        # audit 43, 1ccd29630f: only the legacy executor departed, which the title hid
+        words = f"{only} {words}"
     return f"[{comp}] {words} {effect(meta, sighting)}" + (f": {detail}" if detail else "")
+
+
+def _one_executor(said: str) -> str | None:
+    """``legacy`` or ``profiling`` when the TorchScript explanation's executor summary
+    (its last `` | `` part: ``profiling: ok, legacy: crash, simple: ok``) has that executor
+    alone departing from eager of the two optimizing ones; None otherwise."""
+    got = dict(re.findall(r"\b(profiling|legacy): (\w[\w-]*)", said.rsplit(" | ", 1)[-1]))
+    bad = [k for k in ("profiling", "legacy") if k in got and got[k] != "ok"]
+    return bad[0] if len(bad) == 1 and len(got) == 2 else None
 
 
 def _bug_checks(k: dict[str, Any]) -> tuple[str, ...]:

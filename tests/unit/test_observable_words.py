@@ -236,8 +236,21 @@ def test_a_torchscript_crash_of_the_graph_run_is_the_stage_making_the_program_ra
             "legacy: crash, simple: ok")
     meta = {"expected": {"verdict": "crash", "check": "torchscript", "pipeline": "torchscript"},
             "root": {"stage": "ts-optimizer"}, "explanation": said}
-    assert R.title(meta).startswith("[jit] TorchScript executor's graph passes (fused kernels off) "
-                                    "makes the compiled program raise when run, where eager does not")
+    assert R.title(meta).startswith("[jit] legacy TorchScript executor's graph passes (fused kernels "
+                                    "off) makes the compiled program raise when run, where eager does not")
+
+
+@pytest.mark.parametrize("executors,scope", [
+    ("profiling: ok, legacy: crash, simple: ok", "legacy "),
+    ("profiling: miscompile, legacy: ok, simple: ok", "profiling "),
+    ("profiling: miscompile, legacy: miscompile, simple: ok", ""),
+])
+def test_a_torchscript_title_names_the_one_executor_that_departs(executors, scope):
+    # audit 43, 1ccd29630f: a legacy-executor-only crash titled as any executor's
+    said = f"legacy call 0 (optimized) raised RuntimeError: boom | {executors}"
+    meta = {"expected": {"verdict": "crash", "check": "torchscript", "pipeline": "torchscript"},
+            "root": {"stage": "ts-optimizer"}, "explanation": said}
+    assert R.title(meta).startswith(f"[jit] {scope}TorchScript executor's graph passes"), R.title(meta)
 
 
 def test_the_aot_stage_words_name_aotautograd_as_inductor_calls_it_not_only_pre_grad():
