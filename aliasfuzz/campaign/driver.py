@@ -537,6 +537,7 @@ def _lock(run_dir: Path, cid: str):
 class _Campaign:
     def __init__(self, opts: CampaignOptions, resume: Path | None, show: bool):
         self.opts = opts
+        self.resumed = resume is not None
         if resume is None:
             cid, self.dir, self.start = _new_campaign(opts)
             self._lock = _lock(self.dir, cid)
@@ -704,7 +705,7 @@ class _Campaign:
         self._record("running")
         t0 = time.monotonic()
         deadline = None
-        if self.elapsed_before > 0 or self.done:  # a resumed session: where its clock starts
+        if self.resumed:  # where this session's clock starts, for the next resume
             self._log({"t": "resume", "elapsed": self.elapsed_before})
         pool = Pool(opts, self.dir / "workers", self.bugs)
         if opts.time is not None:  # findings in flight after the tail are shrunk and blamed no longer
