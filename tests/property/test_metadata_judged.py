@@ -17,10 +17,13 @@ minimal public-API repros as strict xfails:
   in-place result's name (a tensor without a source) is traced rather than graph-broken,
   and building the shape guards indexes the input's old rank: ``IndexError: list index out
   of range`` in ``produce_guards_verbose`` (``torch/fx/experimental/symbolic_shapes.py``).
-* **crash** (#8, #36, #40, #56: ``v0 = x0.unsqueeze(0); v0.index_fill_(...);
-  v0.set_(x0); v0.add_(1)``): ``set_`` of a written view of an input, then a write through
-  it: ``RuntimeError: cannot mutate tensors with frozen storage`` while tracing (not
-  minimized further yet).
+* #8, #36, #40, #56 (``v0 = x0.unsqueeze(0); v0.index_fill_(...); v0.set_(x0);
+  v0.add_(1)``): ``set_`` of a written view of an input to the input's own storage, then a
+  write through it: ``RuntimeError: cannot mutate tensors with frozen storage`` while
+  tracing. Pinned as crashes until audit 43 judged the same error on
+  ``y = x.add_(1); y.set_(x); y.add_(1)`` a deliberate ban (``set__impl`` freezes the old
+  storage, here also the new one; PyTorch's own ``test_set__not_allowed``): now
+  ``unsupported`` by the ``functionalize-set-frozen-storage`` refusal, pinned here so.
 * **miscompile** (#34, #46: the ``aliasing`` check, an output that is ``set_`` to an input
   aliases it in eager and is fresh compiled; not minimized further yet).
 
@@ -48,8 +51,8 @@ _OPTS = dict(families=("view", "inplace", "functional", "out"), max_statements=3
              dtypes=("float32", "int64"), metadata_share=1.0)
 _ALL = [p for p in generate(60, 2, **_OPTS) if "metadata" in p.meta]
 #: index -> verdict: the PyTorch bugs of the module docstring
-KNOWN = {5: "miscompile", 8: "crash", 34: "miscompile", 36: "crash", 40: "crash", 46: "miscompile",
-         56: "crash"}
+KNOWN = {5: "miscompile", 8: "unsupported", 34: "miscompile", 36: "unsupported", 40: "unsupported",
+         46: "miscompile", 56: "unsupported"}
 
 
 def _sample():
@@ -69,10 +72,12 @@ def test_metadata_programs_judge_ok_on_aot_eager(program):
 
 @pytest.mark.parametrize("index", sorted(KNOWN))
 def test_known_findings_are_still_found(index):
-    """The programs are still judged findings (strict: a fix upstream shows here)."""
+    """The programs are still judged as pinned (strict: a fix upstream shows here)."""
     (program,) = [p for p in _ALL if p.meta["index"] == index]
     out = _judge.evaluate(program, "aot_eager", "cpu")
     assert out["verdict"] == KNOWN[index], out["explanation"]
+    if KNOWN[index] == "unsupported":
+        assert out["explanation"].startswith("functionalize-set-frozen-storage: "), out["explanation"]
 
 
 def _set_then_write(x0, x1):
