@@ -645,3 +645,11 @@ def test_a_departure_of_joint_constant_folding_is_the_no_op_alias_bug():
     root = _root("joint:constant_fold_uniform_value", ["custom", "functional", "inplace", "out", "scatter", "view"])
     hit, _ = match(bugs, root, {"add.out", "fz.scaled", "neg", "set_.storage", "slice_scatter", "zero_"}, {"inductor"})
     assert hit is not None and hit.issue.endswith("#197893"), hit
+
+
+def test_an_index_put_reinplaced_into_an_overwritten_input_shows_the_scatter_family():
+    # audit 44: fa68412d58 (index_put:rule 3) named no issue; its auditor: #198094's bug
+    bugs = load_known(CORPUS)
+    hit, related = match(bugs, _root("reinplace", ["index_put:rule 3"]),
+                         {"clone", "fz.bump_pair", "index_fill_", "mul.out"}, {"inductor-reinplace"})
+    assert hit is None and [b.issue for b in related] == ["pytorch/pytorch#198094"], (hit, related)
