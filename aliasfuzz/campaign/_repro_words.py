@@ -289,11 +289,20 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     return f"[{comp}] {words} {effect(meta, sighting)}" + (f": {detail}" if detail else "")
 
 
+def executor_verdicts(explanation: str) -> dict[str, str]:
+    """Each TorchScript executor's verdict in the summary a finding's explanation ends with
+    (its last `` | `` part, written by ``oracle/ts_invariants.py``: ``profiling: ok, legacy:
+    crash, simple: ok`` gives ``{"profiling": "ok", "legacy": "crash", "simple": "ok"}``);
+    the executors it does not name are absent."""
+    tail = explanation.rsplit(" | ", 1)[-1]
+    return dict(re.findall(r"\b(profiling|legacy|simple): (\w[\w-]*)", tail))
+
+
 def _one_executor(said: str) -> str | None:
     """``legacy`` or ``profiling`` when the TorchScript explanation's executor summary
-    (its last `` | `` part: ``profiling: ok, legacy: crash, simple: ok``) has that executor
-    alone departing from eager of the two optimizing ones; None otherwise."""
-    got = dict(re.findall(r"\b(profiling|legacy): (\w[\w-]*)", said.rsplit(" | ", 1)[-1]))
+    (:func:`executor_verdicts`) has that executor alone departing from eager of the two
+    optimizing ones; None otherwise."""
+    got = {k: v for k, v in executor_verdicts(said).items() if k != "simple"}
     bad = [k for k in ("profiling", "legacy") if k in got and got[k] != "ok"]
     return bad[0] if len(bad) == 1 and len(got) == 2 else None
 

@@ -79,6 +79,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from aliasfuzz.campaign._repro_words import executor_verdicts
+
 __all__ = ["error_class", "find_same", "same_bug", "stage_error"]
 
 #: An exception type name followed by its message, as the trail and explanations print it.
@@ -229,8 +231,6 @@ def _only_rules(root: dict[str, Any], *rules: int) -> bool:
 _OUTLIVES = (3, 5)
 
 
-#: TorchScript's explanation closes with every executor's verdict (``oracle/ts_invariants.py``).
-_LEGACY_ONLY = re.compile(r"\| profiling: ok, legacy: (?:crash|miscompile), simple: ok\s*$")
 #: What the legacy executor's autograd graph does to a program that asked for no gradient.
 _AUTOGRAD_MARK = re.compile(r"requires_grad eager False, torchscript True|\bAutograd\b")
 
@@ -240,7 +240,11 @@ def _legacy_autograd(meta: dict[str, Any]) -> bool:
     docstring's ``ts-optimizer`` rule): only the legacy executor departs, by a value left
     requiring grad or an error raised from autograd."""
     said = str(meta.get("explanation") or "")
-    return (meta["root"]["stage"] == "ts-optimizer" and bool(_LEGACY_ONLY.search(said))
+    # TorchScript's explanation closes with every executor's verdict
+    ran = executor_verdicts(said)
+    legacy_only = (ran.get("profiling") == "ok" and ran.get("simple") == "ok"
+                   and ran.get("legacy") in ("crash", "miscompile"))
+    return (meta["root"]["stage"] == "ts-optimizer" and legacy_only
             and bool(_AUTOGRAD_MARK.search(said)))
 
 
