@@ -373,6 +373,15 @@ def test_a_vectorized_cpp_codegen_assert_is_blamed_on_cpp_codegen_not_lowering()
                       error=out["explanation"])
     assert b.stages == ("codegen:cpp-vectorized",), b.trail
     assert _trail(b, "scalar-codegen") == "cpp.simdlen=1: agrees"
+    # its root names the assert's frame, which known.toml files as PyTorch #160391 (audit 44,
+    # 50ebcd2fd1, and this one were filed new)
+    from aliasfuzz.campaign.corpus import roots
+    from aliasfuzz.campaign.known import load_known, match
+
+    (root,) = roots(p, out, "inductor", b.to_json())
+    hit, _ = match(load_known(Path(__file__).resolve().parents[2] / "corpus"), root,
+                   {op.op for op in p.body}, {"inductor"})
+    assert hit is not None and hit.issue.endswith("#160391"), root
 
 
 # -- where in Inductor a crash of full Inductor was raised (audit 22 88f92dc7f4) -----------
