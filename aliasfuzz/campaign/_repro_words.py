@@ -26,8 +26,8 @@ from typing import Any
 from aliasfuzz.errors import clip
 
 __all__ = [
-    "effect", "first_line", "known_lines", "mismatch", "observable", "stage_words", "title",
-    "ts_check",
+    "effect", "first_line", "graph_alias", "known_lines", "mismatch", "observable", "stage_words",
+    "title", "ts_check",
 ]
 
 #: stage -> (component label of an upstream title, words for the stage)
@@ -286,7 +286,33 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     if only and words.startswith("TorchScript executor"):
         # audit 43, 1ccd29630f: only the legacy executor departed, which the title hid
         words = f"{only} {words}"
+    alias = None if sighting or observable(meta) == "aliasing" else graph_alias(meta)
+    if alias:
+        # audits 42 and 43 (3326c5ee66, 98e128b7e3): the program-level effect was eager code
+        # after a graph break acting on an output that aliased the input; the alias the
+        # blamed graph made is the defect, so it leads
+        words = f"{words} {alias} and"
     return f"[{comp}] {words} {effect(meta, sighting)}" + (f": {detail}" if detail else "")
+
+
+_GRAPH_ALIAS = re.compile(r"aliasing: graph output (\d+) shares graph input (\d+)'s storage where "
+                          r"AOTAutograd's output metadata has it fresh")
+
+
+def graph_alias(meta: dict[str, Any]) -> str | None:
+    """``makes its graph return graph input j's storage as fresh output k`` when the blamed
+    stage's own departure (its row of ``meta["trail"]``, :mod:`aliasfuzz.oracle.blame`) includes
+    the graph-level aliasing that :func:`aliasfuzz.passes.stages.fresh_output_aliasing_input`
+    observes: the stage's graph hands back an input's storage where AOTAutograd's
+    ``ViewAndMutationMeta`` records the output as fresh (``non_alias``). None otherwise
+    (another stage's row, an entry without a trail)."""
+    stage = (meta.get("root") or {}).get("stage") or meta.get("stage")
+    for row in meta.get("trail") or ():
+        if isinstance(row, (list, tuple)) and len(row) == 2 and row[0] == stage:
+            m = _GRAPH_ALIAS.search(str(row[1]))
+            if m and str(row[1]).startswith("departs"):
+                return f"makes its graph return graph input {m[2]}'s storage as fresh output {m[1]}"
+    return None
 
 
 def executor_verdicts(explanation: str) -> dict[str, str]:

@@ -257,3 +257,28 @@ def test_the_aot_stage_words_name_aotautograd_as_inductor_calls_it_not_only_pre_
     # audit 42, faf26743f1: "pre-grad passes raises in the backward" for a crash aot_eager shows
     comp, words = R.stage_words("aot")
     assert "AOTAutograd" in words and "pre-grad" in words
+
+
+_ALIAS_ROW = ("departs (inputs: input x0: shape (3, 4) in eager, (3, 1) compiled; aliasing: graph "
+              "output 0 shares graph input 0's storage where AOTAutograd's output metadata has it "
+              "fresh (non_alias))")
+
+
+def test_the_title_leads_with_the_alias_the_blamed_graph_made():
+    # audit 43, 98e128b7e3: "leaves input x0 with the wrong shape", a set_ that eager code after a
+    # graph break ran on the output the folded graph had returned as the input itself
+    said = "input x0: shape (3, 4) in eager, (3, 1) compiled"
+    meta = {"expected": {"verdict": "miscompile", "check": "inputs", "pipeline": "inductor"},
+            "root": {"stage": "joint:constant_fold_uniform_value"}, "explanation": said,
+            "trail": [["dynamo", "agrees"], ["joint:constant_fold_uniform_value", _ALIAS_ROW]]}
+    assert R.title(meta) == (
+        "[inductor] joint-graph pass constant_fold_uniform_value makes its graph return graph "
+        "input 0's storage as fresh output 0 and leaves input x0 with the wrong shape (values "
+        "not compared): " + said)
+    # another stage's row (a stacked departure before the blamed one), or a row that agrees,
+    # or a hit's sighting (another program than the trail's) leave the effect alone
+    for trail in ([["reinplace", _ALIAS_ROW]],
+                  [["joint:constant_fold_uniform_value", "agrees (" + _ALIAS_ROW[9:]]]):
+        assert "graph input" not in R.title({**meta, "trail": trail})
+    sighting = {"verdict": "miscompile", "check": "inputs", "explanation": said}
+    assert "graph input" not in R.title(meta, sighting=sighting)
