@@ -182,8 +182,10 @@ def _cmd_run(args) -> int:
     for line in summary_lines(res):
         print(line)
     if res.status == "interrupted":  # fresh user 24: nothing said how to go on
-        print(f"aliasfuzz: interrupted; `aliasfuzz run --resume --state {opts.state}` "
-              "continues it", file=sys.stderr)
+        # the campaign's own folder: `--resume --state` takes the latest unfinished campaign
+        # of the state, another one when two share it (fresh user 45's B1)
+        print(f"aliasfuzz: interrupted; `aliasfuzz run --resume {res.dir}` continues it",
+              file=sys.stderr)
     if res.stages:
         from aliasfuzz.campaign.costs import format_table, table
 

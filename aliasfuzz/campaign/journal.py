@@ -35,6 +35,8 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from aliasfuzz.errors import InvalidArgument
+
 __all__ = ["Journal", "dismissed_cause", "dismissed_kind", "entry_fields", "finding_entries",
            "new_root"]
 
@@ -69,7 +71,9 @@ class Journal:
 
     @staticmethod
     def events(path: str | Path) -> list[dict[str, Any]]:
-        """All complete events of the journal at ``path`` (a torn last line is dropped)."""
+        """All complete events of the journal at ``path`` (a torn last line is dropped).
+        Raises :class:`InvalidArgument` (one line: the file and line) for any other line that
+        is not JSON."""
         p = Path(path)
         if not p.exists():
             return []
@@ -80,10 +84,12 @@ class Journal:
                 continue
             try:
                 out.append(json.loads(line))
-            except json.JSONDecodeError:
+            except json.JSONDecodeError as e:
                 if n >= len(lines) - 2:  # only the last line may be torn
                     break
-                raise
+                # fresh user 45's B2: a traceback and exit 1 for a line damaged by hand
+                raise InvalidArgument(f"{p}:{n + 1}: not a JSON journal event ({e.msg}); "
+                                      "only the last line of a journal may be torn") from None
         return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -122,7 +123,12 @@ def test_sigterm_interrupts_a_campaign_that_resume_finishes(tmp_path, monkeypatc
     assert not any(e["t"] == "end" for e in before)
     assert sum(e["t"] == "task" for e in before) < 16
     (spent,) = [e["elapsed"] for e in before if e["t"] == "interrupted"]
-    r = run_cli("run", "--resume", "--state", str(state), "-q")
+    # the command it prints names this campaign's own folder: `--resume --state` takes the
+    # latest unfinished campaign of the state, another one when two share it (fresh user 45)
+    (said,) = re.findall(r"`aliasfuzz (run --resume [^`]+)` continues it", err)
+    (run_dir,) = state.glob("runs/*")
+    assert said.split() == ["run", "--resume", str(run_dir)], err
+    r = run_cli(*said.split(), "-q")
     assert r.returncode == 1, r.stderr
     after = _events(state)
     assert sorted(e["i"] for e in after if e["t"] == "task") == list(range(16))

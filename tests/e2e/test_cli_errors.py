@@ -636,6 +636,22 @@ def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path):
     _one_line_error(["run", "--resume", "--state", str(state)], "pipeline_options")
 
 
+def test_a_journal_line_damaged_in_the_middle_is_one_line_and_leaves_the_state(tmp_path):
+    # fresh user 45's B2: a 29-line JSONDecodeError traceback and exit 1 (a torn last line is
+    # tolerated: a kill -9 leaves one)
+    state = tmp_path / "state"
+    d = state / "runs" / "20260101-000000-s0"
+    d.mkdir(parents=True)
+    (d / "options.json").write_text(json.dumps(
+        CampaignOptions(programs=1, pipelines=("debug-miscompile",)).to_json()))
+    (d / "start.json").write_text("{}")
+    journal = '{"t": "start"}\n{garbage\n{"t": "task", "i": 0}\n'
+    (d / "journal.jsonl").write_text(journal)
+    needle = f"{d / 'journal.jsonl'}:2: not a JSON journal event"
+    _one_line_error(["run", "--resume", str(d)], needle)
+    assert (d / "journal.jsonl").read_text() == journal
+
+
 def _main_without_torch(argv: list[str], cwd):
     """``aliasfuzz argv`` in a fresh process; its stderr, after asserting exit 2 with torch
     never imported."""
