@@ -157,6 +157,9 @@ def _cmd_run(args) -> int:
     # (the fourteenth session's fresh user: the finding was kept only for --resume)
     _check_entries(opts.corpus, list_entries, load_entry)
     opts.plugins = tuple(activate_plugins(opts.plugins))
+    if resume is None:
+        _note_fresh_default_corpus(opts.corpus)
+        Path(opts.corpus).mkdir(parents=True, exist_ok=True)  # said once, not every campaign
     with _interruptible() as after:
         res = run_campaign(opts, resume=resume, show=not args.quiet)
         # from here on a SIGTERM or Ctrl-C ends the process with the campaign's own code
@@ -380,6 +383,20 @@ def _check_named_corpus(corpus: str, source: str = "--corpus") -> None:
     if Path(corpus) != Path(CampaignOptions().corpus) and not Path(corpus).exists():
         raise InvalidArgument(f"{source} {corpus}: no such directory (create it to start an "
                               "empty corpus there)")
+
+
+def _note_fresh_default_corpus(corpus: str) -> None:
+    """Say so on stderr when the default ``--corpus`` does not exist here and is about to be
+    created, while this checkout has a corpus of its own: ``run`` from ``bench/`` started an
+    empty ``./corpus`` without a word and filed an entry the checkout holds as new (fresh
+    user 45's B5). Called once every check has passed, just before the campaign starts."""
+    from aliasfuzz.campaign.known import DEFAULT
+
+    checkout = DEFAULT.parent
+    if not Path(corpus).exists() and checkout.is_dir() and Path(corpus).resolve() != checkout:
+        print(f"aliasfuzz: note: no ./{corpus} here: starting an empty corpus in "
+              f"{Path(corpus).resolve()} (this checkout's corpus is {checkout}: "
+              f"--corpus {checkout} adds to it)", file=sys.stderr)
 
 
 def _check_entries(corpus: str, list_entries, load_entry) -> None:

@@ -225,3 +225,19 @@ def test_a_campaign_that_found_nothing_prints_its_root_cause_headline(tmp_path):
     assert r.returncode == 0, r.stderr
     assert ("root causes: 0 (0 new, 0 known upstream, 0 already in the corpus; "
             "0 corpus entries written)") in r.stdout.splitlines(), r.stdout
+
+
+def test_a_campaign_that_starts_an_empty_default_corpus_away_from_the_checkout_says_so(tmp_path):
+    # fresh user 45's B5: `run` from bench/ filed an entry the checkout's corpus holds as new,
+    # into a fresh ./corpus, without a word
+    r = run_cli("run", "--programs", "1", "--pipelines", "eager", "--no-shrink", "-q",
+                "--report", "none", "--state", "st", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (note,) = [x for x in r.stderr.splitlines() if "empty corpus" in x]
+    assert note.startswith(f"aliasfuzz: note: no ./corpus here: starting an empty corpus in "
+                           f"{tmp_path / 'corpus'}"), note
+    assert (tmp_path / "corpus").is_dir()
+    # the second campaign finds it there: no note
+    r = run_cli("run", "--programs", "1", "--pipelines", "eager", "--no-shrink", "-q",
+                "--report", "none", "--state", "st", cwd=tmp_path)
+    assert r.returncode == 0 and "empty corpus" not in r.stderr, r.stderr
