@@ -15,7 +15,8 @@ replayed on a buffer of Inductor's own that starts at 0,
 :func:`checked_views` replaces that global in every wrapper module Inductor loads in its
 block (``PyCodeCache.load_by_key_path``, which compiles and cache hits both go through)
 with one that measures each view against its base's real storage before making it
-(:func:`out_of_bounds`): the sizes, strides and offset the wrapper computed at run time,
+(:func:`out_of_bounds`): the sizes, strides and offset (relative to the base's own storage
+offset) the wrapper computed at run time,
 so dynamic shapes and views of the graph's inputs are judged too. The views are made as
 before; what was out of bounds is recorded, and appended to a file at once when one is
 given, so that the record survives a process the view's kernel then kills.
@@ -45,28 +46,36 @@ class OutOfBounds:
     numel: int
     lo: int
     hi: int
+    #: the base's own storage offset, which ``offset`` is relative to (0 in records written
+    #: before it was kept)
+    base_offset: int = 0
 
     def message(self) -> str:
         """One sentence for an explanation."""
+        at = f" (base at storage offset {self.base_offset})" if self.base_offset else ""
         return (f"Inductor's wrapper made reinterpret_tensor(buf, {self.sizes}, {self.strides}, "
-                f"{self.offset}) of a storage of {self.numel} elements, reaching elements "
+                f"{self.offset}) of a storage of {self.numel} elements{at}, reaching elements "
                 f"{self.lo} to {self.hi}: out of bounds")
 
 
 def out_of_bounds(base: Any, sizes: Sequence[int], strides: Sequence[int],
                   offset: int) -> OutOfBounds | None:
     """The :class:`OutOfBounds` of the view ``reinterpret_tensor(base, sizes, strides,
-    offset)`` would make when it reaches outside ``base``'s storage (``offset`` is absolute,
-    in elements of ``base``'s dtype), else None; an empty view reaches nothing."""
+    offset)`` would make when it reaches outside ``base``'s storage, else None; an empty view
+    reaches nothing. ``offset`` is relative to ``base``'s own storage offset, in elements of
+    its dtype: ``_reinterpret_tensor`` sets ``base.storage_offset() + offset_increment``
+    (``torch/csrc/inductor/inductor_ops.cpp``; audit 45's b2717ee500 was an in-bounds
+    ``reinterpret_tensor(x, (), (), -2)`` of an input at storage offset 2, read as absolute)."""
     sizes, strides, offset = tuple(int(n) for n in sizes), tuple(int(s) for s in strides), int(offset)
     if len(sizes) != len(strides) or any(n == 0 for n in sizes):
         return None
     numel = base.untyped_storage().nbytes() // base.element_size()
-    lo = offset + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True) if s < 0)
-    hi = offset + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True) if s > 0)
+    start = int(base.storage_offset()) + offset
+    lo = start + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True) if s < 0)
+    hi = start + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True) if s > 0)
     if lo >= 0 and hi < numel:
         return None
-    return OutOfBounds(sizes, strides, offset, numel, lo, hi)
+    return OutOfBounds(sizes, strides, offset, numel, lo, hi, int(base.storage_offset()))
 
 
 class OutOfBoundsView(RuntimeError):
@@ -129,5 +138,5 @@ def read_found(path: str | Path) -> list[OutOfBounds]:
         with contextlib.suppress(ValueError, TypeError):
             d = json.loads(line)
             out.append(OutOfBounds(tuple(d["sizes"]), tuple(d["strides"]), d["offset"],
-                                   d["numel"], d["lo"], d["hi"]))
+                                   d["numel"], d["lo"], d["hi"], d.get("base_offset", 0)))
     return out

@@ -152,10 +152,10 @@ def checked_wrapper(*args, **kwargs):  # each view Inductor's wrapper makes, aga
     mod = load_wrapper(*args, **kwargs)
     view = getattr(mod, "reinterpret_tensor", None)
 
-    def reinterpret_tensor(base, size, stride, offset):
-        n = base.untyped_storage().nbytes() // base.element_size()
-        lo = offset + sum((k - 1) * s for k, s in zip(size, stride) if s < 0)
-        hi = offset + sum((k - 1) * s for k, s in zip(size, stride) if s > 0)
+    def reinterpret_tensor(base, size, stride, offset):  # offset: from base's own offset
+        n, start = base.untyped_storage().nbytes() // base.element_size(), base.storage_offset() + offset
+        lo = start + sum((k - 1) * s for k, s in zip(size, stride) if s < 0)
+        hi = start + sum((k - 1) * s for k, s in zip(size, stride) if s > 0)
         if all(size) and (lo < 0 or hi >= n):  # before any kernel writes through it
             raise SystemExit(f"Inductor's wrapper made reinterpret_tensor(buf, {tuple(size)}, "
                              f"{tuple(stride)}, {offset}) of a storage of {n} elements: out of bounds")

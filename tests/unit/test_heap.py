@@ -274,3 +274,19 @@ def test_the_confirmation_starts_no_child_past_its_seconds(monkeypatch):
     asked = _children(monkeypatch, [None, None, glibc, glibc])
     out = heap.confirm(p, "inductor", "cpu", {}, INTERNAL)
     assert out is not None and out["heap"] == "2/4", out
+
+
+def test_a_view_in_bounds_from_its_base_s_storage_offset_is_judged_on_its_values():
+    # audit 45, b2717ee500: `add_one_(x1[1])` (a mutating custom op) on an input at storage
+    # offset 2, dynamic shapes: the wrapper's reinterpret_tensor(x1, (), (), -s77) is storage
+    # element 0, in bounds, read as absolute offset -2 and filed as an out-of-bounds write.
+    # What is wrong is the element written (PyTorch #198068: sym_storage_offset lowered to 0)
+    from aliasfuzz.campaign import _judge
+
+    out = _judge.evaluate(_program("heap/relative-offset-b2717ee500.json"), "inductor", "cpu",
+                          {"dynamic": True})
+    assert (out["verdict"], out["check"]) == ("miscompile", "inputs"), out["explanation"]
+    assert "out of bounds" not in out["explanation"]
+    # static shapes, #198068's control in known.toml, give eager's values
+    static = _judge.evaluate(_program("heap/relative-offset-b2717ee500.json"), "inductor", "cpu", {})
+    assert static["verdict"] == "ok", static["explanation"]

@@ -653,3 +653,16 @@ def test_an_index_put_reinplaced_into_an_overwritten_input_shows_the_scatter_fam
     hit, related = match(bugs, _root("reinplace", ["index_put:rule 3"]),
                          {"clone", "fz.bump_pair", "index_fill_", "mul.out"}, {"inductor-reinplace"})
     assert hit is None and [b.issue for b in related] == ["pytorch/pytorch#198094"], (hit, related)
+
+
+def test_a_custom_op_writing_at_offset_zero_under_dynamic_shapes_is_the_sym_storage_offset_bug():
+    # audit 45, b2717ee500 (once filed as an out-of-bounds view): known only when static
+    # shapes, the issue's condition, give eager's values
+    bugs = load_known(CORPUS)
+    root = _root("lowering", ["custom", "view", "strided-inputs"])
+    ops = {"fz.add_one_", "select"}
+    (bug,) = [b for b in known.control_candidates(bugs, [root], ops, "inductor")
+              if b.issue.endswith("#198068")]
+    assert match(bugs, root, ops, {"inductor"}, {bug.issue: "ok"})[0] == bug
+    hit, related = match(bugs, root, ops, {"inductor"}, {bug.issue: "miscompile"})
+    assert hit is None and bug in related

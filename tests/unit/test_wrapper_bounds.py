@@ -25,13 +25,29 @@ def test_the_corpus_entrys_view_past_its_ten_element_buffer_is_out_of_bounds():
 
 def test_the_storage_not_the_tensor_bounds_a_view_and_empty_views_reach_nothing():
     s = torch.zeros(12)
-    x = s[4:6]  # a view of 2 elements on a storage of 12: absolute offsets up to 11 are in
-    assert out_of_bounds(x, (4,), (2,), 5) is None
-    assert out_of_bounds(x, (4,), (2,), 6).hi == 12
+    x = s[4:6]  # a view of 2 elements at storage offset 4 on a storage of 12
+    # the offset is relative to the base's storage offset: 4 + 1 + 3 * 2 = 11 is the last element
+    assert out_of_bounds(x, (4,), (2,), 1) is None
+    o = out_of_bounds(x, (4,), (2,), 2)
+    assert o.hi == 12 and o.base_offset == 4 and "(base at storage offset 4)" in o.message()
     assert out_of_bounds(x, (0, 3), (1, 1), 99) is None  # empty
-    assert out_of_bounds(x, (2,), (1,), -1).lo == -1  # before the storage
+    assert out_of_bounds(x, (2,), (1,), -4) is None  # back to element 0: in bounds
+    assert out_of_bounds(x, (2,), (1,), -5).lo == -1  # before the storage
     half = torch.zeros(3, dtype=torch.float16)  # elements of the base's dtype, not bytes
     assert out_of_bounds(half, (3,), (1,), 0) is None and out_of_bounds(half, (2,), (1,), 2)
+
+
+def test_the_offset_is_the_one_reinterpret_tensor_adds_to_its_base_s():
+    # audit 45, b2717ee500: reinterpret_tensor(x, (), (), -2) of an input at storage offset 2,
+    # read as absolute, was filed as a write out of bounds; the view is storage element 0
+    from torch._C._dynamo.guards import _reinterpret_tensor
+
+    s = torch.arange(5.0)
+    x = torch.as_strided(s, (2,), (2,), 2)
+    assert _reinterpret_tensor(x, (), (), -2).storage_offset() == 0
+    assert out_of_bounds(x, (), (), -2) is None
+    assert _reinterpret_tensor(x, (2,), (1,), 1).storage_offset() == 3
+    assert out_of_bounds(x, (2,), (1,), 1) is None and out_of_bounds(x, (2,), (1,), 2).hi == 5
 
 
 def test_a_compiled_wrapper_gets_the_checking_view_and_in_bounds_runs_record_nothing(tmp_path):
