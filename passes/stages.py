@@ -731,6 +731,8 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.current: _Snapshots | None = None
+        #: the snapshot name (``post-grad:<pass>``) of the first named pass that raised
+        self.raised: str | None = None
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -740,10 +742,17 @@ class _Recorder:
 
         def wrap(orig):
             def apply(obs, pass_fn):
-                out = orig(obs, pass_fn)
                 sub = {"joint_graph_passes": "joint", "post_grad_passes": "post-grad"}.get(
                     getattr(obs, "subsystem", None) or ""
                 )
+                try:
+                    out = orig(obs, pass_fn)
+                except BaseException:
+                    # a compile that raises inside a named pass is that pass's crash (audit
+                    # 45, a4fc2abeee: decompose_auto_functionalized's assert was blamed "aot")
+                    if sub and rec.raised is None:
+                        rec.raised = f"{sub}:{obs.passname}"
+                    raise
                 if sub and rec.current is not None and isinstance(obs.gm, torch.fx.GraphModule):
                     rec.current.add(f"{sub}:{obs.passname}", obs.gm)
                 return out
@@ -857,7 +866,12 @@ def _inductor_stages(
             selected[0] = "aot"
             first = _call(compiled, make(), names)
             if first.error is not None or not graphs:
-                return [StageRun("aot", first, seconds=time.perf_counter() - t0)]
+                # raised while compiling: by the named joint or post-grad pass that raised,
+                # else by AOTAutograd or the pre-grad passes
+                # (a decomposition after the reinplace pass by its own name: it raised)
+                stage = "aot" if first.error is None or rec.raised is None else \
+                    "reinplace" if rec.raised == _REINPLACE else rec.raised
+                return [StageRun(stage, first, seconds=time.perf_counter() - t0)]
             order = _stage_order(graphs[0].names)
 
             def said(snapshot: str) -> dict[str, Any]:

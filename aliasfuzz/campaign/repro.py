@@ -262,7 +262,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         notes += textwrap.wrap(
             f"It needs Inductor's reinplace pass: with the pass disabled (disabled_passes "
             f"REINPLACE_INPLACEABLE_OPS) the program compiles and agrees with eager, while the "
-            f"pass's own graph runs right eagerly: {stage} fails on a graph only the pass makes.",
+            f"pass's own graph runs right eagerly: {stage} mishandles a graph only the pass makes.",
             92, break_on_hyphens=False)
     also = [str(what).split(" disabled:", 1)[0] for st, what in meta.get("trail") or []
             if st == ALSO_FIXED_BY and str(what).split(": ", 1)[-1].startswith("agrees")]

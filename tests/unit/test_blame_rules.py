@@ -900,3 +900,18 @@ def test_audit_42_e575661849_backward_crash_is_functionalization_in_every_pipeli
         assert out["verdict"] == "crash" and out["check"] == "grads", (pipeline, out)
         b = blame_program(p, pipeline, "crash", out["check"], error=out["explanation"])
         assert b.stage == "functionalization", (pipeline, b.trail)
+
+
+def test_a_compile_crash_raised_inside_a_post_grad_pass_is_that_pass_s_not_aot_s():
+    # audit 45, a4fc2abeee: a custom op mutating x.unsqueeze(0) beside a later read of a clone,
+    # dynamic shapes: replace_by_example's assert in post-grad decompose_auto_functionalized,
+    # blamed "AOTAutograd as Inductor calls it, or its pre-grad passes" (aot_eager agrees)
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    p = _program("crash-aot-a4fc2abeee")
+    out = _judge.evaluate(p, "inductor-reinplace", "cpu", {"dynamic": True})
+    assert out["verdict"] == "crash", out["explanation"]
+    b = blame_program(p, "inductor-reinplace", "crash", out["check"],
+                      options=PipelineOptions(dynamic=True), error=out["explanation"])
+    assert b.stages == ("post-grad:decompose_auto_functionalized",), b.trail
+    assert "aot" not in [s for s, _ in b.trail], b.trail
