@@ -140,10 +140,13 @@ def _cmd_run(args) -> int:
                                   "a new one; its findings are in the corpus already)")
         opts = resume_options(load_campaign(resume)[0], flags)
     opts.validate(_judge.pipeline_names())
-    from aliasfuzz.campaign.corpus import other_checkout
+    from aliasfuzz.campaign.corpus import mixed_sources, other_checkout
 
     note = other_checkout()
-    if note is not None:
+    # a process put together from two trees is refused next (run_campaign), by an error that
+    # names both; the note's "run this checkout's own venv" was wrong advice when the user
+    # already did and PYTHONPATH mixed them (fresh user 45's B6)
+    if note is not None and mixed_sources() is None:
         print(note, file=sys.stderr)
     # every folder the campaign writes, checked before any work (nothing found is lost)
     if opts.report not in (None, "", "none"):

@@ -757,3 +757,29 @@ def test_a_missing_plugin_is_refused_with_the_options_and_names_its_config_key(t
     # a folder is named as one (fresh user 40's B5)
     with pytest.raises(InvalidArgument, match=f"plugin {tmp_path}: not a file"):
         CampaignOptions(programs=1, plugins=(str(tmp_path),)).validate()
+
+
+def test_a_process_mixed_from_two_trees_gets_the_error_alone_not_the_venv_advice(tmp_path):
+    # fresh user 45's B6: PYTHONPATH=<other clone> with this clone's venv printed "run this
+    # checkout's own venv" (already the case) before the error that names both trees
+    root = Path(__file__).resolve().parents[2]
+    other = tmp_path / "other"
+    shutil.copytree(root / "aliasfuzz", other / "aliasfuzz",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (other / "pyproject.toml").write_text('[project]\nname = "aliasfuzz"\n')
+    import os
+    import subprocess
+    import sys
+
+    # the console script, as the user ran it: `python -m` would put the working directory
+    # (this checkout) before PYTHONPATH
+    script = Path(sys.executable).parent / "aliasfuzz"
+    if not script.exists():
+        pytest.skip("no aliasfuzz console script beside this interpreter")
+    r = subprocess.run([str(script), "run", "--programs", "1", "--pipelines", "eager",
+                        "--report", "none", "--state", str(tmp_path / "st")], cwd=root,
+                       env={**os.environ, "PYTHONPATH": str(other)}, capture_output=True,
+                       text=True, timeout=300)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2, r.stderr
+    assert len(lines) == 1 and "more than one source tree" in lines[0], r.stderr
