@@ -48,7 +48,7 @@ from typing import Any
 
 from aliasfuzz.errors import InvalidArgument
 
-__all__ = ["KnownBug", "check_controls", "control_candidates", "control_removes",
+__all__ = ["SAME_OPTIONS", "KnownBug", "check_controls", "control_candidates", "control_removes",
            "known_first_candidates", "load_known", "match", "witness_rules"]
 
 FILENAME = "known.toml"
@@ -64,6 +64,10 @@ _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "p
 _BOOL_FIELDS = {"dynamic", "auto_functionalized_v2", "reinplace_off_declines"}
 _TABLE_FIELDS = {"inductor_config", "torchscript", "functorch_config"}
 _OPTION_FIELDS = _BOOL_FIELDS | _TABLE_FIELDS
+
+#: A ``controls`` verdict (the blame's) for a bug whose control would change none of the
+#: finding's pipeline options: not run; the finding is not that bug (:func:`match`).
+SAME_OPTIONS = "same-options"
 
 #: What a ``checks`` item may name (the observables of ``_repro_words.observable``).
 OBSERVABLES = ("values", "inputs", "aliasing", "requires_grad", "grads")
@@ -369,10 +373,13 @@ def match(
     ``controls``): a bug with a control matches only when its control removed the finding
     (:func:`control_removes`; ``removed``, the blame's ``controls_removed``, says it per
     issue where the outcomes were at hand, else the verdicts decide), and is related
-    otherwise.
+    otherwise; a control recorded as :data:`SAME_OPTIONS` (the finding's options already
+    were the workaround's) makes the bug neither.
     """
     hit, related = None, []
     for b in bugs:
+        if b.control and (controls or {}).get(b.issue) == SAME_OPTIONS:
+            continue  # the finding ran under the issue's workaround: another bug
         ok = _fields_match(b, root, ops, pipelines)
         gone = (removed[b.issue] if removed and b.issue in removed
                 else control_removes(root.get("verdict"), (controls or {}).get(b.issue)))

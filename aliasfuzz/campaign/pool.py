@@ -131,10 +131,16 @@ def blame_in(
                     "explanation": str(full.get("summary") or "internal error")[:300]}
         out["blame"].update(full_of(outcome, full))
     if "blame" in out and bugs:
-        from aliasfuzz.campaign.known import control_removes
+        from aliasfuzz.campaign.known import SAME_OPTIONS, control_removes
 
         controls, removed = {}, {}
         for bug in _control_candidates(bugs, task, outcome, out["blame"]):
+            if _with_defaults(bug.control_options(task.get("options"))) == \
+                    _with_defaults(task.get("options")):
+                # the finding ran under the workaround already (audit 46, d585dcebc4: static
+                # shapes, #198068's control dynamic=false): not that bug, nor its family
+                controls[bug.issue], removed[bug.issue] = SAME_OPTIONS, False
+                continue
             got = (ran or {}).get(bug.issue) or worker.run(
                 {**task, "options": bug.control_options(task.get("options"))})
             controls[bug.issue] = got.get("verdict", "internal-error")
@@ -143,6 +149,20 @@ def blame_in(
         if controls:
             out["blame"]["controls"] = controls
             out["blame"]["controls_removed"] = removed
+    return out
+
+
+def _with_defaults(options: dict[str, Any] | None) -> dict[str, Any]:
+    """Pipeline options (a JSON dict of :class:`~aliasfuzz.passes.pipelines.PipelineOptions`
+    fields) with every field present, its default where ``options`` leaves it out, so that
+    ``{}`` and ``{"dynamic": False}`` compare equal."""
+    from dataclasses import MISSING, fields
+
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    out = {f.name: f.default if f.default is not MISSING else f.default_factory()
+           for f in fields(PipelineOptions)}
+    out.update(options or {})
     return out
 
 

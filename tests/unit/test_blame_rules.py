@@ -595,6 +595,32 @@ def test_blame_in_runs_the_control_of_a_known_bug_whose_fields_match():
     assert "controls" not in blame_in(w, task, outcome, bugs)["blame"] and len(w.tasks) == 1
 
 
+def test_a_control_the_finding_already_ran_under_is_not_run_and_names_no_bug():
+    # audit 46, d585dcebc4: a static-shapes lowering miscompile of a custom op showed
+    # #198068 (a dynamic-shapes bug) as related: its control, dynamic=false, was the finding's
+    # own run, which "still departs" of course
+    from aliasfuzz.campaign.corpus import roots
+    from aliasfuzz.campaign.known import SAME_OPTIONS, load_known, match
+
+    bugs = load_known(Path(__file__).resolve().parents[2] / "corpus")
+    program = json.loads((DATA.parent / "heap" / "relative-offset-b2717ee500.json").read_text())
+    ops = {op["op"] for op in program["body"]}
+    outcome = {"verdict": "miscompile", "check": "inputs", "explanation": "input x1: values differ"}
+    cut = {"blame": {"stage": "lowering", "stages": ["lowering"], "trail": []}}
+    for options, runs in (({}, 1), ({"dynamic": False}, 1), ({"dynamic": True}, 2)):
+        task = {"program": program, "pipeline": "inductor", "device": "cpu", "options": options}
+        w = _Worker([cut, {"verdict": "miscompile", "check": "inputs"}])
+        out = blame_in(w, task, outcome, bugs)
+        assert len(w.tasks) == runs, (options, w.tasks)
+        said = out["blame"]["controls"]["pytorch/pytorch#198068"]
+        assert (said == SAME_OPTIONS) == (runs == 1), said
+        (root,) = roots(Program.from_json(program), outcome, "inductor", out["blame"])
+        hit, related = match(bugs, root, ops, {"inductor"}, out["blame"]["controls"],
+                             out["blame"]["controls_removed"])
+        named = [b.issue for b in related] + ([hit.issue] if hit else [])
+        assert ("pytorch/pytorch#198068" in named) == (runs == 2), (options, named)
+
+
 def test_pytorch_198095_s_workaround_removes_f50f475f8f_s_crash_for_real():
     # an output view of x1 while x0 and x1 share a storage: AOTAutograd replays the view onto
     # the synthetic base and raises; view_replay_for_aliased_outputs=False (the issue's

@@ -362,7 +362,7 @@ def test_a_crash_is_removed_when_its_control_gets_past_it_to_another_error_or_re
     assert not known.control_removes("miscompile", "crash", {"verdict": "miscompile"}, _RUN)
     # match reads the blame's controls_removed where the campaign judged both outcomes
     bugs = load_known(CORPUS)
-    (bug,) = [b for b in bugs if b.control and b.stage == "dynamo"]
+    (bug,) = [b for b in bugs if b.control and b.stage == "dynamo" and not b.ops]
     root = _root("dynamo", ["inplace", "out"], "crash")
     ops = {"index_reduce.out"}
     assert match(bugs, root, ops, {"inductor-reinplace"}, {bug.issue: "crash"})[0] is None
@@ -666,3 +666,15 @@ def test_a_custom_op_writing_at_offset_zero_under_dynamic_shapes_is_the_sym_stor
     assert match(bugs, root, ops, {"inductor"}, {bug.issue: "ok"})[0] == bug
     hit, related = match(bugs, root, ops, {"inductor"}, {bug.issue: "miscompile"})
     assert hit is None and bug in related
+
+
+def test_a_scatter_out_variant_under_dynamic_shapes_is_the_scatter_issue_not_gather_s():
+    # audit 46, 20e6e2b026: scatter_add(..., out=) under dynamic shapes was filed as #122773
+    # (torch.gather's); #194103 is the scatter out variants' own issue
+    bugs = load_known(CORPUS)
+    root = _root("dynamo", ["out", "functional"], "crash")
+    for op, issue in (("scatter_add.out", "#194103"), ("scatter.out", "#194103"),
+                      ("gather.out", "#122773")):
+        hit, _ = match(bugs, root, {"clone", op}, {"inductor-reinplace"},
+                       {"pytorch/pytorch#194103": "ok", "pytorch/pytorch#122773": "ok"})
+        assert hit is not None and hit.issue.endswith(issue), (op, hit)
