@@ -135,8 +135,7 @@ def blame_in(
 
         controls, removed = {}, {}
         for bug in _control_candidates(bugs, task, outcome, out["blame"]):
-            if _with_defaults(bug.control_options(task.get("options"))) == \
-                    _with_defaults(task.get("options")):
+            if not _control_changes(bug, task.get("options")):
                 # the finding ran under the workaround already (audit 46, d585dcebc4: static
                 # shapes, #198068's control dynamic=false): not that bug, nor its family
                 controls[bug.issue], removed[bug.issue] = SAME_OPTIONS, False
@@ -150,6 +149,12 @@ def blame_in(
             out["blame"]["controls"] = controls
             out["blame"]["controls_removed"] = removed
     return out
+
+
+def _control_changes(bug: Any, options: dict[str, Any] | None) -> bool:
+    """Whether known bug ``bug``'s control changes the finding's pipeline ``options``: one
+    that does not runs the finding again as it was, so it cannot remove it (not run)."""
+    return _with_defaults(bug.control_options(options)) != _with_defaults(options)
 
 
 def _with_defaults(options: dict[str, Any] | None) -> dict[str, Any]:
@@ -396,6 +401,8 @@ class Pool:
             return None
         task = self._task(program, pipeline)
         for bug in cands:
+            if not _control_changes(bug, task.get("options")):
+                continue  # the same run again: it cannot remove the finding
             got = worker.run({**task, "options": bug.control_options(task.get("options"))})
             if not control_removes(verdict, got.get("verdict"), outcome, got):
                 continue

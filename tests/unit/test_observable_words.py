@@ -282,3 +282,17 @@ def test_the_title_leads_with_the_alias_the_blamed_graph_made():
         assert "graph input" not in R.title({**meta, "trail": trail})
     sighting = {"verdict": "miscompile", "check": "inputs", "explanation": said}
     assert "graph input" not in R.title(meta, sighting=sighting)
+
+
+def test_the_title_reads_the_alias_words_the_cut_writes():
+    # graph_alias parses passes.stages.fresh_output_aliasing_input's sentence: the two must
+    # not drift apart (a reworded sentence would silently drop the alias from every title)
+    import torch
+
+    from aliasfuzz.campaign._repro_words import graph_alias
+    from aliasfuzz.passes.stages import fresh_output_aliasing_input
+
+    x = torch.arange(4.0)
+    said = fresh_output_aliasing_input([torch.ones(2), x[1:]], [torch.zeros(3), x], fresh=(1,))
+    meta = {"root": {"stage": "reinplace"}, "trail": [["reinplace", f"departs (inputs: ...; aliasing: {said})"]]}
+    assert graph_alias(meta) == "makes its graph return graph input 1's storage as fresh output 1"
