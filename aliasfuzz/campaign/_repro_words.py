@@ -26,8 +26,8 @@ from typing import Any
 from aliasfuzz.errors import clip
 
 __all__ = [
-    "effect", "first_line", "graph_alias", "known_lines", "mismatch", "observable", "stage_words",
-    "title", "ts_check",
+    "effect", "first_line", "graph_alias", "known_lines", "mismatch", "observable", "shown",
+    "stage_words", "title", "ts_check",
 ]
 
 #: stage -> (component label of an upstream title, words for the stage)
@@ -146,6 +146,33 @@ def mismatch(said: str) -> str:
             error = f"{error[:-1]} (no message)"
         return f"{error} ({when})"
     return _ALIAS_NOTE.split(line)[0]
+
+
+#: The judge's wrapper of a pipeline's failure (``oracle/judge.py``'s ``_Failed``, whose
+#: message begins with the clock stage that raised) wherever it occurs in a text: in a
+#: crash explanation, in the eager / compiled columns, cut short in a column's cell.
+_FAILED = re.compile(r"_Failed: (?P<phase>\w+): ")
+
+
+def shown(text: str) -> str:
+    """``text`` (an explanation or an eager / compiled diff, as the oracle stored it) as a
+    report, an issue draft or a repro shows it: PyTorch's own exception, without the
+    harness's internal wrapper ``_Failed: <phase>:``; the phase becomes words after the
+    error (``compiled raises RuntimeError: boom (while compiling); eager does not``)
+    where the error ends before ``; eager does not``, and is dropped elsewhere (a column's
+    cell cut short). Fresh user 45's B4: an upstream draft read ``compiled raises _Failed:
+    trace: RuntimeError: ...``. Stored texts keep the wrapper: :data:`_CRASH` and
+    ``known._failed_at`` read the phase from it."""
+
+    def plain(line: str) -> str:
+        crash = _CRASH.match(line)
+        if crash and crash["error"].strip() and line.endswith("; eager does not"):
+            when = _PHASES.get(crash["phase"], f"in {crash['phase']}")
+            error = _FAILED.sub("", line, count=1)[len("compiled raises "):-len("; eager does not")]
+            return f"compiled raises {error} ({when}); eager does not"
+        return _FAILED.sub("", line)
+
+    return "\n".join(plain(line) for line in str(text).split("\n"))
 
 
 #: The differential's mismatch where no value was compared (``oracle/differential.py``,

@@ -25,6 +25,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from aliasfuzz.campaign._repro_words import shown
 from aliasfuzz.campaign.corpus import load_entry
 from aliasfuzz.campaign.driver import INTERNAL, internal_error_row, load_campaign
 from aliasfuzz.campaign.gpus import merge_rows
@@ -166,8 +167,9 @@ def undefined_eager_counts(tasks: list[dict[str, Any]]) -> dict[str, dict[str, i
 STATUSES = ("new", "unblamed", "known", "corpus")
 
 
-def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
-    """What a root cause's corpus entry says (``error`` when it cannot be read, or is gone)."""
+def _entry_fields(corpus: Path, rid: str, campaign: str | None = None) -> dict[str, Any]:
+    """What a root cause's corpus entry says (``error`` when it cannot be read, or is gone);
+    ``said`` keeps the explanations of campaign ``campaign``'s hits (every hit's when None)."""
     if not (corpus / rid).exists():  # deleted since the campaign wrote it: not unreadable
         return {"error": f"{corpus / rid}: not in the corpus (deleted since the campaign wrote "
                          "it; the journal's task event keeps its unshrunk program)"}
@@ -189,10 +191,17 @@ def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
         "known_bug": m.get("known"),
         "related": m.get("related") or [],
         "hits_total": dict(Counter(str(h.get("pipeline")) for h in hits)),
-        "explanation": m.get("explanation", ""),
-        "diff": m.get("diff", ""),
-        # the check the explanation and diff above are about (the entry's first sighting)
+        # as a reader reads them: no harness wrapper (fresh user 45's B4)
+        "explanation": shown(m.get("explanation", "")),
+        "diff": shown(m.get("diff", "")),
+        # the verdict and check the explanation and diff above are about (the entry's first
+        # sighting)
+        "entry_verdict": (m.get("expected") or {}).get("verdict"),
         "entry_check": (m.get("expected") or {}).get("check"),
+        # (program, pipeline, verdict, check) -> what the oracle said of that sighting
+        "said": {(h.get("program_index"), h.get("pipeline"), h.get("verdict"), h.get("check")):
+                 shown(h.get("explanation") or "") for h in hits
+                 if campaign is None or h.get("campaign") == campaign},
         "statements": m.get("statements", {}),
         "ops": m.get("ops") or sorted({op.op for op in entry.program.body}),
         # the program and its inputs: the standalone repro.py beside it adds the compile
@@ -207,22 +216,51 @@ def _entry_fields(corpus: Path, rid: str) -> dict[str, Any]:
     }
 
 
+def _other_sightings(
+    row: dict[str, Any], evs: list[dict[str, Any]], said: dict[tuple, str]
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """``(checks, sightings)`` of this campaign's finding events ``evs`` of a root cause
+    whose verdict or check is not the entry's own (``row["verdict"]``, ``row["check"]``):
+    ``checks`` names each ``check`` (``verdict / check`` where the verdict differs too),
+    ``sightings`` the first event of each, ``{i, pipeline, verdict, check, explanation}``,
+    its explanation read from the entry's hits (``said``, by program, pipeline, verdict and
+    check; "" for a hit that kept none)."""
+    checks: list[str] = []
+    sightings: list[dict[str, Any]] = []
+    for e in evs:
+        verdict, check = e.get("verdict"), e.get("check")
+        if not check or (verdict, check) == (row["verdict"], row["check"]):
+            continue
+        name = str(check) if verdict == row["verdict"] else f"{verdict} / {check}"
+        if name in checks:
+            continue
+        checks.append(name)
+        sightings.append({"i": e.get("i"), "pipeline": e.get("pipeline"), "verdict": verdict,
+                          "check": check,
+                          "explanation": said.get((e.get("i"), e.get("pipeline"), verdict, check), "")})
+    order = sorted(range(len(checks)), key=checks.__getitem__)
+    return [checks[k] for k in order], [sightings[k] for k in order]
+
+
 def root_causes(
-    corpus: Path, events: list[dict[str, Any]], known_before: set[str]
+    corpus: Path, events: list[dict[str, Any]], known_before: set[str],
+    campaign: str | None = None,
 ) -> list[dict[str, Any]]:
     """One row per root cause (corpus entry) the campaign's ``finding`` events name, new
     root causes first (see :data:`STATUSES`), then by verdict severity and id.
 
     A row: ``id``, ``status``, ``verdict``, ``check`` (the entry's own, which its
     ``explanation`` and ``diff`` show; this campaign's first sighting's for an unreadable
-    entry), ``campaign_checks`` (this campaign's sightings' other checks), ``hits``
+    entry; ``verdict`` likewise), ``campaign_checks`` and ``campaign_sightings`` (this
+    campaign's sightings of another check or verdict: :func:`_other_sightings`), ``hits``
     (pipeline -> sightings in this campaign), the entry's ``stage``, ``trail``, ``full`` (this campaign's fast-path
     sightings' when it has any, else the entry's own), ``known_bug``, ``related``,
     ``hits_total`` (pipeline -> sightings over all campaigns), ``title``, ``explanation``,
     ``diff``, ``repro`` (program part of repro.py), ``repro_lines`` and ``repro_path``
     (the entry's repro.py in ``corpus``), and ``budget_spent`` when this campaign wrote the
     entry unblamed, its time budget spent (what was left out); ``error`` instead of the
-    entry's fields when it cannot be read."""
+    entry's fields when it cannot be read. ``campaign``: the id of the campaign whose
+    ``events`` these are, whose sightings' explanations are read from the entries' hits."""
     sightings: dict[str, list[dict[str, Any]]] = defaultdict(list)
     issues: dict[str, str] = {}  # entry -> the known bug its events say it is, if any
     for e in events:
@@ -239,7 +277,7 @@ def root_causes(
             "check": evs[0].get("check"),
             "hits": dict(Counter(str(e.get("pipeline")) for e in evs)),
             "known_issue": issues.get(rid),
-            **_entry_fields(corpus, rid),
+            **_entry_fields(corpus, rid, campaign),
         }
         # an entry's own meta says whether its root is a known bug; the events' own
         # per-entry knowns only stand in for an entry that cannot be read (an event of old
@@ -264,13 +302,16 @@ def root_causes(
                 row["status"] = "unblamed"
         # this campaign's fast-path sightings say whether full torch.compile showed them (a
         # fresh user read the entry's own n/a against the terminal's full:reproduces)
+        said = row.pop("said", {})
         if row.get("entry_check"):
-            # the row's check is the one its explanation and diff show; this campaign's
-            # other checks are named beside it (fresh user 38's B3: a row read "inputs"
-            # above an output-values diff, the entry's first sighting)
-            seen = sorted({str(e.get("check")) for e in evs if e.get("check")})
+            # the row's verdict and check are the ones its explanation and diff show; this
+            # campaign's others are named beside them (fresh user 38's B3: a row read
+            # "inputs" above an output-values diff, the entry's first sighting), and what
+            # the oracle said of each (fresh user 45's B3: a torchscript miscompile merged
+            # into a crash entry showed the crash alone, labelled "miscompile")
+            row["verdict"] = row.get("entry_verdict") or row["verdict"]
             row["check"] = row["entry_check"]
-            row["campaign_checks"] = [c for c in seen if c != row["check"]]
+            row["campaign_checks"], row["campaign_sightings"] = _other_sightings(row, evs, said)
         fulls = sorted({str(e["full"]) for e in evs if e.get("full")})
         if not fulls and any(e.get("budget_spent") and e.get("pipeline") == "inductor-reinplace"
                              for e in evs):
@@ -404,7 +445,7 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
     mutated_from = _mutants(tasks, opts.pipelines)
     before = set(start.get("known") or [])  # the corpus ids when the campaign started
     findings = [_finding_row(e, before) for e in events if e["t"] == "finding" and e.get("id")]
-    causes = root_causes(Path(corpus), events, before)
+    causes = root_causes(Path(corpus), events, before, cid)
     raw = sum(1 for e in tasks if _is_finding(e["outcome"]["verdict"]))
     not_written = dismissed(events)
     not_shrunk = deduplicated(events)

@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from aliasfuzz.campaign._repro_words import effect, known_lines, mismatch
+from aliasfuzz.campaign._repro_words import effect, known_lines, mismatch, shown
 
 __all__ = ["render_draft", "write_drafts"]
 
@@ -132,7 +132,7 @@ def _description(meta: dict[str, Any], how: str, stage_words: str,
                 "`torch._inductor.metrics.num_bytes_accessed`, for each). The excess grows "
                 "with the tensor sizes.\n\nNo stage is blamed: the fuzzer cuts pipelines by "
                 "values, and every stage agrees with eager here. The fuzzer's own account: "
-                f"{(said or '').strip()}")
+                f"{shown(said or '').strip()}")
     detail = mismatch((said or "").split(" | ")[0])  # the effect names the aliasing
     tail = f": {detail}" if detail else ""
     if verdict == "missed-reinplace":
@@ -197,9 +197,9 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         witness=witness,
         blame_reason=str(meta.get("blame_reason") or ""),
         actual=exp.get("pipeline", "compiled") if p.own else f"{exp.get('pipeline')}, on the entry's program",
-        diff=(meta.get("diff") or meta.get("explanation") or "").strip(),
+        diff=shown(meta.get("diff") or meta.get("explanation") or "").strip(),
         tolerance=_TOLERANCE if exp.get("verdict") == "miscompile" else "",
-        error=(meta.get("explanation") or "").strip() if exp.get("verdict") in ("crash", "timeout") else "",
+        error=shown(meta.get("explanation") or "").strip() if exp.get("verdict") in ("crash", "timeout") else "",
         effect=effect(meta, p.sighting()),
         versions={"torch": "?", "triton": "?", "python": "?", **(meta.get("versions") or {})},
         device=meta.get("device", "cpu"),

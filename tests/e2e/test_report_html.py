@@ -353,6 +353,24 @@ def test_a_root_cause_row_names_this_campaigns_other_checks(report):
         dict(row, campaign_checks=[])]))
 
 
+def test_a_root_cause_shows_this_campaigns_sighting_of_another_verdict(report):
+    # fresh user 45's B3: a torchscript miscompile merged into a crash entry was shown as
+    # the crash alone, labelled "miscompile"
+    from aliasfuzz.report import render_html
+
+    summary = json.loads((report.parent / "summary.json").read_text())
+    said = "output 0: requires_grad eager False, torchscript True"
+    sighting = {"i": 5, "pipeline": "torchscript", "verdict": "miscompile", "check": "values",
+                "explanation": said}
+    row = dict(summary["root_causes"][0], verdict="crash", check="exceptions",
+               campaign_checks=["miscompile / values"], campaign_sightings=[sighting])
+    html = render_html(dict(summary, root_causes=[row]))
+    assert "crash / exceptions (this campaign also miscompile / values)</td>" in html
+    assert f"program 5 (torchscript) was miscompile / values: {said}." in html
+    assert "program 5 (torchscript)" not in render_html(dict(summary, root_causes=[
+        dict(row, campaign_sightings=[])]))
+
+
 def test_a_fast_path_root_cause_written_when_time_was_up_is_not_called_n_a(tmp_path):
     # fresh user 39's B6: "full: n/a" (legend: no fast-path sighting, nothing to re-run) on an
     # inductor-reinplace entry written unshrunk, unblamed and not re-judged: time was up
