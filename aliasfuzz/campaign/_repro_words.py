@@ -129,6 +129,15 @@ _CRASH = re.compile(
 #: ``augment_exc_message``'s hint): an exception without a message of its own was titled by
 #: it (fresh user 31's B9: ``AssertionError: Set TORCHDYNAMO_VERBOSE=1 for the internal ...``)
 _DYNAMO_HINT = re.compile(r"\s*Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace.*$")
+#: Python object identities in an error message, which differ on every run and tell a reader
+#: nothing (audit 46, ddd5e9100d: ``s18**2 (<class 'torch.SymInt'>, 140118345716880)is not
+#: tracked with proxy for <torch.fx.experimental.proxy_tensor.PythonKeyTracer object at
+#: 0x7f6fd8484b10>``): a ``(<class>, id)`` pair and an ``<object at 0x...>`` become the
+#: class's own name.
+_IDENTITIES = (
+    (re.compile(r"\s*\(<class '[\w.]+'>, \d+\)\s*"), " "),
+    (re.compile(r"<(?:[\w]+\.)*(\w+) object at 0x[0-9a-fA-F]+>"), r"\1"),
+)
 _PHASES = {"trace": "while compiling", "compile": "while compiling", "run": "when run"}
 
 
@@ -142,6 +151,8 @@ def mismatch(said: str) -> str:
     if crash and crash["error"].strip():
         when = _PHASES.get(crash["phase"], f"in {crash['phase']}")
         error = _DYNAMO_HINT.sub("", crash["error"]).strip()
+        for pattern, repl in _IDENTITIES:
+            error = pattern.sub(repl, error)
         if error.endswith(":"):  # an exception without a message: Dynamo's hint was all
             error = f"{error[:-1]} (no message)"
         return f"{error} ({when})"

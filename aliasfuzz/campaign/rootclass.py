@@ -96,6 +96,9 @@ _WORDS = 6
 _ABSTRACT = (
     (re.compile(r"\[[^\[\]]*\]"), "[*]"),  # shapes, strides, index lists
     (re.compile(r"'[^']*'|\"[^\"]*\""), "'*'"),  # quoted names and shapes
+    # an object's address (``<... object at 0x7f6fd8484b10>``): its hex letters survived the
+    # digits' abstraction, so one error split by the run's addresses
+    (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
     (re.compile(r"\d+"), "N"),  # numbers, numbered names (s47, arg0_1, buf3)
     # shapes printed as tuples: "(3,) (actual) vs (3, 1) (expected)" and "(1, 9) ... (1, 3)"
     # are one ViewMeta replay assertion (eighth audit: 63f507a08e, f50f475f8f)

@@ -73,3 +73,25 @@ def test_a_sighting_of_another_verdict_is_shown_beside_the_entrys(tmp_path):
     (row,) = root_causes(tmp_path, [{**seen, "verdict": "crash", "check": "exceptions"}],
                          set(), "c1")
     assert row["campaign_checks"] == [] and row["campaign_sightings"] == []
+
+
+TRACER = ("compiled raises _Failed: trace: BackendCompilerFailed: backend='backend' raised: "
+          "RuntimeError: s18**2 (<class 'torch.SymInt'>, 140118345716880)is not tracked with "
+          "proxy for <torch.fx.experimental.proxy_tensor.PythonKeyTracer object at "
+          "0x7f6fd8484b10>; eager does not")
+
+
+def test_a_title_names_no_object_identity():
+    # audit 46, ddd5e9100d: the title was the raw message, an id and an address in it
+    from aliasfuzz.campaign._repro_words import mismatch
+
+    assert mismatch(TRACER) == ("RuntimeError: s18**2 is not tracked with proxy for "
+                                "PythonKeyTracer (while compiling)")
+
+
+def test_one_error_is_one_class_whatever_the_objects_address():
+    from aliasfuzz.campaign.rootclass import error_class
+
+    said = "departs (raises RuntimeError: tracer <Tracer object at 0x7f6fd8484b10> lost)"
+    other = said.replace("0x7f6fd8484b10", "0x7f6fd34b91ae")
+    assert error_class(said) == error_class(other) == "RuntimeError: tracer <Tracer object at ADDR> lost)"
