@@ -97,6 +97,18 @@ def changed_by_writes(outs, ins):  # each tensor written after the call -> the o
             seen[k] = [j for j, u in before.items() if not torch.equal(ts[j], u)]
     return {k: v for k, v in seen.items() if v}
 {% endif %}
+{% if outside %}
+
+def outside_views(a, b):  # storage elements that differ where no input's view reaches
+    said, ptr = "", [x.untyped_storage().data_ptr() if isinstance(x, torch.Tensor) else None for x in a]
+    for k, (x, y) in ((k, xy) for k, xy in enumerate(zip(a, b)) if ptr[k] is not None and ptr.index(ptr[k]) == k):
+        fx, fy = (t.new_empty(0).set_(t.untyped_storage(), 0, (t.untyped_storage().nbytes() // t.element_size(),)).cpu() for t in (x, y))
+        views = [torch.arange(len(fx)).as_strided(v.size(), v.stride(), v.storage_offset()).flatten() for j, v in enumerate(a) if ptr[j] == ptr[k]]
+        reach = torch.zeros(len(fx), dtype=torch.bool).index_fill_(0, torch.cat(views), True)
+        at = ((fx != fy) & ((fx == fx) | (fy == fy)) & ~reach).nonzero().flatten().tolist()[:8]
+        said += f"\n  outside every input's view: {f.__code__.co_varnames[k]}'s storage, elements {at}: eager {fx[at].tolist()}, compiled {fy[at].tolist()}" * bool(at)
+    return said
+{% endif %}
 {% if backward %}
 
 def grads(outs, ins):  # d sum(o.sum()) over the floating outputs / d each input requiring grad
@@ -292,7 +304,12 @@ if {{ got }} != {{ want }}:
 try:
     torch.testing.assert_close({{ got }}, {{ want }}, equal_nan=True)
 except AssertionError as e:
+{% if outside %}
+    raise SystemExit(f"{{ what }} differ: {e}\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}"
+                     + outside_views(a, b))
+{% else %}
     raise SystemExit(f"{{ what }} differ: {e}\n  eager:    {{ want_f }}\n  compiled: {{ got_f }}")
+{% endif %}
 {% endif %}
 print("eager and compiled agree: fixed")
 {% endif %}

@@ -436,6 +436,10 @@ def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tup
         # so does a value finding of a program whose inputs require grad, since the fuzzer
         # compared them after its backward (campaign 25, 94644fc8c5: the repro without it
         # said "fixed" for a backward that overwrote the leaf)
+        # a storage with elements no input views: a misplaced write may land there (audit
+        # 46, 83405e5770: the custom op wrote storage elements 0 and 3, outside x0), which
+        # comparing the inputs does not show; the failure message lists them
+        outside=check in ("inputs", "both") and _unviewed(p.program),
         backward=p.mode in ("compile", "fastpath") and (p.check == "grads" or (
             check in ("values", "inputs", "both") and has_grad_inputs(p.program))),
     )
@@ -469,6 +473,18 @@ def _compact(text: str) -> str:
     if over > 0 and found:  # the blamed-stage note and the found-by note: one line
         doc_lines[found - 1:found + 1] = [doc_lines[found - 1] + " " + doc_lines[found]]
     return "\n".join(doc_lines) + sep + "\n".join(x for x in lines if x is not None) + "\n"
+
+
+def _unviewed(program: Program) -> bool:
+    """Whether some input storage of ``program`` has an element that no input views (an
+    input with an offset, a gap between strided rows, a tail past the last view)."""
+    reach: dict[str, set[int]] = {s.name: set() for s in program.storages}
+    for t in program.inputs:
+        idx = {t.offset}
+        for size, stride in zip(t.shape, t.stride, strict=True):
+            idx = {i + k * stride for i in idx for k in range(size)} if size else set()
+        reach.setdefault(t.storage, set()).update(idx)
+    return any(len(reach.get(s.name, ())) < s.numel for s in program.storages)
 
 
 #: The witness of a ``missed-reinplace`` of check ``witness`` in its explanation

@@ -393,3 +393,33 @@ def test_a_claim_about_the_passs_decision_is_not_called_a_departure():
     text = " ".join(_notes(plan(program, meta), meta))
     assert "whose own decision the claim is about" in text
     assert "departs" not in text
+
+
+def test_an_inputs_repro_lists_storage_elements_written_outside_every_view(tmp_path):
+    # audit 46, 83405e5770: the custom op wrote storage elements 0 and 3, outside x0's view;
+    # the repro compared x0 alone, and its message never said where the write went
+    from aliasfuzz.fuzz.ir import Op, TensorSpec
+
+    program = Program((StorageSpec("s0", 6),), (TensorSpec("x0", "s0", (3,), (1,), 2),),
+                      (Op("add_.Scalar", ("x0",), {"other": 1.0}, ("v0",)),), ())
+    assert R._unviewed(program)
+    meta = meta_v2(program, "aot_eager", "miscompile", "inputs", "functionalization",
+                   explanation="input x0: values differ at [0]: 3.0 in eager, 4.0 compiled")
+    text = R.render_repro(program, meta)
+    assert "def outside_views" in text and len(text.splitlines()) <= R.MAX_LINES
+    # the compiled side's inputs written inside x0 (element 2) and outside it (element 0)
+    text = text.replace("try:\n    torch.testing.assert_close(b, a",
+                        "b[0][0] += 1; b[0].new_empty(0).set_(b[0].untyped_storage())[0] = 9\n"
+                        "try:\n    torch.testing.assert_close(b, a")
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stderr[-800:]
+    assert "outside every input's view: x0's storage, elements [0]: eager [0.0], compiled [9.0]" \
+        in run.stderr, run.stderr[-800:]
+    # a storage every input views whole has nothing outside: no helper
+    whole = Program((StorageSpec("s0", 3),), (TensorSpec("x0", "s0", (3,), (1,)),),
+                    program.body, ())
+    assert not R._unviewed(whole)
+    assert "outside_views" not in R.render_repro(whole, meta_v2(
+        whole, "aot_eager", "miscompile", "inputs", "functionalization"))
