@@ -153,8 +153,10 @@ that way (the wrappers' copy-back of mutated inputs is not observed apart from t
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
 stage is ``reinplace`` without cutting. A ``missed-reinplace`` of check ``witness`` (an
-equivalent spelling that moves fewer bytes, :mod:`aliasfuzz.oracle.witness`) names no
-stage and says why (:data:`COST_NOT_CUT`): its values are eager's at every stage. Neither
+equivalent spelling that moves fewer bytes, :mod:`aliasfuzz.oracle.witness`) is not cut:
+its values are eager's at every stage. Its cost controls (:func:`cost_pass_off`) name the
+pass whose control makes the code as lean as the witness; with none, no stage is named
+(:data:`COST_NOT_CUT`). Neither
 does a finding of check ``grads`` of TorchScript or ``fx-reinplace`` (:data:`GRADS_NOT_CUT`:
 their cuts see forward graphs only). On AOTAutograd's pipelines a gradient finding is cut
 with its backward graph (:func:`aliasfuzz.passes.stages.cut`'s ``grads``): every stage runs
@@ -183,7 +185,7 @@ from aliasfuzz.oracle.differential import differential, tolerance
 from aliasfuzz.passes.stages import ATEN_TRACE
 
 __all__ = [
-    "ATEN_TRACE", "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "GRADS_NOT_CUT",
+    "ATEN_TRACE", "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_CONTROLS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "GRADS_NOT_CUT",
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
@@ -588,10 +590,12 @@ def _raised_in(run: Any, trail: list[tuple[str, str]]) -> str | None:
 def blame_program(
     program: Any, pipeline: str, verdict: str, check: str | None,
     device: str = "cpu", options: Any = None, error: str | None = None,
-    isolate: bool = False,
+    isolate: bool = False, said: str | None = None,
 ) -> Blame:
     """:func:`blame` for an IR program: eager on fresh inputs, then every cut of
-    ``pipeline`` (:func:`aliasfuzz.passes.stages.cut`) on fresh inputs each.
+    ``pipeline`` (:func:`aliasfuzz.passes.stages.cut`) on fresh inputs each; a cost
+    finding of check ``witness`` is asked of :func:`cost_pass_off` instead, with ``said``,
+    its explanation (the witness's bytes).
 
     ``isolate``: run every stage of the cut and every control in a child interpreter
     (:class:`_Isolation`; the campaign asks for it when a cut in one process killed its
@@ -604,7 +608,7 @@ def blame_program(
     if verdict in _CLAIMS and check == "candidates":
         return blame(pipeline, verdict, check, EagerResult(), [], [])
     if verdict == "missed-reinplace" and check == "witness":
-        return Blame(None, (), [], COST_NOT_CUT)
+        return cost_pass_off(program, pipeline, device, _options(options), said or "")
     grads = check == "grads"
     if grads and pipeline not in _GRADS_CUT:
         return Blame(None, (), [], GRADS_NOT_CUT)
@@ -974,6 +978,61 @@ _REORDERS = ("REORDER_FOR_LOCALITY",)
 #: What a pass-off trail entry says when only a reorder pass's control agreed (the blame
 #: stood); :func:`aliasfuzz.campaign.driver.fast_path_only` reads it.
 REORDER_ONLY = "a pass that only reorders nodes changes nothing a graph computes: blame stands"
+
+
+#: Cost controls of a witness finding (:func:`cost_pass_off`): the stage a control blames,
+#: the ``torch._inductor.config`` entries that turn its pass off, and why the pass is the
+#: cause when it makes the code as lean as the witness. Audit 46 (2a25c0e3c1):
+#: ``reorder_for_locality`` moved a read of ``x`` after ``halve_(x)``, so the reinplace pass
+#: had to clone ``x`` (240 bytes against the witness's 120; 120 with the pass off); PyTorch
+#: tracks reorders that defeat reinplacing (#132865, PR #133249).
+COST_CONTROLS: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("post-grad:reorder_for_locality", {"reorder_for_locality": False},
+     "the pass moves a read of a mutated tensor past the mutation, so the reinplace pass "
+     "must keep a copy"),
+)
+
+
+def cost_pass_off(program: Any, pipeline: str, device: str, opts: Any, said: str) -> Blame:
+    """The blame of a cost finding of check ``witness`` (an equivalent spelling whose code
+    moves fewer bytes, :mod:`aliasfuzz.oracle.witness`). Cutting by values cannot place it
+    (:data:`COST_NOT_CUT`); each control of :data:`COST_CONTROLS` compiles the program with
+    one Inductor pass off: a control that keeps eager's values and whose code moves no more
+    bytes per call than the witness (Inductor's own count, read from ``said``, the
+    finding's explanation) names that pass's stage. The trail says what each control moved;
+    with none as lean, no stage is named. ``pipeline`` other than ``inductor``, or an
+    explanation without the witness's bytes: no control runs."""
+    from aliasfuzz.oracle.judge import _as_result
+    from aliasfuzz.oracle.witness import witness_bytes
+    from aliasfuzz.passes.cost import total
+    from aliasfuzz.passes.pipelines import PipelineOptions, run_function
+
+    pair = witness_bytes(said)
+    if pipeline != "inductor" or pair is None:
+        return Blame(None, (), [], COST_NOT_CUT)
+    moved, lean = pair
+    fn, names, make = _loaded(program, pipeline, device)
+    eager = _eager(fn, names, make)
+    trail: list[tuple[str, str]] = []
+    for stage, entries, why in COST_CONTROLS:
+        flags = ", ".join(f"{k} = {v!r}" for k, v in entries.items())
+        ex = run_function(pipeline, fn, make(), input_names=names, device=device,
+                          options=(opts or PipelineOptions()).with_inductor_config(**entries))
+        res = _as_result(ex)
+        counted = total(ex.cost) if ex.ok and ex.cost else None
+        if res.error is not None or departure(pipeline, eager, res, names) is not None:
+            trail.append(("pass-off", f"{flags}: no longer eager's values; not a control"))
+        elif counted is None or counted["unmeasured"]:
+            trail.append(("pass-off", f"{flags}: bytes not measured"))
+        elif counted["inductor_bytes"] <= lean:
+            trail.append(("pass-off", f"{flags}: Inductor's code moves "
+                          f"{counted['inductor_bytes']} bytes per call, the witness {lean} (as "
+                          f"compiled {moved}): {why}"))
+            return Blame(stage, (stage,), trail)
+        else:
+            trail.append(("pass-off", f"{flags}: still {counted['inductor_bytes']} bytes per "
+                          f"call (the witness {lean})"))
+    return Blame(None, (), trail, COST_NOT_CUT)
 
 
 def pass_name(stage: str) -> str | None:

@@ -49,7 +49,8 @@ from typing import Any
 import torch
 import torch.fx
 
-__all__ = ["RULES", "SCALING", "SIZES", "SPLITS", "Witness", "find_witness", "gate", "scaled"]
+__all__ = ["RULES", "SCALING", "SIZES", "SPLITS", "Witness", "find_witness", "gate", "scaled",
+           "witness_bytes"]
 
 #: Least growth of the excess when the inputs double along one dimension size.
 SCALING = 1.8
@@ -106,6 +107,19 @@ class Witness:
                 f"{self.excess} bytes, "
                 f"{scaled_excess} ({scaled_excess / self.excess:.2f}x) with every input "
                 f"dimension of size {self.sizes[0]} doubled to {self.sizes[1]}")
+
+
+#: The two figures of :meth:`Witness.message` by Inductor's own count.
+_INDUCTOR_BYTES = re.compile(r"Inductor's code moves (\d+) bytes per call by Inductor's own "
+                             r"count \(the figure the repro compares\), the witness (\d+)")
+
+
+def witness_bytes(explanation: str) -> tuple[int, int] | None:
+    """``(original, witness)``: the bytes per call Inductor's own count gives the original
+    program's code and the witness's, as a finding's explanation says them
+    (:meth:`Witness.message`); None when it says no witness."""
+    m = _INDUCTOR_BYTES.search(explanation or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def _source_line(node: torch.fx.Node) -> str:

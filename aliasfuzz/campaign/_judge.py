@@ -231,7 +231,7 @@ def blame(
         b = blame_program(program, pipeline, outcome["verdict"], outcome.get("check"),
                           device, options or None,
                           error=outcome.get("explanation") if crash else None,
-                          isolate=isolate)
+                          isolate=isolate, said=outcome.get("explanation"))
     out = b.to_json()
     out["full"] = None
     if pipeline == "inductor-reinplace" and full:

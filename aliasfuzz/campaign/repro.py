@@ -54,8 +54,8 @@ from aliasfuzz.fuzz.grads import has_grad_inputs
 from aliasfuzz.fuzz.ir import Program
 
 __all__ = [
-    "MAX_LINES", "Plan", "effect", "head", "plan", "program_text", "render_plan", "render_repro", "spells_witness",
-    "stage_words", "title",
+    "MAX_LINES", "Plan", "cost_blame", "effect", "head", "plan", "program_text", "render_plan",
+    "render_repro", "spells_witness", "stage_words", "title",
 ]
 
 #: Line budget of a repro that needs no harness (issue 13).
@@ -535,6 +535,19 @@ def spells_witness(p: Plan, meta: dict[str, Any]) -> bool:
         _parts(p)["function"], p.explanation or str(meta.get("explanation") or "")) is not None
 
 
+def cost_blame(meta: dict[str, Any]) -> str:
+    """What a cost finding's blame says, in a sentence: the stage its pass-off control named
+    (:func:`aliasfuzz.oracle.blame.cost_pass_off`) and what the control's code moved, or why
+    no stage is named."""
+    stage = (meta.get("root") or {}).get("stage") or meta.get("stage")
+    said = [what for st, what in meta.get("trail") or [] if st == "pass-off"]
+    if not stage or str(stage).startswith("unblamed") or not said:
+        return ("No stage is named: stages are cut by values, which agree with eager at every "
+                "stage" + (f"; with a pass off ({'; '.join(said)})" if said else "") + ".")
+    flags, _, what = said[-1].partition(": ")
+    return f"Blamed stage: {stage_words(stage)[1]}. With it off ({flags}), {what}."
+
+
 def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
     """``repro.py`` of a cost finding with a witness spelling (:mod:`aliasfuzz.oracle.witness`):
     compiles ``f`` and ``f_witness`` with Inductor and compares the bytes Inductor's own
@@ -556,9 +569,8 @@ def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
                  "(an exception outside the check).", 92, break_on_hyphens=False),
              *textwrap.wrap(f"A cost claim ({rule}): f and f_witness compute the same values; "
                             "Inductor's code for f moves more bytes per call than for "
-                            "f_witness (Inductor's own count, the first figure of the "
-                            "finding's explanation). No stage is named: stages are "
-                            "cut by values, which agree with eager at every stage.", 92,
+                            f"f_witness (Inductor's own count, the first figure of the "
+                            f"finding's explanation). {cost_blame(meta)}", 92,
                             break_on_hyphens=False)]
     head_ = ["from typing import Optional"] * parts["optional"] + [
         "import logging", *BROKE, "import torch", *parts["imports"], "from torch._inductor import metrics",

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from aliasfuzz.campaign._repro_words import effect, known_lines, mismatch, shown
+from aliasfuzz.campaign.repro import cost_blame
 
 __all__ = ["render_draft", "write_drafts"]
 
@@ -130,8 +131,7 @@ def _description(meta: dict[str, Any], how: str, stage_words: str,
                 "equivalent spelling of the same program that compiles to leaner code "
                 "(both give eager's values; the repro prints Inductor's own byte count, "
                 "`torch._inductor.metrics.num_bytes_accessed`, for each). The excess grows "
-                "with the tensor sizes.\n\nNo stage is blamed: the fuzzer cuts pipelines by "
-                "values, and every stage agrees with eager here. The fuzzer's own account: "
+                f"with the tensor sizes.\n\n{cost_blame(meta)} The fuzzer's own account: "
                 f"{shown(said or '').strip()}")
     detail = mismatch((said or "").split(" | ")[0])  # the effect names the aliasing
     tail = f": {detail}" if detail else ""

@@ -941,3 +941,24 @@ def test_a_compile_crash_raised_inside_a_post_grad_pass_is_that_pass_s_not_aot_s
                       options=PipelineOptions(dynamic=True), error=out["explanation"])
     assert b.stages == ("post-grad:decompose_auto_functionalized",), b.trail
     assert "aot" not in [s for s, _ in b.trail], b.trail
+
+
+def test_a_cost_finding_whose_pass_off_control_is_as_lean_as_the_witness_names_that_pass():
+    # audit 46, 2a25c0e3c1: reorder_for_locality moved a read of x after halve_(x), so the
+    # reinplace pass kept a copy (240 bytes against the witness's 120); the finding was
+    # filed unblamed, "stages are cut by values"
+    from aliasfuzz.oracle.blame import COST_NOT_CUT
+
+    p = _program("missed-reinplace-unblamed-inductor-2a25c0e3c1")
+    out = _judge.evaluate(p, "inductor", "cpu", {})
+    assert (out["verdict"], out["check"]) == ("missed-reinplace", "witness"), out["explanation"]
+    b = blame_program(p, "inductor", "missed-reinplace", "witness", said=out["explanation"])
+    assert b.stages == ("post-grad:reorder_for_locality",), b.trail
+    assert "reorder_for_locality = False: Inductor's code moves 120 bytes per call, the " \
+           "witness 120 (as compiled 240)" in b.trail[-1][1], b.trail
+    # a witness leaner than the control's code: no stage, and the trail says what it moved
+    leaner = out["explanation"].replace("the witness 120", "the witness 60")
+    b = blame_program(p, "inductor", "missed-reinplace", "witness", said=leaner)
+    assert (b.stage, b.reason) == (None, COST_NOT_CUT), b.trail
+    assert b.trail == [("pass-off", "reorder_for_locality = False: still 120 bytes per call "
+                                    "(the witness 60)")]
