@@ -430,14 +430,39 @@ def _inductor_reinplace(run: _Run, ex: Execution) -> DynamoBackend:
     return DynamoBackend(backend, context, lambda log: _record_captures(run, ex, log))
 
 
+def compiled_then_run(run: _Run, compiled: Callable) -> Callable:
+    """``compiled`` (what a Dynamo backend returned) with ``run``'s clock at ``trace`` until
+    it is called, then ``run``. Dynamo builds the frame's guards after the backend returns
+    (``torch/_dynamo/convert_frame.py``: ``CheckFunctionManager`` after ``compile_inner``'s
+    ``transform``): an error there is the compile's, which the clock called ``run``, the
+    backend's last switch (audit 45, a4a2e4a960: a guard-building ``IndexError`` titled
+    "when run"). Attributes Dynamo reads (``_boxed_call``) are kept (``functools.wraps``
+    copies ``__dict__``)."""
+    import functools
+
+    run.clock.switch("trace")
+
+    @functools.wraps(compiled)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if run.clock.stage != "run":
+            run.clock.switch("run")
+        return compiled(*args, **kwargs)
+
+    return call
+
+
 def _through_dynamo(make: Callable[[_Run, Execution], DynamoBackend]):
     """The adapter of a Dynamo-fronted pipeline: its own Dynamo capture of the program."""
 
     def adapter(run: _Run, ex: Execution) -> None:
         b = make(run, ex)
         hygiene.reset_program()
+
+        def backend(gm: torch.fx.GraphModule, example_inputs: Any, **kw: Any) -> Callable:
+            return compiled_then_run(run, b.backend(gm, example_inputs, **kw))
+
         with b.context() as log:
-            _call(run, ex, torch.compile(run.fn, backend=b.backend, dynamic=run.options.dynamic))
+            _call(run, ex, torch.compile(run.fn, backend=backend, dynamic=run.options.dynamic))
         if log is not None:
             log.check()
         b.finish(log)

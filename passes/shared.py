@@ -208,7 +208,9 @@ def _share(fn, names, runs, exs, opts) -> list[str]:
             if n in failed:
                 continue
             run = runs[n]
-            resume = "run" if n == state["current"] and run.clock.stage == "run" else "idle"
+            # the capturing pipeline's clock: Dynamo builds the guards next, still its
+            # compile (pipelines.compiled_then_run); ``call`` switches it to run
+            resume = "trace" if n == state["current"] else "idle"
             if state["calls"] == 1:
                 run.clock = _Clock()  # its trace is its own front end, from here
             else:  # a later graph (after a graph break), compiled during the first run

@@ -309,6 +309,42 @@ def test_failure_is_tagged_with_its_stage():
     assert ex.failure is not None and ex.failure.stage == "trace"
 
 
+@pytest.mark.parametrize("pipeline", ["aot_eager", "inductor", "inductor-reinplace"])
+def test_an_error_building_dynamo_s_guards_is_the_compile_s_not_the_run_s(monkeypatch, pipeline):
+    # audit 45, a4a2e4a960: Dynamo's guard creation raised after the backend returned, and
+    # the clock, at "run" since the backend's last switch, titled it "when run"
+    import torch._dynamo.guards as guards
+
+    from aliasfuzz.passes.shared import run_shared
+
+    def refuse(*args, **kwargs):
+        raise IndexError("list index out of range (building guards)")
+
+    monkeypatch.setattr(guards.CheckFunctionManager, "__init__", refuse)
+    p = program([SIN], ("y",))
+    ex = run_pipeline(pipeline, p, make_inputs(p))
+    assert ex.failure is not None and ex.failure.stage == "trace", ex.failure
+    shared = run_shared(p, [pipeline, "aot_eager" if pipeline != "aot_eager" else "inductor"])
+    assert all(e.failure is not None and e.failure.stage == "trace" for e in shared.values()), \
+        {n: e.failure for n, e in shared.items()}
+
+
+def test_an_error_of_the_compiled_code_it_runs_is_still_the_run_s(monkeypatch):
+    import torch._dynamo.backends.debugging as debugging
+
+    def broken(gm, example_inputs):
+        def call(args):
+            raise RuntimeError("the compiled graph raised")
+
+        call._boxed_call = True
+        return call
+
+    monkeypatch.setattr(debugging, "boxed_nop", broken)
+    p = program([SIN], ("y",))
+    ex = run_pipeline("aot_eager", p, make_inputs(p))
+    assert ex.failure is not None and ex.failure.stage == "run", ex.failure
+
+
 def test_fx_reinplace_mutates_inputs_exactly_once():
     # x += 1 then x * 2: tracing must not run the copy_ epilogue on the caller's input.
     p = program(
