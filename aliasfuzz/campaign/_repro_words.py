@@ -26,7 +26,8 @@ from typing import Any
 from aliasfuzz.errors import clip
 
 __all__ = [
-    "effect", "first_line", "graph_alias", "known_lines", "mismatch", "observable", "shown",
+    "effect", "first_line", "graph_alias", "known_lines", "mismatch", "observable",
+    "order_dependent", "shown",
     "stage_words", "title", "ts_check",
 ]
 
@@ -325,6 +326,7 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
         # audit 43, 1ccd29630f: only the legacy executor departed, which the title hid
         words = f"{only} {words}"
     alias = None if sighting or observable(meta) == "aliasing" else graph_alias(meta)
+    alias = alias or (None if sighting else order_dependent(meta))
     if alias:
         # audits 42 and 43 (3326c5ee66, 98e128b7e3): the program-level effect was eager code
         # after a graph break acting on an output that aliased the input; the alias the
@@ -350,6 +352,29 @@ def graph_alias(meta: dict[str, Any]) -> str | None:
             m = _GRAPH_ALIAS.search(str(row[1]))
             if m and str(row[1]).startswith("departs"):
                 return f"makes its graph return graph input {m[2]}'s storage as fresh output {m[1]}"
+    return None
+
+
+#: A stage's departure by an order-dependent write (``oracle/blame.py``): its graph writes
+#: one storage element twice with different values in one op, so the result is the order's.
+_ORDER_DEPENDENT = re.compile(r"^departs \(order-dependent write: (?P<op>\S+) into a (?P<shape>\([^)]*\)) "
+                              r"tensor of strides (?P<strides>\([^)]*\))")
+
+
+def order_dependent(meta: dict[str, Any]) -> str | None:
+    """``writes a self-overlapping (3, 4, 2) tensor of strides (12, 2, 4) with one copy_,
+    whose result depends on the write order,`` when the blamed
+    stage's own row of ``meta["trail"]`` departs by an order-dependent write; None otherwise.
+    Audit 46 (ec5377b470): the title said "mutates an input differently from eager" and
+    never that the input overlaps itself, which aot_eager happened to write back right."""
+    stage = (meta.get("root") or {}).get("stage") or meta.get("stage")
+    for row in meta.get("trail") or ():
+        if isinstance(row, (list, tuple)) and len(row) == 2 and row[0] == stage:
+            m = _ORDER_DEPENDENT.search(str(row[1]))
+            if m:
+                return (f"writes a self-overlapping {m['shape']} tensor of strides "
+                        f"{m['strides']} with one {m['op']}, whose result depends on the write "
+                        "order,")
     return None
 
 

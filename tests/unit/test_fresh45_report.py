@@ -95,3 +95,26 @@ def test_one_error_is_one_class_whatever_the_objects_address():
     said = "departs (raises RuntimeError: tracer <Tracer object at 0x7f6fd8484b10> lost)"
     other = said.replace("0x7f6fd8484b10", "0x7f6fd34b91ae")
     assert error_class(said) == error_class(other) == "RuntimeError: tracer <Tracer object at ADDR> lost)"
+
+
+def test_a_title_says_the_blamed_stage_wrote_a_self_overlapping_tensor():
+    # audit 46, ec5377b470: "functionalization mutates an input differently from eager", and
+    # nowhere that the input overlaps itself (aot_eager happened to write it back right)
+    from aliasfuzz.campaign.repro import title
+
+    od = ("departs (order-dependent write: copy_ into a (3, 4, 2) tensor of strides (12, 2, 4) "
+          "whose indices [2, 0, 1] and [2, 2, 0] reach one storage element, with different "
+          "values (28.0 and 30.0): the result depends on the write order)")
+    meta = {"root": {"stage": "functionalization", "verdict": "miscompile", "check": "inputs"},
+            "expected": {"pipeline": "inductor", "verdict": "miscompile", "check": "inputs"},
+            "explanation": "input x0: values differ at [2, 0, 1]: 30.0 in eager, 28.0 compiled",
+            "trail": [["dynamo", "agrees"], ["functionalization", od],
+                      ["lowering", "departs (inputs: input x0: values differ)"]]}
+    assert title(meta) == (
+        "[aot_autograd] functionalization writes a self-overlapping (3, 4, 2) tensor of strides "
+        "(12, 2, 4) with one copy_, whose result depends on the write order, and mutates an "
+        "input differently from eager: input x0: values differ at [2, 0, 1]: 30.0 in eager, "
+        "28.0 compiled")
+    # the order-dependent row of another stage than the blamed one: not this stage's words
+    meta["root"]["stage"] = "lowering"
+    assert "self-overlapping" not in title(meta)
