@@ -346,13 +346,19 @@ def graph_alias(meta: dict[str, Any]) -> str | None:
     observes: the stage's graph hands back an input's storage where AOTAutograd's
     ``ViewAndMutationMeta`` records the output as fresh (``non_alias``). None otherwise
     (another stage's row, an entry without a trail)."""
-    stage = (meta.get("root") or {}).get("stage") or meta.get("stage")
-    for row in meta.get("trail") or ():
-        if isinstance(row, (list, tuple)) and len(row) == 2 and row[0] == stage:
-            m = _GRAPH_ALIAS.search(str(row[1]))
-            if m and str(row[1]).startswith("departs"):
-                return f"makes its graph return graph input {m[2]}'s storage as fresh output {m[1]}"
+    for said in _blamed_rows(meta):
+        m = _GRAPH_ALIAS.search(said)
+        if m and said.startswith("departs"):
+            return f"makes its graph return graph input {m[2]}'s storage as fresh output {m[1]}"
     return None
+
+
+def _blamed_rows(meta: dict[str, Any]) -> list[str]:
+    """What the blamed stage's own rows of ``meta["trail"]`` say (none for an entry without
+    a trail, or rows of other stages)."""
+    stage = (meta.get("root") or {}).get("stage") or meta.get("stage")
+    return [str(row[1]) for row in meta.get("trail") or ()
+            if isinstance(row, (list, tuple)) and len(row) == 2 and row[0] == stage]
 
 
 #: A stage's departure by an order-dependent write (``oracle/blame.py``): its graph writes
@@ -367,14 +373,11 @@ def order_dependent(meta: dict[str, Any]) -> str | None:
     stage's own row of ``meta["trail"]`` departs by an order-dependent write; None otherwise.
     Audit 46 (ec5377b470): the title said "mutates an input differently from eager" and
     never that the input overlaps itself, which aot_eager happened to write back right."""
-    stage = (meta.get("root") or {}).get("stage") or meta.get("stage")
-    for row in meta.get("trail") or ():
-        if isinstance(row, (list, tuple)) and len(row) == 2 and row[0] == stage:
-            m = _ORDER_DEPENDENT.search(str(row[1]))
-            if m:
-                return (f"writes a self-overlapping {m['shape']} tensor of strides "
-                        f"{m['strides']} with one {m['op']}, whose result depends on the write "
-                        "order,")
+    for said in _blamed_rows(meta):
+        m = _ORDER_DEPENDENT.search(said)
+        if m:
+            return (f"writes a self-overlapping {m['shape']} tensor of strides {m['strides']} "
+                    f"with one {m['op']}, whose result depends on the write order,")
     return None
 
 
