@@ -187,7 +187,7 @@ from aliasfuzz.passes.stages import ATEN_TRACE
 __all__ = [
     "ATEN_TRACE", "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_CONTROLS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "GRADS_NOT_CUT",
     "NOT_REPRODUCED",
-    "OVERLAP_ERRORS", "RAISED_IN", "Blame",
+    "OVERLAP_ERRORS", "RAISED_IN", "SYNTHETIC_BASE", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
     "ALSO_FIXED_BY", "ENABLED_BY", "aten_trace_control", "blame", "enabled_by_reinplace", "pass_name", "pass_off",
     "scalar_codegen",
@@ -566,6 +566,13 @@ def blame(
 #: was raised (:func:`_raised_in`); its entry reads ``scheduler
 #: (torch/_inductor/scheduler.py:compute_ancestors)``.
 RAISED_IN = "raised-in"
+#: A ``raised-in`` entry's words for an error AOTAutograd raised handling graph inputs that
+#: alias one another with one of them mutated (:func:`aliasfuzz.passes.stages.
+#: synthetic_base_frame`): it traces the graph over one synthetic base and regenerates each
+#: input as a view of it.
+SYNTHETIC_BASE = "AOTAutograd's synthetic base of aliased graph inputs"
+#: AOTAutograd's stages of a cut, whose errors may come from its synthetic-base handling.
+_AOT_STAGES = ("functionalization", "aot", "aot-runtime", "decomposition")
 
 
 def _raised_in(run: Any, trail: list[tuple[str, str]]) -> str | None:
@@ -575,10 +582,17 @@ def _raised_in(run: Any, trail: list[tuple[str, str]]) -> str | None:
     (finding ids and the corpus's dedupe use it; it is what our cut can separate: fusion
     off or on): the component tells the engineer which part of the compile to read (audit
     22 88f92dc7f4, ``lowering`` whose ``KeyError`` the scheduler raised)."""
-    from aliasfuzz.passes.stages import inductor_component
+    from aliasfuzz.passes.stages import inductor_component, synthetic_base_frame
 
     error = run.result.error
-    if run.stage not in _COMPILED or error is None or isinstance(error, WorkerDied):
+    if error is None or isinstance(error, WorkerDied):
+        return None
+    if run.stage in _AOT_STAGES:
+        frame = synthetic_base_frame(error)
+        if frame is not None:  # audit 46, ddd5e9100d: not the functionalization of an op
+            trail.append((RAISED_IN, f"{SYNTHETIC_BASE} ({frame})"))
+        return None
+    if run.stage not in _COMPILED:
         return None
     site = inductor_component(error)
     if site is None:

@@ -80,10 +80,9 @@ from aliasfuzz.passes.hygiene import HookNotFound, resolve
 from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
-__all__ = ["ATEN_TRACE", "GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "StageRun", "aten_trace",
-           "cut",
-           "inductor_component",
-           "order_dependent_copy", "sequential_copy", "raised_by_aot_runtime"]
+__all__ = ["ATEN_TRACE", "GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "SYNTHETIC_BASE_FUNCTIONS",
+           "StageRun", "aten_trace", "cut", "inductor_component", "order_dependent_copy",
+           "sequential_copy", "raised_by_aot_runtime", "synthetic_base_frame"]
 
 #: The fixed stages of each pipeline, in order; ``<inductor>`` stands for the stages
 #: discovered from Inductor's named passes (``aot``, ``joint:*``, ``post-grad:*``,
@@ -668,6 +667,36 @@ INDUCTOR_COMPONENTS: tuple[tuple[str, str], ...] = (
     ("torch/_inductor/mkldnn_lowerings.py", "lowering"),
     ("torch/_inductor/fx_passes/", "fx_passes"),  # named by the pass's file
 )
+
+
+#: AOTAutograd's functions that handle graph inputs aliasing one another, one mutated
+#: (``torch/_functorch/_aot_autograd/runtime_wrappers.py``: ``aot_wrapper_synthetic_base``
+#: merges them into one base, ``_unpack_synthetic_bases`` regenerates each input from it
+#: with ``functional_utils.gen_alias_from_base``; torch 2.11 and 2.13).
+SYNTHETIC_BASE_FUNCTIONS = ("aot_wrapper_synthetic_base", "merge_view_inputs",
+                            "_unpack_synthetic_bases")
+
+
+def synthetic_base_frame(e: BaseException) -> str | None:
+    """``torch/_functorch/_aot_autograd/runtime_wrappers.py:_unpack_synthetic_bases``: the
+    innermost frame of :data:`SYNTHETIC_BASE_FUNCTIONS` on the full stack of any exception
+    of ``e``'s chain (in this process: a copy from a child interpreter keeps only its
+    innermost frames, :func:`aliasfuzz.fuzz.isolated.raise_frames`), None when the error
+    was not raised under them. Audit 46 (ddd5e9100d): a proxy-tracer error raised while
+    AOTAutograd regenerated an aliased input from its synthetic base was blamed on
+    "functionalization", read as the functionalization of one of the program's ops."""
+    from aliasfuzz.fuzz.isolated import exception_chain
+
+    found = None
+    for x in exception_chain(e):
+        tb = x.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if (code.co_name in SYNTHETIC_BASE_FUNCTIONS
+                    and code.co_filename.endswith("_aot_autograd/runtime_wrappers.py")):
+                found = f"torch/_functorch/_aot_autograd/runtime_wrappers.py:{code.co_name}"
+            tb = tb.tb_next
+    return found
 
 
 def inductor_component(e: BaseException) -> tuple[str, str] | None:

@@ -160,6 +160,10 @@ def mismatch(said: str) -> str:
     return _ALIAS_NOTE.split(line)[0]
 
 
+#: ``aliasfuzz.oracle.blame.SYNTHETIC_BASE`` (a ``raised-in`` trail entry's words; not
+#: imported: the oracle imports torch, and the words need not).
+_SYNTHETIC_BASE = "AOTAutograd's synthetic base of aliased graph inputs"
+
 #: The judge's wrapper of a pipeline's failure (``oracle/judge.py``'s ``_Failed``, whose
 #: message begins with the clock stage that raised) wherever it occurs in a text: in a
 #: crash explanation, in the eager / compiled columns, cut short in a column's cell.
@@ -325,6 +329,11 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     if only and words.startswith("TorchScript executor"):
         # audit 43, 1ccd29630f: only the legacy executor departed, which the title hid
         words = f"{only} {words}"
+    if any(str(row[1]).startswith(_SYNTHETIC_BASE) for row in meta.get("trail") or ()
+           if isinstance(row, (list, tuple)) and len(row) == 2 and row[0] == "raised-in"):
+        # audit 46 (ddd5e9100d): "functionalization raises" sent the reader to the program's
+        # ops; AOTAutograd raised handling graph inputs that alias one another
+        words = f"{words} of a synthetic base (graph inputs that alias, one mutated)"
     alias = None if sighting or observable(meta) == "aliasing" else graph_alias(meta)
     alias = alias or (None if sighting else order_dependent(meta))
     if alias:

@@ -214,7 +214,9 @@ def moved_by_pass_off(trail: list[Any], stage: str | None) -> tuple[str, bool] |
 
 
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
-    from aliasfuzz.oracle.blame import ALSO_FIXED_BY, ENABLED_BY, RAISED_IN, pass_name
+    from aliasfuzz.oracle.blame import (
+        ALSO_FIXED_BY, ENABLED_BY, RAISED_IN, SYNTHETIC_BASE, pass_name,
+    )
 
     root = meta.get("root") or {}
     stage = root.get("stage")
@@ -252,7 +254,13 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
     notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved else [blamed]
     raised_in = next((str(what) for st, what in meta.get("trail") or [] if st == RAISED_IN), None)
-    if raised_in and stage and not stage.startswith("unblamed"):
+    if raised_in and stage and raised_in.startswith(SYNTHETIC_BASE):
+        # the stage is AOTAutograd's, and the op it traced is its own (audit 46, ddd5e9100d)
+        notes += textwrap.wrap(
+            f"It was raised in {raised_in}: graph inputs alias one another and one of them is "
+            "mutated, so AOTAutograd traces the graph over one base and regenerates each input "
+            "as a view of it.", 92, break_on_hyphens=False)
+    elif raised_in and stage and not stage.startswith("unblamed"):
         # the stage is full Inductor; the component tells which part of it to read (audit 22)
         notes += textwrap.wrap(f"Inductor raised it in its {raised_in}.", 92,
                                break_on_hyphens=False)

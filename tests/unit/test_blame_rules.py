@@ -962,3 +962,31 @@ def test_a_cost_finding_whose_pass_off_control_is_as_lean_as_the_witness_names_t
     assert (b.stage, b.reason) == (None, COST_NOT_CUT), b.trail
     assert b.trail == [("pass-off", "reorder_for_locality = False: still 120 bytes per call "
                                     "(the witness 60)")]
+
+
+def test_an_error_raised_regenerating_an_input_from_its_synthetic_base_says_so():
+    # audit 46, ddd5e9100d: "functionalization raises" read as the functionalization of one of
+    # the program's ops; AOTAutograd raised in _unpack_synthetic_bases (x0 and its view v0
+    # are inputs of the graph after the break, x0 mutated)
+    from aliasfuzz.campaign.repro import render_repro, title
+    from aliasfuzz.oracle.blame import RAISED_IN, SYNTHETIC_BASE
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    p = _program("crash-functionalization-ddd5e9100d")
+    out = _judge.evaluate(p, "aot_eager", "cpu", {"dynamic": True})
+    assert out["verdict"] == "crash", out["explanation"]
+    b = blame_program(p, "aot_eager", "crash", out["check"],
+                      options=PipelineOptions(dynamic=True), error=out["explanation"])
+    assert b.stage == "functionalization", b.trail
+    site = [what for st, what in b.trail if st == RAISED_IN]
+    assert site == [f"{SYNTHETIC_BASE} (torch/_functorch/_aot_autograd/runtime_wrappers.py:"
+                    "_unpack_synthetic_bases)"], b.trail
+    meta = {"root": {"stage": b.stage, "verdict": "crash", "check": "exceptions"},
+            "expected": {"pipeline": "aot_eager", "verdict": "crash", "check": "exceptions"},
+            "explanation": out["explanation"], "stages": list(b.stages),
+            "trail": [list(t) for t in b.trail], "pipeline_options": {"dynamic": True}}
+    assert title(meta).startswith("[aot_autograd] functionalization of a synthetic base (graph "
+                                  "inputs that alias, one mutated) raises where eager does not")
+    assert "_unpack_synthetic_bases): graph inputs" in " ".join(render_repro(p, meta).split())
+    # the same static: no error, nothing raised there
+    assert _judge.evaluate(p, "aot_eager", "cpu", {})["verdict"] != "crash"
