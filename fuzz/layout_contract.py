@@ -55,7 +55,9 @@ offset 3, ``x.as_strided((), (), 3).add_(1)``). For the same reason such a view 
 when it is read (or returned) after its storage was written since it was taken: AOTAutograd
 regenerates it from the written base with the same absolute offset (``setStorage ... out of
 bounds``, as above). An ``as_strided`` of an anchored source (a plain contiguous input, a
-fresh intermediate) stays valid. ``resize_`` / ``resize_as_`` (contiguous from the tensor's
+fresh intermediate) stays valid, when the intermediate is row-major: a dense intermediate in
+another memory order (``put`` keeps its input's) is laid out as eager chose, which compiled
+code need not keep. ``resize_`` / ``resize_as_`` (contiguous from the tensor's
 own storage offset) and ``set_.storage`` (``x.set_(y.untyped_storage(), offset, size,
 stride)``: the layout is taken on ``y``, :data:`SOURCE_ARG`) lay their result out by
 absolute storage positions too, and follow the same rule as ``as_strided_``. Used by
@@ -69,7 +71,7 @@ from typing import Any
 from aliasfuzz.errors import InvalidArgument
 
 __all__ = ["ABSOLUTE_READS", "FRESH_LAYOUT", "LAYOUT_READOUT", "SOURCE_ARG", "LayoutReads", "anchored",
-           "storage_elements"]
+           "row_major", "storage_elements"]
 
 #: The rule's name, the first word of its rejection messages.
 LAYOUT_READOUT = "layout-readout"
@@ -132,6 +134,19 @@ def anchored(m: Any) -> bool:
     return els is not None and len(els) == m.numel and els == set(range(m.numel))
 
 
+def row_major(m: Any) -> bool:
+    """Whether layout ``m``'s strides are the contiguous (row-major) strides of its shape,
+    dimensions of size 1 aside (their stride orders nothing); a tensor of no elements is."""
+    if m.numel == 0:
+        return True
+    expect = 1
+    for size, stride in zip(reversed(m.shape), reversed(m.stride), strict=True):
+        if size != 1 and stride != expect:
+            return False
+        expect *= size
+    return True
+
+
 def _outside(result: Any, source: Any) -> int | None:
     """The smallest storage element ``result`` reaches that ``source`` does not (None: none,
     or too large to enumerate, or not on one storage with one dtype)."""
@@ -183,6 +198,14 @@ class LayoutReads:
                     f"{LAYOUT_READOUT}: {step.op.op} of {name!r}, an intermediate "
                     f"at storage offset {src.offset} (not dense from offset 0): its storage "
                     "offset and strides are eager's choice, which compiled code need not keep"
+                )
+            if src.storage not in self._own and not row_major(src):
+                # fresh user 47's B2 (f2cdbcfd33): put keeps x0's strides (3, 9, 1) in eager,
+                # Inductor's result had (9, 3, 1), and resize_ read the memory order
+                raise InvalidArgument(
+                    f"{LAYOUT_READOUT}: {step.op.op} of {name!r}, an intermediate with "
+                    f"strides {tuple(src.stride)} (dense, not row-major): the order of its "
+                    "elements in memory is eager's choice, which compiled code need not keep"
                 )
             outside = _outside(_strided_view(step), src)
             if outside is not None:

@@ -146,8 +146,10 @@ def mismatch(said: str) -> str:
     """The first line of an explanation without the differential's aliasing note (the
     effect of :func:`effect` says it in words); for a crash, the error itself and when it
     was raised (``ZeroDivisionError: integer modulo by zero (while compiling)``), without
-    the harness's and Dynamo's wrappers that every crash shares."""
-    line = first_line(said, 10_000)
+    the harness's and Dynamo's wrappers that every crash shares, and without the note of a
+    second eager opinion that could not run (``oracle/opinions.py``: fresh user 47's B2, a
+    title and a draft ending "you set torch.use_deterministic_algorithms(True)")."""
+    line = _NO_SECOND_OPINION.sub("", first_line(said, 10_000))
     crash = _CRASH.match(line)
     if crash and crash["error"].strip():
         when = _PHASES.get(crash["phase"], f"in {crash['phase']}")
@@ -159,6 +161,9 @@ def mismatch(said: str) -> str:
         return f"{error} ({when})"
     return _ALIAS_NOTE.split(line)[0]
 
+
+#: The note ``oracle/opinions.py`` appends when a second eager opinion could not run.
+_NO_SECOND_OPINION = re.compile(r"; second opinion unavailable \(.*$")
 
 #: ``aliasfuzz.oracle.blame.SYNTHETIC_BASE`` (a ``raised-in`` trail entry's words; not
 #: imported: the oracle imports torch, and the words need not).

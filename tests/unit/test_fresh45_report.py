@@ -118,3 +118,15 @@ def test_a_title_says_the_blamed_stage_wrote_a_self_overlapping_tensor():
     # the order-dependent row of another stage than the blamed one: not this stage's words
     meta["root"]["stage"] = "lowering"
     assert "self-overlapping" not in title(meta)
+
+
+def test_a_title_leaves_out_a_second_opinion_that_could_not_run():
+    # fresh user 47's B2: "...; second opinion unavailable (deterministic: RuntimeError: put_
+    # does not have a deterministic implementation, but you set ...)" in a title and a draft
+    from aliasfuzz.campaign._repro_words import mismatch
+
+    said = ("out0: values differ at [3, 0]: 3.0 in eager, 9.0 compiled; second opinion "
+            "unavailable (deterministic: RuntimeError: put_ does not have a deterministic "
+            "implementation, but you set 'torch.use_deterministic_algorithms(True)'): first "
+            "verdict kept")
+    assert mismatch(said) == "out0: values differ at [3, 0]: 3.0 in eager, 9.0 compiled"

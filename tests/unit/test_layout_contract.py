@@ -295,3 +295,20 @@ def test_an_as_strided_copy_of_a_written_input_is_valid_within_the_inputs_own_el
     ]:
         with pytest.raises(InvalidArgument, match="after its storage was written"):
             bad.validate()
+
+
+def test_layout_readout_rejects_resize_of_a_dense_intermediate_in_another_memory_order():
+    # fresh user 47's B2 (f2cdbcfd33): put keeps x0's strides (3, 9, 1) in eager, Inductor's
+    # result had (9, 3, 1), and resize_ read the memory order as values
+    def program(stride):
+        return Program(
+            (StorageSpec("s0", 27), StorageSpec("s1", 2)),
+            (TensorSpec("x0", "s0", (3, 3, 3), stride), TensorSpec("x1", "s1", (2,), (1,))),
+            (Op("put", ("x0", "x1"), {"accumulate": False, "index": [0, 1]}, ("v5",)),
+             Op("resize_", ("v5",), {"size": [27, 1]}, ("v7",))),
+            ("v7",))
+
+    why = _rejected(program((3, 9, 1)))
+    assert f"{LAYOUT_READOUT}: resize_ of 'v5', an intermediate with strides (3, 9, 1) " \
+           "(dense, not row-major)" in why, why
+    program((9, 3, 1)).validate()  # a row-major result: its memory order is its logical one
