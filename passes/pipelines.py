@@ -200,7 +200,9 @@ def _call(run: _Run, ex: Execution, compiled: Callable, grads: bool = True) -> N
     except HookNotFound:
         raise
     except Exception as e:  # a failure of the system under test is data
-        stage = run.clock.stage if run.clock.stage in ("trace", "compile", "run") else "run"
+        # "guards": Dynamo building a shared capture's guards (passes/shared.py), a compile
+        stage = {"guards": "trace"}.get(run.clock.stage, run.clock.stage)
+        stage = stage if stage in ("trace", "compile", "run") else "run"
         run.clock.switch("done")
         ex.failure = Failure.of(stage, e)
     ex.inputs_after = run.inputs

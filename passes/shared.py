@@ -60,7 +60,7 @@ __all__ = ["NOT_SHARED", "SHAREABLE", "fork", "kept_out", "op_kinds", "plan", "r
 SHAREABLE = frozenset(DYNAMO_BACKENDS)
 
 #: Clock stages that are not the pipeline's own time (others' compiles, the shared capture).
-_NOT_OWN = ("done", "idle")
+_NOT_OWN = ("done", "idle", "guards")
 
 
 def _lowers_triton_on_cpu(pipeline: str, device: str, kinds: frozenset[str]) -> bool:
@@ -208,9 +208,10 @@ def _share(fn, names, runs, exs, opts) -> list[str]:
             if n in failed:
                 continue
             run = runs[n]
-            # the capturing pipeline's clock: Dynamo builds the guards next, still its
-            # compile (pipelines.compiled_then_run); ``call`` switches it to run
-            resume = "trace" if n == state["current"] else "idle"
+            # the capturing pipeline's clock: Dynamo builds the guards next, still the
+            # compile (pipelines.compiled_then_run), a failure there is traced's; its time
+            # is the shared capture's (_NOT_OWN); ``call`` switches it to run
+            resume = "guards" if n == state["current"] else "idle"
             if state["calls"] == 1:
                 run.clock = _Clock()  # its trace is its own front end, from here
             else:  # a later graph (after a graph break), compiled during the first run

@@ -66,6 +66,8 @@ def _run(tmp_path, *extra) -> list[str]:
         (["--dynamic-share", "-0.5"], "--dynamic-share must be a share between 0 and 1"),
         (["--dynamic-share", "inf"], "--dynamic-share must be a share between 0 and 1"),
         (["--pipelines", "aot_eager,aot_eager"], "--pipelines names 'aot_eager' twice"),
+        # fresh user 47's B1: every program a "hang", one shrunk to `return None` and drafted
+        (["--pipelines", "aot_eager", "--timeout", "0.05"], "--timeout must be at least 10 seconds"),
         (["--fail-on", ""], "--fail-on is empty"),
         # the flag as typed, not the option's field name (fresh user 34)
         (["--fail-on", ","], "--fail-on has an empty item"),
