@@ -31,7 +31,7 @@ from aliasfuzz.campaign.driver import INTERNAL, internal_error_row, load_campaig
 from aliasfuzz.campaign.gpus import merge_rows
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import dismissed_kind, entry_fields, finding_entries
-from aliasfuzz.campaign.repro import plan, program_text, render_repro, title
+from aliasfuzz.campaign.repro import plan, program_text, render_repro, spells_witness, title
 from aliasfuzz.errors import InvalidArgument
 
 __all__ = [
@@ -211,8 +211,13 @@ def _entry_fields(corpus: Path, rid: str, campaign: str | None = None) -> dict[s
         "repro_lines": len(render_repro(entry.program, m).splitlines()),
         # the corpus the report reads, not always corpus/ (fresh user 40's B9)
         "repro_path": str(corpus / rid / "repro.py"),
-        "repro_way": p.mode if p.mode != "compile" else f"torch.compile(backend={p.backend!r})",
-        "harness": p.harness,
+        # the compile call as repro.py makes it: dynamic shapes too (fresh user 47's B3: a
+        # dynamic-only bug whose row said torch.compile(backend='inductor'))
+        "repro_way": p.mode if p.mode != "compile" else (
+            f"torch.compile(backend={p.backend!r}"
+            + (", dynamic=True" if (p.options or {}).get("dynamic") else "") + ")"),
+        # a cost finding's repro compares byte counts, wrapping no pass (fresh user 47's B4)
+        "harness": "" if spells_witness(p, m) else p.harness,
     }
 
 

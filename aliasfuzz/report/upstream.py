@@ -202,7 +202,12 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         error=shown(meta.get("explanation") or "").strip() if exp.get("verdict") in ("crash", "timeout") else "",
         effect=effect(meta, p.sighting()),
         versions={"torch": "?", "triton": "?", "python": "?", **(meta.get("versions") or {})},
-        device=meta.get("device", "cpu"),
+        # a Triton kernel found on CPU ran in Triton's interpreter; its repro launches it on
+        # a GPU (fresh user 47's B12: the draft said "on cpu" above a repro that exits 3)
+        device=(f"{meta.get('device', 'cpu')} (Triton's interpreter: the repro needs a GPU, "
+                "where the fuzzer did not run it)"
+                if p.cuda and not str(meta.get("device", "cpu")).startswith("cuda")
+                else meta.get("device", "cpu")),
         total=sum(total.values()) or 1,
         hits=hits,
         related=meta.get("related") or [],

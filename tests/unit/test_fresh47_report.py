@@ -1,0 +1,57 @@
+"""Fresh user 47's report and draft bugs: B3 (a dynamic-shapes repro's row named the compile
+call without ``dynamic=True``), B4 (a cost finding's row described a pass-wrapping script
+its repro is not) and B12 (a draft said "on cpu" above a repro that needs a GPU)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from aliasfuzz.campaign import corpus as store
+from tests.unit.test_corpus_store import _meta, _program
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _row(tmp_path, program, meta):
+    from aliasfuzz.report.data import root_causes
+
+    path, _ = store.write_entry(tmp_path, program, meta)
+    seen = {"t": "finding", "id": path.name, "i": 0, "pipeline": meta["expected"]["pipeline"],
+            "verdict": meta["expected"]["verdict"], "check": meta["expected"]["check"]}
+    (row,) = root_causes(tmp_path, [seen], set())
+    return row
+
+
+def test_a_dynamic_shapes_row_names_the_compile_call_the_repro_makes(tmp_path):
+    p = _program()
+    row = _row(tmp_path / "a", p, {**_meta(p), "pipeline_options": {"dynamic": True}})
+    assert row["repro_way"] == "torch.compile(backend='inductor', dynamic=True)"
+    row = _row(tmp_path / "b", p, _meta(p))
+    assert row["repro_way"] == "torch.compile(backend='inductor')"
+
+
+def test_a_cost_finding_row_says_no_pass_is_wrapped(tmp_path):
+    # campaign 47's eaede8e418 (a graph-split witness of c06's field[rows] = work): its row
+    # said "this script wraps ...reinplace_inplaceable_ops"; its repro compares byte counts
+    from aliasfuzz.fuzz.ir import Program
+
+    folder = DATA / "witness_entry"
+    meta = json.loads((folder / "meta.json").read_text())
+    row = _row(tmp_path, Program.loads((folder / "program.json").read_text()),
+               {k: v for k, v in meta.items() if k != "id"})
+    assert (row["verdict"], row["check"], row["harness"]) == ("missed-reinplace", "witness", "")
+
+
+def test_a_draft_of_a_triton_finding_made_on_cpu_says_the_repro_needs_a_gpu():
+    from aliasfuzz.campaign.repro import plan
+    from aliasfuzz.fuzz.ir import Program
+    from aliasfuzz.report.upstream import render_draft
+
+    folder = DATA / "not_findings" / "crash-functionalization-0282f30f49"
+    program = Program.loads((folder / "program.json").read_text())
+    meta = json.loads((folder / "meta.json").read_text())
+    assert plan(program, meta).cuda and meta.get("device", "cpu") == "cpu"
+    draft = render_draft(program, meta)
+    assert "on cpu (Triton's interpreter: the repro needs a GPU, where the fuzzer did not run it)" \
+        in " ".join(draft.split()), draft
