@@ -17,8 +17,10 @@ holds one ``[[bug]]`` table per tracked root cause::
     why = "eager changes x, compiled code leaves it"  # optional: the observable that differs
                                      # and why PyTorch promises it (printed by repro and draft)
     checks = ["inputs"]              # optional: the observables ``why`` describes (values,
-                                     # inputs, aliasing, requires_grad); a sighting whose
-                                     # difference is another is shown without the why
+                                     # inputs, aliasing, requires_grad); a root cause of
+                                     # another check is related, not this bug, and a
+                                     # sighting whose difference is another is shown
+                                     # without the why
     control = { functorch_config = { view_replay_for_aliased_outputs = false } }
                                      # optional: pipeline options (PipelineOptions fields)
                                      # under which the bug is gone: the issue's workaround
@@ -287,6 +289,24 @@ def _fields_match(b: KnownBug, root: dict[str, Any], ops: set[str], pipelines: s
     )
 
 
+def _observed(b: KnownBug, root: dict[str, Any]) -> bool:
+    """Whether root cause ``root`` shows what bug ``b``'s ``why`` describes: its ``check``
+    is one of ``b.checks``, values and inputs counting as one (a row without ``checks``, or
+    a check that is no observable, a crash's or a cost claim's, is not asked). Audit 47 (0e1bb94e80): an output that lost
+    its aliasing after ``set_`` matched #133512's ``contiguous`` row by its stage, verdict,
+    op and evidence, a strides bug whose symptom is values and inputs."""
+    check = root.get("check")
+    if not b.checks or check not in OBSERVABLES or check in b.checks:
+        return True
+    # one wrong element shows in an output or in an input after the call, whichever the
+    # program returns: values and inputs are one symptom
+    return check in _ELEMENTS and bool(set(b.checks) & set(_ELEMENTS))
+
+
+#: The checks of a wrong element (:func:`_observed`).
+_ELEMENTS = ("values", "inputs")
+
+
 def _uncut_fields_match(b: KnownBug, verdict: Any, ops: set[str], evidence: list[str],
                         pipelines: set[str]) -> bool:
     """The fields of ``b`` a finding can be matched on before the cut: ``verdict``, ``ops``,
@@ -373,14 +393,18 @@ def match(
     ``controls``): a bug with a control matches only when its control removed the finding
     (:func:`control_removes`; ``removed``, the blame's ``controls_removed``, says it per
     issue where the outcomes were at hand, else the verdicts decide), and is related
-    otherwise; a control recorded as :data:`SAME_OPTIONS` (the finding's options already
-    were the workaround's) makes the bug neither.
+    otherwise; so is a bug whose ``checks`` do not hold the root's check (:func:`_observed`);
+    a control recorded as :data:`SAME_OPTIONS` (the finding's options already were the
+    workaround's) makes the bug neither.
     """
     hit, related = None, []
     for b in bugs:
         if b.control and (controls or {}).get(b.issue) == SAME_OPTIONS:
             continue  # the finding ran under the issue's workaround: another bug
         ok = _fields_match(b, root, ops, pipelines)
+        if ok and not _observed(b, root):
+            related.append(b)  # the same fields, another symptom than the issue's
+            continue
         gone = (removed[b.issue] if removed and b.issue in removed
                 else control_removes(root.get("verdict"), (controls or {}).get(b.issue)))
         if ok and b.control and not gone:

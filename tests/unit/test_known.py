@@ -678,3 +678,18 @@ def test_a_scatter_out_variant_under_dynamic_shapes_is_the_scatter_issue_not_gat
         hit, _ = match(bugs, root, {"clone", op}, {"inductor-reinplace"},
                        {"pytorch/pytorch#194103": "ok", "pytorch/pytorch#122773": "ok"})
         assert hit is not None and hit.issue.endswith(issue), (op, hit)
+
+
+def test_a_root_of_another_observable_than_the_bugs_is_related_not_that_bug():
+    # audit 47, 0e1bb94e80: an output that lost its aliasing after set_ matched #133512's
+    # contiguous row (stage, verdict, op, evidence), whose symptom is values and inputs
+    bugs = load_known(CORPUS)
+    root = {"stage": "functionalization", "verdict": "miscompile", "check": "aliasing",
+            "evidence": ["inplace", "view"]}
+    ops = {"add_.Scalar", "contiguous", "fz.halve_", "select", "set_"}
+    hit, related = match(bugs, root, ops, {"inductor-reinplace"})
+    assert hit is None and "pytorch/pytorch#133512" in [b.issue for b in related]
+    # a wrong element, in an output or an input, is the row's symptom
+    for check in ("values", "inputs"):
+        hit, _ = match(bugs, {**root, "check": check}, ops, {"inductor-reinplace"})
+        assert hit is not None and hit.issue == "pytorch/pytorch#133512", check
