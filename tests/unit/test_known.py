@@ -693,3 +693,15 @@ def test_a_root_of_another_observable_than_the_bugs_is_related_not_that_bug():
     for check in ("values", "inputs"):
         hit, _ = match(bugs, {**root, "check": check}, ops, {"inductor-reinplace"})
         assert hit is not None and hit.issue == "pytorch/pytorch#133512", check
+
+
+def test_a_dtype_view_that_lowering_cannot_reindex_is_168995():
+    # audit 47, f32ddc98cf: filed new; #168995 is open (make_reindexer NYI on DtypeView)
+    bugs = load_known(CORPUS)
+    root = {"stage": "lowering", "verdict": "crash", "check": "exceptions",
+            "evidence": ["inplace", "raises:NotImplementedError raised in lowering "
+                         "(torch/_inductor/ir.py:make_reindexer)", "view"]}
+    hit, _ = match(bugs, root, {"add_.Scalar", "index_put_", "view_dtype"}, {"inductor"})
+    assert hit is not None and hit.issue == "pytorch/pytorch#168995"
+    hit, _ = match(bugs, root, {"add_.Scalar", "index_put_"}, {"inductor"})  # no dtype view
+    assert hit is None or hit.issue != "pytorch/pytorch#168995"
