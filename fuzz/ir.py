@@ -26,6 +26,7 @@ from aliasfuzz.errors import InvalidArgument
 __all__ = [
     "DTYPES",
     "INITS",
+    "MAX_STORAGE_BYTES",
     "SCHEMA_VERSION",
     "Op",
     "Program",
@@ -69,6 +70,12 @@ def _int_tuple(what: str, value: object) -> tuple[int, ...]:
     return tuple(value)
 
 
+#: The most bytes one input storage may hold (1 GiB): a program is run several times per
+#: pipeline, eagerly and compiled, each run on fresh inputs; generated and shrunk programs
+#: hold a few hundred bytes.
+MAX_STORAGE_BYTES = 1 << 30
+
+
 @dataclass(frozen=True)
 class StorageSpec:
     """One input storage: ``numel`` elements of ``dtype``, filled deterministically.
@@ -93,6 +100,13 @@ class StorageSpec:
             raise InvalidArgument(f"storage {self.name}: unknown dtype {self.dtype!r}")
         if not isinstance(self.numel, int) or self.numel < 0:
             raise InvalidArgument(f"storage {self.name}: numel must be an int >= 0")
+        if self.numel * DTYPES[self.dtype] > MAX_STORAGE_BYTES:
+            # fresh user 47's B8: 10**11 elements passed the corpus check, and replay died
+            # allocating them with a traceback
+            raise InvalidArgument(
+                f"storage {self.name}: {self.numel} elements of {self.dtype} are "
+                f"{self.numel * DTYPES[self.dtype]} bytes, more than the {MAX_STORAGE_BYTES} "
+                "a program's storage may hold")
         if self.init not in INITS:
             raise InvalidArgument(f"storage {self.name}: unknown init {self.init!r}")
         if self.init == "values":

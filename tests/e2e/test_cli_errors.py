@@ -514,6 +514,22 @@ def test_replay_of_a_folder_without_entries_is_an_error(tmp_path):
     _one_line_error(["replay", str(tmp_path)], "no corpus entries (an entry is a folder holding a meta.json or a program.json)")
 
 
+def test_replay_of_an_entry_with_an_oversize_storage_is_a_corrupt_entry(tmp_path):
+    # fresh user 47's B8: 10**11 elements passed, and replay died allocating them (exit 1,
+    # a 47-line traceback)
+    import shutil
+
+    entry = tmp_path / "miscompile-reinplace-c6a588ca6c"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "corpus" / entry.name, entry)
+    program = json.loads((entry / "program.json").read_text())
+    program["storages"][0]["numel"] = 10**11
+    (entry / "program.json").write_text(json.dumps(program))
+    r = run_cli("replay", str(tmp_path))
+    err = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(err) == 1, r.stderr
+    assert "more than the 1073741824 a program's storage may hold" in err[0]
+
+
 @pytest.mark.parametrize("t", ["0", "-1", "nan"])
 def test_replay_timeout_must_be_positive(tmp_path, t):
     _one_line_error(["replay", str(tmp_path), "--timeout", t], "--timeout")
