@@ -507,11 +507,14 @@ def latest_failed(state: str | Path) -> Path | None:
 
 def load_campaign(d: Path) -> tuple[CampaignOptions, dict[str, Any], list[dict[str, Any]]]:
     """Options, start record and journal events of campaign directory ``d``."""
+    name = "options.json"
     try:
-        opts = CampaignOptions.from_json(json.loads((d / "options.json").read_text()))
-        start = json.loads((d / "start.json").read_text())
+        opts = CampaignOptions.from_json(json.loads((d / name).read_text()))
+        name = "start.json"
+        start = json.loads((d / name).read_text())
     except (OSError, ValueError) as e:  # ValueError: bad JSON or bad UTF-8
-        raise InvalidArgument(f"{d}: not a resumable campaign directory ({e})") from None
+        # the file named (fresh user 47's B15: "(Expecting value ...)" named none)
+        raise InvalidArgument(f"{d}: not a resumable campaign directory ({name}: {e})") from None
     return opts, start, Journal.events(d / "journal.jsonl")
 
 

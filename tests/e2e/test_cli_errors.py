@@ -646,7 +646,8 @@ def test_resume_of_a_broken_or_poisoned_campaign_is_one_line(tmp_path):
     d.mkdir(parents=True)
     (d / "options.json").write_text("{")
     (d / "start.json").write_text("{}")
-    _one_line_error(["run", "--resume", str(d)], "not a resumable campaign")
+    # the damaged file named (fresh user 47's B15)
+    _one_line_error(["run", "--resume", str(d)], "not a resumable campaign directory (options.json: ")
     # options.json saved by an older aliasfuzz without up-front checks
     bad = CampaignOptions(programs=1, pipelines=("debug-miscompile",)).to_json()
     bad["pipeline_options"] = 3
