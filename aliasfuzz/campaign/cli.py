@@ -660,10 +660,11 @@ def _check_report_corpus(cid: str, state: str, corpus: str) -> None:
     root cause whose ``meta.json`` was corrupt): a corrupt entry (as ``run`` refuses it,
     :func:`_check_entries`), or a corpus holding none of the campaign's root-cause entries
     (the wrong ``--corpus``, or the default one for a campaign run with another). Some of
-    them missing (entries deleted since) is one warning line on stderr; the report marks
-    those rows. So is all of them missing from the corpus the campaign recorded: that one
-    is not the wrong one (fresh user 40's B7 was told to name the corpus it had named).
-    Raises :class:`InvalidArgument`."""
+    them missing (entries deleted since) from the corpus the campaign recorded is one warning
+    line on stderr; the report marks those rows. So is all of them missing from it: that one
+    is not the wrong one (fresh user 40's B7 was told to name the corpus it had named). Some
+    missing from another corpus while the recorded one exists is refused (fresh user 47's
+    B6: another campaign's corpus rewrote a good report). Raises :class:`InvalidArgument`."""
     from aliasfuzz.campaign.corpus import list_entries, load_entry
     from aliasfuzz.report.data import root_ids
 
@@ -674,11 +675,17 @@ def _check_report_corpus(cid: str, state: str, corpus: str) -> None:
         return
     names = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
     recorded = _recorded_corpus(state, cid)
-    if len(missing) == len(ids) and not (
-            recorded is not None and Path(recorded).resolve() == Path(corpus).resolve()):
+    own = recorded is not None and Path(recorded).resolve() == Path(corpus).resolve()
+    if len(missing) == len(ids) and not own:
         raise InvalidArgument(
             f"--corpus {corpus}: holds none of the {len(ids)} root-cause entries of campaign "
             f"{cid} ({names}); name the corpus it ran with (--corpus)")
+    if recorded is not None and not own and Path(recorded).is_dir():
+        # another campaign's corpus sharing some entries rewrote a good report with rows
+        # "deleted since" that never were there (fresh user 47's B6)
+        raise InvalidArgument(
+            f"--corpus {corpus}: lacks {len(missing)} of the {len(ids)} root-cause entries of "
+            f"campaign {cid} ({names}), which ran with --corpus {recorded}: name that one")
     print(f"aliasfuzz: warning: --corpus {corpus}: {len(missing)} of the {len(ids)} root-cause "
           f"entries of campaign {cid} {'is' if len(missing) == 1 else 'are'} not there "
           f"({names}); {'its row says' if len(missing) == 1 else 'their rows say'} so",

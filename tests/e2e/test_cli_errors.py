@@ -248,6 +248,13 @@ def test_report_refuses_a_corrupt_or_absent_entry_of_its_campaign(tmp_path):
     assert line.startswith("aliasfuzz: warning: ") and "miscompile-gone-0000000000" in line
     assert "1 of the 2" in line and "is not there" in line and "its row says so" in line
     assert (out / "index.html").exists()
+    # another corpus holding one of the two while the campaign's own exists: refused, the
+    # report kept (fresh user 47's B6: rewritten with rows "deleted since" never there)
+    shutil.copytree(entry, other / entry.name)
+    kept = (out / "index.html").read_text()
+    _one_line_error(argv_other, f"--corpus {other}: lacks 1 of the 2",
+                    f"which ran with --corpus {corpus}")
+    assert (out / "index.html").read_text() == kept
 
 
 def test_report_of_a_campaign_whose_every_entry_is_gone_from_its_own_corpus_warns(tmp_path):
