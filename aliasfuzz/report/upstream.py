@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from aliasfuzz.campaign._repro_words import effect, known_lines, mismatch, shown
+from aliasfuzz.campaign._repro_words import effect, known_lines, mismatch, pipeline_words, shown
 from aliasfuzz.campaign.repro import cost_blame
 
 __all__ = ["render_draft", "write_drafts"]
@@ -173,9 +173,16 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
     how = _HOW[p.mode].format(backend=p.backend)
     exp = meta.get("expected") or {}
     total = Counter(str(h.get("pipeline")) for h in meta.get("hits") or [])
-    hits = ", ".join(f"{k} × {n}" for k, n in total.items()) or exp.get("pipeline", "?")
+    # pipelines as PyTorch names what runs them (fresh user 47's B5)
+    hits = ", ".join(f"{pipeline_words(k)} × {n}" for k, n in total.items()) or pipeline_words(
+        exp.get("pipeline", "?"))
     if campaign_hits:
-        hits += " (this campaign: " + ", ".join(f"{k} × {n}" for k, n in campaign_hits.items()) + ")"
+        hits += " (this campaign: " + ", ".join(
+            f"{pipeline_words(k)} × {n}" for k, n in campaign_hits.items()) + ")"
+    seen_by = pipeline_words(exp.get("pipeline", "compiled"))
+    diff = shown(meta.get("diff") or meta.get("explanation") or "").strip()
+    if diff.startswith(f"{exp.get('pipeline')}: "):  # the oracle's own first line
+        diff = f"{seen_by}: {diff[len(str(exp.get('pipeline'))) + 2:]}"
     pt2 = p.pipeline != "torchscript"
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined, autoescape=False)
@@ -196,8 +203,8 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         repro=repro,
         witness=witness,
         blame_reason=str(meta.get("blame_reason") or ""),
-        actual=exp.get("pipeline", "compiled") if p.own else f"{exp.get('pipeline')}, on the entry's program",
-        diff=shown(meta.get("diff") or meta.get("explanation") or "").strip(),
+        actual=seen_by if p.own else f"{seen_by}, on the entry's program",
+        diff=diff,
         tolerance=_TOLERANCE if exp.get("verdict") == "miscompile" else "",
         error=shown(meta.get("explanation") or "").strip() if exp.get("verdict") in ("crash", "timeout") else "",
         effect=effect(meta, p.sighting()),

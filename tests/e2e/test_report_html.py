@@ -194,7 +194,7 @@ def test_summary_json_and_self_contained_html(report):
     draft = (report.parent / s["upstream_drafts"][0]).read_text()
     assert draft.startswith("# [inductor] joint-graph pass remove_noop_ops returns wrong values")
     for part in ("### 🐛 Describe the bug", "### Versions", "python -m torch.utils.collect_env",
-                 "```python", "**← blamed**", "inductor × 1, inductor-reinplace × 1"):
+                 "```python", "**← blamed**", 'torch.compile(backend="inductor") × 1, Inductor up to its post-grad passes × 1'):
         assert part in draft
     html = report.read_text()
     assert "http://" not in html and "https://" not in html and "<script" not in html

@@ -55,3 +55,20 @@ def test_a_draft_of_a_triton_finding_made_on_cpu_says_the_repro_needs_a_gpu():
     draft = render_draft(program, meta)
     assert "on cpu (Triton's interpreter: the repro needs a GPU, where the fuzzer did not run it)" \
         in " ".join(draft.split()), draft
+
+
+def test_a_draft_names_what_ran_the_program_as_pytorch_names_it(tmp_path):
+    # fresh user 47's B5: "actual (inductor-reinplace, as the fuzzer saw it)", a diff headed
+    # "inductor-reinplace: miscompile" and "Hit 3 time(s) by the fuzzer: inductor-reinplace x 1"
+    from aliasfuzz.report.upstream import render_draft
+
+    p = _program()
+    meta = {**_meta(p), "diff": "inductor-reinplace: miscompile (values)\\n  x differs",
+            "hits": [{"pipeline": "inductor-reinplace", "campaign": "c", "program_index": 0,
+                      "verdict": "miscompile", "check": "values"}]}
+    meta["expected"] = {**meta["expected"], "pipeline": "inductor-reinplace"}
+    draft = render_draft(p, meta, campaign_hits={"inductor-reinplace": 1})
+    assert "inductor-reinplace" not in draft, draft
+    assert "actual (Inductor up to its post-grad passes, as the fuzzer saw it)" in draft
+    assert "Inductor up to its post-grad passes: miscompile (values)" in draft
+    assert "Inductor up to its post-grad passes × 1" in draft

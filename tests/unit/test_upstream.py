@@ -36,7 +36,7 @@ def test_a_torch_compile_draft_has_the_pt2_form_sections():
     assert "No error: the compiled program runs and returns wrong values." in md
     assert f"Found with torch {meta['versions']['torch']}" in md
     assert "python -m torch.utils.collect_env" in md
-    assert "Hit 1 time(s) by the fuzzer: inductor × 1 (this campaign: inductor × 2)." in md
+    assert "Hit 1 time(s) by the fuzzer: torch.compile(backend=\"inductor\") × 1 (this campaign: torch.compile(backend=\"inductor\") × 2)." in md
 
 
 def test_crash_and_torchscript_drafts_use_the_error_logs_and_the_plain_form():
