@@ -705,3 +705,15 @@ def test_a_dtype_view_that_lowering_cannot_reindex_is_168995():
     assert hit is not None and hit.issue == "pytorch/pytorch#168995"
     hit, _ = match(bugs, root, {"add_.Scalar", "index_put_"}, {"inductor"})  # no dtype view
     assert hit is None or hit.issue != "pytorch/pytorch#168995"
+
+
+def test_an_out_op_into_a_strided_input_read_by_a_kernel_is_the_strides_bug():
+    # audit 47, e6ff1b7889: index_add(x0, ..., out=x0) on a permuted input, then a Triton
+    # kernel given x0 with its strides, filed new (the row asked for an in-place op)
+    bugs = load_known(CORPUS)
+    root = {"stage": "functionalization", "verdict": "miscompile", "check": "values",
+            "evidence": ["out", "triton", "strided-inputs"]}
+    hit, _ = match(bugs, root, {"index_add.out", "tk.flip_copy"}, {"fx-reinplace"})
+    assert hit is not None and hit.issue == "pytorch/pytorch#133512"
+    hit, _ = match(bugs, {**root, "evidence": ["out", "triton"]}, {"index_add.out"}, {"fx-reinplace"})
+    assert hit is None or hit.issue != "pytorch/pytorch#133512"  # a dense input: not this
