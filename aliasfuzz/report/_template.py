@@ -78,6 +78,7 @@ budget was spent); <i>hits</i>: sightings in this campaign, per pipeline
 {% for s in r.campaign_sightings %}<p class="muted">This campaign's sighting on program {{ s.i }} ({{ s.pipeline }}) was {{ s.verdict }} / {{ s.check }}{% if s.explanation %}: {{ s.explanation }}{% endif %}. The explanation above, the diff and the program below are the entry's first sighting's; the entry's hits (meta.json) keep each sighting's program.</p>
 {% endfor %}{% if r.diff %}<h4>eager / compiled</h4><pre>{{ r.diff }}</pre>{% endif %}
 <h4>minimized program (repro.py, {{ r.repro_lines }} lines, {{ r.repro_way }}: {{ r.repro_path }}{% if r.status == "new" %}; issue draft: <a href="upstream/{{ r.id }}.md">upstream/{{ r.id }}.md</a>{% endif %})</h4>
+{% if r.repro_sighting %}<p class="muted">{{ r.repro_sighting }}</p>{% endif %}
 {% if r.harness %}<p class="muted">harness: {{ r.harness }}</p>{% endif %}
 <pre>{{ r.repro }}</pre>{% endif %}
 </details>{% else %}<p>No findings in this campaign.</p>{% endfor %}

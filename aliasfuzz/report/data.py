@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from aliasfuzz.campaign._repro_words import shown
+from aliasfuzz.campaign._repro_words import mismatch, shown
 from aliasfuzz.campaign.corpus import load_entry
 from aliasfuzz.campaign.driver import INTERNAL, internal_error_row, load_campaign
 from aliasfuzz.campaign.gpus import merge_rows
@@ -218,6 +218,12 @@ def _entry_fields(corpus: Path, rid: str, campaign: str | None = None) -> dict[s
             + (", dynamic=True" if (p.options or {}).get("dynamic") else "") + ")"),
         # a cost finding's repro compares byte counts, wrapping no pass (fresh user 47's B4)
         "harness": "" if spells_witness(p, m) else p.harness,
+        # the repro shows another sighting than the explanation and diff above (fresh user
+        # 47's B7: the row said IndexError, its repro raised an AssertionError)
+        "repro_sighting": "" if p.own else (
+            f"repro.py shows another sighting of this root cause ({p.pipeline}"
+            + (f": {mismatch(p.explanation)}" if p.explanation else "")
+            + "), the most public one; the explanation and diff above are the entry's own"),
     }
 
 

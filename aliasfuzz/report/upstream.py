@@ -205,7 +205,10 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         blame_reason=str(meta.get("blame_reason") or ""),
         actual=seen_by if p.own else f"{seen_by}, on the entry's program",
         diff=diff,
-        tolerance=_TOLERANCE if exp.get("verdict") == "miscompile" else "",
+        # float tolerances are about values (fresh user 47's B11: aliasing and
+        # requires_grad drafts carried the paragraph)
+        tolerance=_TOLERANCE if exp.get("verdict") == "miscompile" and exp.get("check") in (
+            "values", "inputs", "grads", None) else "",
         error=shown(meta.get("explanation") or "").strip() if exp.get("verdict") in ("crash", "timeout") else "",
         effect=effect(meta, p.sighting()),
         versions={"torch": "?", "triton": "?", "python": "?", **(meta.get("versions") or {})},

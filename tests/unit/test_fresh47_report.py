@@ -72,3 +72,38 @@ def test_a_draft_names_what_ran_the_program_as_pytorch_names_it(tmp_path):
     assert "actual (Inductor up to its post-grad passes, as the fuzzer saw it)" in draft
     assert "Inductor up to its post-grad passes: miscompile (values)" in draft
     assert "Inductor up to its post-grad passes × 1" in draft
+
+
+def test_a_row_whose_repro_shows_another_sighting_says_so(tmp_path):
+    # fresh user 47's B7: the row said IndexError (the entry's first sighting, on the fast
+    # path), its repro.py (aot_eager, the most public sighting) raised an AssertionError
+    from dataclasses import replace
+
+    from aliasfuzz.campaign.repro import plan
+    from tests.common.repro_cases import meta_v2
+
+    p = _program()
+    meta = meta_v2(p, "inductor-reinplace", "miscompile", "values", "functionalization",
+                   explanation="out0: values differ", full="hidden")
+    other = replace(p, body=(replace(p.body[0], params={"other": 2.0}), *p.body[1:]))
+    meta["hits"].append({**meta["hits"][0], "pipeline": "aot_eager", "program": other.to_json(),
+                         "program_index": 5, "explanation": "out0: values differ at [1]"})
+    assert not plan(p, meta).own
+    row = _row(tmp_path / "a", p, {k: v for k, v in meta.items() if k not in ("meta_version", "id")})
+    assert row["repro_sighting"].startswith(
+        "repro.py shows another sighting of this root cause (aot_eager"), row["repro_sighting"]
+    own = meta_v2(p, "aot_eager", "miscompile", "values", "functionalization")
+    assert _row(tmp_path / "b", p, {k: v for k, v in own.items() if k not in ("meta_version", "id")})[
+        "repro_sighting"] == ""
+
+
+def test_an_aliasing_draft_has_no_float_tolerance_paragraph():
+    # fresh user 47's B11
+    from aliasfuzz.report.upstream import _TOLERANCE, render_draft
+
+    p = _program()
+    meta = _meta(p)
+    assert _TOLERANCE.strip()[:40] in render_draft(p, meta)
+    meta["expected"] = {**meta["expected"], "check": "aliasing"}
+    meta["explanation"] = "out0 aliases x0 in eager but is fresh compiled"
+    assert _TOLERANCE.strip()[:40] not in render_draft(p, meta)
