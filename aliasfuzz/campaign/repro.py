@@ -215,7 +215,11 @@ def moved_by_pass_off(trail: list[Any], stage: str | None) -> tuple[str, bool] |
 
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     from aliasfuzz.oracle.blame import (
-        ALSO_FIXED_BY, ENABLED_BY, RAISED_IN, SYNTHETIC_BASE, pass_name,
+        ALSO_FIXED_BY,
+        ENABLED_BY,
+        RAISED_IN,
+        SYNTHETIC_BASE,
+        pass_name,
     )
 
     root = meta.get("root") or {}
