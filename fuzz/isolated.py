@@ -156,12 +156,13 @@ def _short_path(filename: str) -> str | None:
     return path[at + 1:] if at >= 0 else None
 
 
-def raise_frames(e: BaseException) -> tuple[str, ...]:
-    """Where in PyTorch ``e`` itself (not its chain) was raised: the innermost
-    :data:`_FRAMES` frames of its traceback that run code of the ``torch`` package, outermost
-    first, each as ``torch/<path>.py:<function>`` (``torch/_inductor/scheduler.py:
-    compute_ancestors``). A copy made by :func:`portable_error` in a child interpreter has
-    no traceback; it answers the frames its original had. ``()`` when none is known.
+def raise_frames(e: BaseException, most: int | None = _FRAMES) -> tuple[str, ...]:
+    """Where in PyTorch ``e`` itself (not its chain) was raised: the innermost ``most``
+    (:data:`_FRAMES`; None: all) frames of its traceback that run code of the ``torch``
+    package, outermost first, each as ``torch/<path>.py:<function>``
+    (``torch/_inductor/scheduler.py:compute_ancestors``). A copy made by
+    :func:`portable_error` in a child interpreter has no traceback; it answers the
+    :data:`_FRAMES` frames its original had. ``()`` when none is known.
 
     Why only PyTorch's frames and only a few: the blame names the component of Inductor
     (:func:`aliasfuzz.passes.stages.inductor_component`) that raised a crash of its full
@@ -177,7 +178,7 @@ def raise_frames(e: BaseException) -> tuple[str, ...]:
         if short is not None:
             frames.append(f"{short}:{code.co_name}")
         tb = tb.tb_next
-    return tuple(frames[-_FRAMES:])
+    return tuple(frames if most is None else frames[-most:])
 
 
 def exception_chain(e: BaseException) -> list[BaseException]:

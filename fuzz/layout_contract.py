@@ -71,7 +71,7 @@ from typing import Any
 from aliasfuzz.errors import InvalidArgument
 
 __all__ = ["ABSOLUTE_READS", "FRESH_LAYOUT", "LAYOUT_READOUT", "SOURCE_ARG", "LayoutReads", "anchored",
-           "row_major", "storage_elements"]
+           "storage_elements"]
 
 #: The rule's name, the first word of its rejection messages.
 LAYOUT_READOUT = "layout-readout"
@@ -134,19 +134,6 @@ def anchored(m: Any) -> bool:
     return els is not None and len(els) == m.numel and els == set(range(m.numel))
 
 
-def row_major(m: Any) -> bool:
-    """Whether layout ``m``'s strides are the contiguous (row-major) strides of its shape,
-    dimensions of size 1 aside (their stride orders nothing); a tensor of no elements is."""
-    if m.numel == 0:
-        return True
-    expect = 1
-    for size, stride in zip(reversed(m.shape), reversed(m.stride), strict=True):
-        if size != 1 and stride != expect:
-            return False
-        expect *= size
-    return True
-
-
 def _outside(result: Any, source: Any) -> int | None:
     """The smallest storage element ``result`` reaches that ``source`` does not (None: none,
     or too large to enumerate, or not on one storage with one dtype)."""
@@ -184,6 +171,8 @@ class LayoutReads:
         :class:`~aliasfuzz.fuzz.validate.Step`) reads the layout of an argument no
         contract promises, is an ``as_strided`` reaching outside its source, or writes
         through (or reads a stale) as_strided view of an unanchored source."""
+        from aliasfuzz.fuzz.ops._layout import is_contiguous  # ops imports this module
+
         k = _source(step)
         if step.op.op in ABSOLUTE_READS and len(step.args) > k and step.args[k] is not None:
             src, name = step.args[k], step.op.args[k]
@@ -199,7 +188,7 @@ class LayoutReads:
                     f"at storage offset {src.offset} (not dense from offset 0): its storage "
                     "offset and strides are eager's choice, which compiled code need not keep"
                 )
-            if src.storage not in self._own and not row_major(src):
+            if src.storage not in self._own and not is_contiguous(src.shape, src.stride):
                 # fresh user 47's B2 (f2cdbcfd33): put keeps x0's strides (3, 9, 1) in eager,
                 # Inductor's result had (9, 3, 1), and resize_ read the memory order
                 raise InvalidArgument(

@@ -675,27 +675,25 @@ INDUCTOR_COMPONENTS: tuple[tuple[str, str], ...] = (
 #: with ``functional_utils.gen_alias_from_base``; torch 2.11 and 2.13).
 SYNTHETIC_BASE_FUNCTIONS = ("aot_wrapper_synthetic_base", "merge_view_inputs",
                             "_unpack_synthetic_bases")
+_RUNTIME_WRAPPERS = "torch/_functorch/_aot_autograd/runtime_wrappers.py"
 
 
 def synthetic_base_frame(e: BaseException) -> str | None:
     """``torch/_functorch/_aot_autograd/runtime_wrappers.py:_unpack_synthetic_bases``: the
     innermost frame of :data:`SYNTHETIC_BASE_FUNCTIONS` on the full stack of any exception
-    of ``e``'s chain (in this process: a copy from a child interpreter keeps only its
-    innermost frames, :func:`aliasfuzz.fuzz.isolated.raise_frames`), None when the error
-    was not raised under them. Audit 46 (ddd5e9100d): a proxy-tracer error raised while
-    AOTAutograd regenerated an aliased input from its synthetic base was blamed on
+    of ``e``'s chain (:func:`aliasfuzz.fuzz.isolated.raise_frames`, every frame: in this
+    process; a copy from a child interpreter keeps only its innermost frames), None when the
+    error was not raised under them. Audit 46 (ddd5e9100d): a proxy-tracer error raised
+    while AOTAutograd regenerated an aliased input from its synthetic base was blamed on
     "functionalization", read as the functionalization of one of the program's ops."""
-    from aliasfuzz.fuzz.isolated import exception_chain
+    from aliasfuzz.fuzz.isolated import exception_chain, raise_frames
 
+    wanted = {f"{_RUNTIME_WRAPPERS}:{name}" for name in SYNTHETIC_BASE_FUNCTIONS}
     found = None
     for x in exception_chain(e):
-        tb = x.__traceback__
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            if (code.co_name in SYNTHETIC_BASE_FUNCTIONS
-                    and code.co_filename.endswith("_aot_autograd/runtime_wrappers.py")):
-                found = f"torch/_functorch/_aot_autograd/runtime_wrappers.py:{code.co_name}"
-            tb = tb.tb_next
+        for frame in raise_frames(x, most=None):
+            if frame in wanted:
+                found = frame
     return found
 
 

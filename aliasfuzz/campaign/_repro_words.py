@@ -27,7 +27,7 @@ from aliasfuzz.errors import clip
 
 __all__ = [
     "effect", "first_line", "graph_alias", "known_lines", "mismatch", "observable",
-    "order_dependent", "pipeline_words", "shown",
+    "order_dependent", "pipeline_words", "shown", "trail_rows",
     "stage_words", "title", "ts_check",
 ]
 
@@ -341,8 +341,7 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     if only and words.startswith("TorchScript executor"):
         # audit 43, 1ccd29630f: only the legacy executor departed, which the title hid
         words = f"{only} {words}"
-    if any(str(row[1]).startswith(_SYNTHETIC_BASE) for row in meta.get("trail") or ()
-           if isinstance(row, (list, tuple)) and len(row) == 2 and row[0] == "raised-in"):
+    if any(said.startswith(_SYNTHETIC_BASE) for said in trail_rows(meta, "raised-in")):
         # audit 46 (ddd5e9100d): "functionalization raises" sent the reader to the program's
         # ops; AOTAutograd raised handling graph inputs that alias one another
         words = f"{words} of a synthetic base (graph inputs that alias, one mutated)"
@@ -374,12 +373,17 @@ def graph_alias(meta: dict[str, Any]) -> str | None:
     return None
 
 
-def _blamed_rows(meta: dict[str, Any]) -> list[str]:
-    """What the blamed stage's own rows of ``meta["trail"]`` say (none for an entry without
-    a trail, or rows of other stages)."""
-    stage = (meta.get("root") or {}).get("stage") or meta.get("stage")
+def trail_rows(meta: dict[str, Any], name: Any) -> list[str]:
+    """What the rows of ``meta["trail"]`` named ``name`` (a stage, or a control's entry such
+    as ``raised-in`` or ``pass-off``) say, in trail order (none for an entry without a
+    trail)."""
     return [str(row[1]) for row in meta.get("trail") or ()
-            if isinstance(row, (list, tuple)) and len(row) == 2 and row[0] == stage]
+            if isinstance(row, (list, tuple)) and len(row) == 2 and row[0] == name]
+
+
+def _blamed_rows(meta: dict[str, Any]) -> list[str]:
+    """What the blamed stage's own rows of ``meta["trail"]`` say."""
+    return trail_rows(meta, (meta.get("root") or {}).get("stage") or meta.get("stage"))
 
 
 #: A stage's departure by an order-dependent write (``oracle/blame.py``): its graph writes

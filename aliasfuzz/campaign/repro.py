@@ -48,7 +48,14 @@ from aliasfuzz.campaign._repro_frames import (
     jit_settings,
 )
 from aliasfuzz.campaign._repro_template import BROKE
-from aliasfuzz.campaign._repro_words import effect, first_line, known_lines, stage_words, title
+from aliasfuzz.campaign._repro_words import (
+    effect,
+    first_line,
+    known_lines,
+    stage_words,
+    title,
+    trail_rows,
+)
 from aliasfuzz.errors import InvalidArgument
 from aliasfuzz.fuzz.grads import has_grad_inputs
 from aliasfuzz.fuzz.ir import Program
@@ -257,7 +264,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         if len(stages) > 1:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
     notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved else [blamed]
-    raised_in = next((str(what) for st, what in meta.get("trail") or [] if st == RAISED_IN), None)
+    raised_in = next(iter(trail_rows(meta, RAISED_IN)), None)
     if raised_in and stage and raised_in.startswith(SYNTHETIC_BASE):
         # the stage is AOTAutograd's, and the op it traced is its own (audit 46, ddd5e9100d)
         notes += textwrap.wrap(
@@ -490,12 +497,11 @@ def _compact(text: str) -> str:
 def _unviewed(program: Program) -> bool:
     """Whether some input storage of ``program`` has an element that no input views (an
     input with an offset, a gap between strided rows, a tail past the last view)."""
+    from aliasfuzz.fuzz.ops.overlap import elements
+
     reach: dict[str, set[int]] = {s.name: set() for s in program.storages}
     for t in program.inputs:
-        idx = {t.offset}
-        for size, stride in zip(t.shape, t.stride, strict=True):
-            idx = {i + k * stride for i in idx for k in range(size)} if size else set()
-        reach.setdefault(t.storage, set()).update(idx)
+        reach.setdefault(t.storage, set()).update(elements(t).tolist())
     return any(len(reach.get(s.name, ())) < s.numel for s in program.storages)
 
 
@@ -552,7 +558,7 @@ def cost_blame(meta: dict[str, Any]) -> str:
     (:func:`aliasfuzz.oracle.blame.cost_pass_off`) and what the control's code moved, or why
     no stage is named."""
     stage = (meta.get("root") or {}).get("stage") or meta.get("stage")
-    said = [what for st, what in meta.get("trail") or [] if st == "pass-off"]
+    said = trail_rows(meta, "pass-off")
     if not stage or str(stage).startswith("unblamed") or not said:
         return ("No stage is named: stages are cut by values, which agree with eager at every "
                 "stage" + (f"; with a pass off ({'; '.join(said)})" if said else "") + ".")

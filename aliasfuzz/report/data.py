@@ -200,7 +200,7 @@ def _entry_fields(corpus: Path, rid: str, campaign: str | None = None) -> dict[s
         "entry_check": (m.get("expected") or {}).get("check"),
         # (program, pipeline, verdict, check) -> what the oracle said of that sighting
         "said": {(h.get("program_index"), h.get("pipeline"), h.get("verdict"), h.get("check")):
-                 shown(h.get("explanation") or "") for h in hits
+                 h.get("explanation") or "" for h in hits
                  if campaign is None or h.get("campaign") == campaign},
         "statements": m.get("statements", {}),
         "ops": m.get("ops") or sorted({op.op for op in entry.program.body}),
@@ -235,7 +235,7 @@ def _other_sightings(
     ``checks`` names each ``check`` (``verdict / check`` where the verdict differs too),
     ``sightings`` the first event of each, ``{i, pipeline, verdict, check, explanation}``,
     its explanation read from the entry's hits (``said``, by program, pipeline, verdict and
-    check; "" for a hit that kept none)."""
+    check; "" for a hit that kept none) as a reader reads it (:func:`shown`)."""
     checks: list[str] = []
     sightings: list[dict[str, Any]] = []
     for e in evs:
@@ -248,7 +248,8 @@ def _other_sightings(
         checks.append(name)
         sightings.append({"i": e.get("i"), "pipeline": e.get("pipeline"), "verdict": verdict,
                           "check": check,
-                          "explanation": said.get((e.get("i"), e.get("pipeline"), verdict, check), "")})
+                          "explanation": shown(said.get((e.get("i"), e.get("pipeline"), verdict,
+                                                         check), ""))})
     order = sorted(range(len(checks)), key=checks.__getitem__)
     return [checks[k] for k in order], [sightings[k] for k in order]
 

@@ -174,11 +174,12 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
     exp = meta.get("expected") or {}
     total = Counter(str(h.get("pipeline")) for h in meta.get("hits") or [])
     # pipelines as PyTorch names what runs them (fresh user 47's B5)
-    hits = ", ".join(f"{pipeline_words(k)} × {n}" for k, n in total.items()) or pipeline_words(
-        exp.get("pipeline", "?"))
+    def counted(per: dict[str, int]) -> str:
+        return ", ".join(f"{pipeline_words(k)} × {n}" for k, n in per.items())
+
+    hits = counted(total) or pipeline_words(exp.get("pipeline", "?"))
     if campaign_hits:
-        hits += " (this campaign: " + ", ".join(
-            f"{pipeline_words(k)} × {n}" for k, n in campaign_hits.items()) + ")"
+        hits += f" (this campaign: {counted(campaign_hits)})"
     seen_by = pipeline_words(exp.get("pipeline", "compiled"))
     diff = shown(meta.get("diff") or meta.get("explanation") or "").strip()
     if diff.startswith(f"{exp.get('pipeline')}: "):  # the oracle's own first line
