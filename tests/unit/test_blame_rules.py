@@ -808,6 +808,28 @@ def test_a_crash_finding_s_cut_keeps_aten_s_overlap_refusal():
     assert ran.result.error is None and "as_strided_scatter" in ran.extra["order_dependent"]
 
 
+def test_a_reinplaced_foreach_op_s_snapshot_runs_as_inductor_lowers_it():
+    # fresh user 47's B13 (miscompile-joint-remove-noop-ops-120937cd64): the reinplace pass
+    # turns _foreach_add into _foreach_add_ and keeps the getitem nodes reading its result;
+    # run as it is, the snapshot raised "'NoneType' object is not subscriptable" (the
+    # in-place overload returns None; Inductor's lowering returns the mutated tensors)
+    from aliasfuzz.passes.stages import cut
+
+    def f(x):
+        torch._foreach_add_([x], 1.0)
+        return x * 2
+
+    def make():
+        return (torch.arange(4.0),)
+
+    runs = {r.stage: r for r in cut("inductor-reinplace", f, make, ["x"])}
+    assert "_foreach_add_" in runs["reinplace"].graph, runs["reinplace"].graph
+    res = runs["reinplace"].result
+    assert res.error is None, res.error
+    assert res.outputs[0].tolist() == [2.0, 4.0, 6.0, 8.0]
+    assert res.inputs_after[0].tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
 def test_sequential_copy_keeps_the_last_index_that_reaches_each_element():
     from aliasfuzz.passes.stages import sequential_copy
 
