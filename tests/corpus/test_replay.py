@@ -104,7 +104,7 @@ def test_replay_says_which_rows_are_the_harness_alone_where_the_repro_needs_a_gp
     if torch.cuda.is_available():
         pytest.skip("this host has the GPU the repro needs")
     gpu = store.load_entry(ROOT / "corpus" / "miscompile-functionalization-cbd3794b15")
-    cpu = store.load_entry(ROOT / "corpus" / "miscompile-lowering-14820e672b")
+    cpu = store.load_entry(ROOT / "corpus" / "miscompile-functionalization-ec5377b470")
     assert (_repro_needs_gpu(gpu), _repro_needs_gpu(cpu)) == (True, False)
     rows = [ReplayRow(gpu.id, "reproduces", "a", "a", "", True),
             ReplayRow(cpu.id, "reproduces", "b", "b", "", False)]

@@ -432,7 +432,7 @@ def test_a_crash_blamed_on_full_inductor_names_the_component_that_raised_it():
     # (fusion off raises too) with nothing saying the scheduler raised it
     (DATA / "crash-lowering-88f92dc7f4.json", "KeyError", "scheduler", "scheduler.py:"),
     # the corpus's lowering crash (ExpandView's broadcast assert) is lowering's own
-    (DATA.parents[2] / "corpus" / "crash-lowering-b8e12830a7" / "program.json",
+    (DATA.parents[2] / "corpus" / "crash-lowering-baa68a8925" / "program.json",
      "Broadcast failed", "lowering", "ir.py:"),
 ])
 def test_a_crash_of_full_inductor_names_the_component_that_raised_it(path, error, component,

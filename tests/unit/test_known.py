@@ -564,7 +564,7 @@ def test_the_failure_stage_is_read_from_the_outcome_field_before_the_explanation
     assert known._failed_at({"explanation": "boom", "failed_at": None}) is None
 
 
-@pytest.mark.parametrize("entry", ["crash-lowering-b8e12830a7", "crash-aot-runtime-4c99eb0bc2"])
+@pytest.mark.parametrize("entry", ["crash-lowering-baa68a8925", "crash-aot-runtime-4c99eb0bc2"])
 def test_a_crash_outcome_carries_the_stage_its_explanation_names(entry):
     from aliasfuzz.campaign._judge import evaluate
     from aliasfuzz.fuzz.ir import Program

@@ -115,7 +115,7 @@ def _corpus_repro(name: str) -> str:
 
 def test_a_crash_repro_whose_torch_compile_moved_exits_125(tmp_path):
     # the compiled callable is built outside the check: only calling it is the bug
-    text = _corpus_repro("crash-functionalization-6210c968b2")
+    text = _corpus_repro("crash-functionalization-20c8219dcd")
     r = _simulated(text, tmp_path, "compile_raise")
     assert r.returncode == 125, r.stdout + r.stderr
     assert "torch.compile moved in this torch" in r.stderr
@@ -138,7 +138,7 @@ def test_a_witness_repro_whose_byte_count_is_not_logged_exits_125(tmp_path):
 
 def test_a_compile_crash_repro_ignores_suppress_errors(tmp_path):
     # TORCHDYNAMO_SUPPRESS_ERRORS=1 would fall back to eager: "fixed" where the bug shows
-    text = _corpus_repro("crash-lowering-b8e12830a7")
+    text = _corpus_repro("crash-lowering-baa68a8925")
     assert "torch._dynamo.config.suppress_errors = False" in text
     r = _simulated(text, tmp_path, None, TORCHDYNAMO_SUPPRESS_ERRORS="1")
     assert r.returncode == 1, r.stdout + r.stderr

@@ -1,0 +1,58 @@
+"""The rebuild (``python -m aliasfuzz.campaign.rebuild``): every sighting of an entry is
+re-judged, and the repository's corpus is what the current code would write, so that a
+campaign seeded with it files no stale root cause twice.
+
+Campaign 47 wrote ``miscompile-functionalization-ec5377b470`` and
+``crash-ts-optimizer-1ccd29630f`` as new while ``corpus/`` held the same bugs under the keys
+an older blame gave them (``miscompile-lowering-14820e672b``,
+``crash-unblamed-torchscript-8691e5ac2a``): when the blame improves, the committed entries
+must be rebuilt, and the fixed-point test below says which."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from aliasfuzz.campaign import corpus as store
+from aliasfuzz.campaign.rebuild import rebuilt
+from tests.common.corpus_entries import committed_entries, entry_params
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRIES, UNTRACKED_ENTRIES = committed_entries(ROOT / "corpus")
+#: a rebuild on a host that cannot run the finding's pipeline drops it with this reason
+#: (a user Triton kernel under full Inductor needs a GPU): not a stale entry
+_CANNOT_RUN_HERE = "cannot run this program here"
+
+
+def _sightings(meta: dict) -> list[tuple]:
+    return sorted((h["pipeline"], h["campaign"], h["program_index"]) for h in meta["hits"])
+
+
+def test_rebuild_re_judges_every_sighting_of_an_entry(tmp_path):
+    # the first rebuild re-judged only an entry's own program: 13 of the corpus' 36 hits
+    # (other pipelines, other campaigns' programs) were lost
+    name = "miscompile-functionalization-c10211248b"
+    old = tmp_path / "old"
+    shutil.copytree(ROOT / "corpus" / name, old / name)
+    before = store.load_entry(old / name).meta
+    assert len(before["hits"]) == 2
+    rows = list(rebuilt([str(old)], tmp_path / "new", budget=10))
+    assert [r[0] for r in rows] == [name, f"{name} hit 1 (fx-reinplace)"], rows
+    assert all(ids == [name] for _, _, ids in rows), rows
+    after = store.load_entry(tmp_path / "new" / name).meta
+    assert _sightings(after) == _sightings(before)
+
+
+@pytest.mark.parametrize("entry", entry_params(ENTRIES, UNTRACKED_ENTRIES))
+def test_repository_corpus_entry_is_a_fixed_point_of_the_rebuild(entry, tmp_path):
+    rows = list(rebuilt([str(entry)], tmp_path / "rebuilt"))
+    assert rows, entry
+    here = [(s, said, ids) for s, said, ids in rows if ids or _CANNOT_RUN_HERE not in said]
+    if not here:
+        pytest.skip(f"{entry.name}: this host cannot run its pipeline ({rows[0][1][:160]})")
+    stale = [(s, said) for s, said, ids in here if ids != [entry.name]]
+    assert not stale, (
+        f"{entry.name} is not what the current code writes: {stale}; rebuild the corpus "
+        f"(python -m aliasfuzz.campaign.rebuild corpus/*/ --corpus NEW, README)")
