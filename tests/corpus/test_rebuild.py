@@ -45,6 +45,22 @@ def test_rebuild_re_judges_every_sighting_of_an_entry(tmp_path):
     assert _sightings(after) == _sightings(before)
 
 
+def test_a_hit_whose_program_reference_is_broken_is_said_not_skipped(tmp_path):
+    # a hand merge left 5fcbc5cdc0's third hit pointing at itself ("program_of": 2)
+    import json
+
+    name = "miscompile-functionalization-c10211248b"
+    old = tmp_path / "old" / name
+    shutil.copytree(ROOT / "corpus" / name, old)
+    meta = json.loads((old / "meta.json").read_text())
+    meta["hits"][1] = {k: v for k, v in meta["hits"][1].items() if k != "program"}
+    meta["hits"][1]["program_of"] = 1
+    (old / "meta.json").write_text(json.dumps(meta))
+    rows = list(rebuilt([str(old)], tmp_path / "new", budget=10))
+    assert rows[1] == (f"{name} hit 1 (fx-reinplace)",
+                       "dropped (no program: its program_of reference names no hit with one)", [])
+
+
 @pytest.mark.parametrize("entry", entry_params(ENTRIES, UNTRACKED_ENTRIES))
 def test_repository_corpus_entry_is_a_fixed_point_of_the_rebuild(entry, tmp_path):
     rows = list(rebuilt([str(entry)], tmp_path / "rebuilt"))
