@@ -44,8 +44,28 @@ def one_line(e: BaseException, limit: int | None = None) -> str:
     lines = [ln.strip() for ln in message(e).splitlines() if ln.strip()]
     text = ""
     if lines:
-        text = f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
-    return f"{type(e).__name__}: {text[:limit] if limit is not None else text}"
+        two = lines[0].endswith(":") and len(lines) > 1
+        text = f"{lines[0]} {lines[1]}" if two else lines[0]
+        if len(lines) > 1 + two:
+            text = _closed(text)
+    return f"{type(e).__name__}: {clip(text, limit) if limit is not None else text}"
+
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _closed(text: str) -> str:
+    """``text``, the first line of a longer message, with the brackets it leaves open closed
+    by ``...``: Inductor's ``make_reindexer NYI on DtypeView(`` continues with a many-line
+    IR dump, and a title that ended on the bare ``(`` read as cut by accident (fresh user
+    47's B10); it reads ``DtypeView(...)``."""
+    stack: list[str] = []
+    for ch in text:
+        if ch in _CLOSERS:
+            stack.append(_CLOSERS[ch])
+        elif stack and ch == stack[-1]:
+            stack.pop()
+    return text + "..." + "".join(reversed(stack)) if stack else text
 
 
 def not_a_folder(p: str | os.PathLike[str]) -> str:

@@ -8,13 +8,18 @@ and its index) and its confirmation.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import torch
 
+from aliasfuzz.errors import clip
+
 __all__ = ["side_by_side", "witness_text"]
 
 _WIDTH = 38
+#: at most this many lines of a long text value in a column
+_LINES = 6
 
 
 def _fmt(v: Any) -> list[str]:
@@ -24,6 +29,13 @@ def _fmt(v: Any) -> list[str]:
             head += " requires_grad"
         body = str(v.detach().cpu()).replace("tensor(", "").splitlines() if v.numel() <= 64 else ["..."]
         return [head, *body]
+    if isinstance(v, str) and len(v) > _WIDTH:
+        # an error's text over several lines of its column, not cut at the column's edge
+        # ("'_Failed: compile: InductorError: NotI": fresh user 47's B10)
+        lines = textwrap.wrap(v, _WIDTH)
+        if len(lines) > _LINES:
+            lines = [*lines[:_LINES - 1], clip(" ".join(lines[_LINES - 1:]), _WIDTH)]
+        return lines
     return [repr(v)]
 
 

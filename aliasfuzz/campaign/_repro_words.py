@@ -331,7 +331,12 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     root = meta.get("root") or {}
     pipeline = pipeline or exp.get("pipeline", "")
     comp, words = stage_words(root.get("stage") or meta.get("stage"), pipeline)
-    detail = first_line(mismatch(_said(meta, sighting)), 120)  # room for "<eager value> in eager, <value> compiled"
+    said = mismatch(_said(meta, sighting))
+    if ((sighting or exp).get("check")) == "out-of-bounds":
+        # the effect says it already: "writes out of bounds ...: inductor writes out of
+        # bounds: Inductor's wrapper made ..." (fresh user 47's B10)
+        said = re.sub(r"^[\w-]+ writes out of bounds: ", "", said)
+    detail = first_line(said, 120)  # room for "<eager value> in eager, <value> compiled"
     if (root.get("stage") or meta.get("stage")) == "ts-frontend":
         # the frontend's graph is every executor's: "profiling call 0 (profiled): ..." above a
         # repro that runs the simple executor read as a contradiction (fresh user 33)

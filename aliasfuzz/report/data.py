@@ -32,7 +32,7 @@ from aliasfuzz.campaign.gpus import merge_rows
 from aliasfuzz.campaign.history import History
 from aliasfuzz.campaign.journal import dismissed_kind, entry_fields, finding_entries
 from aliasfuzz.campaign.repro import plan, program_text, render_repro, spells_witness, title
-from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.errors import InvalidArgument, clip
 
 __all__ = [
     "STATUSES",
@@ -88,7 +88,7 @@ def rejection_reason(outcome: dict[str, Any]) -> str:
     head = re.sub(r" \(\w+\)$", "", text.split("; ")[0])  # a trailing "(ErrorType)"
     if head.startswith("eager raises "):
         head = head.split(":")[0]  # the exception type, not its message
-    return f"{outcome.get('check') or 'unknown'}: {head[:120]}"
+    return f"{outcome.get('check') or 'unknown'}: {clip(head, 120)}"
 
 
 def _by_reason(tasks: list[dict[str, Any]], verdict: str, reason) -> dict[str, dict[str, int]]:
@@ -102,7 +102,7 @@ def _by_reason(tasks: list[dict[str, Any]], verdict: str, reason) -> dict[str, d
 
 def _undecided_reason(outcome: dict[str, Any]) -> str:
     text = (outcome.get("explanation") or "").split("\n")[0]
-    return re.sub(r"\d+", "N", text)[:160] or "(no explanation)"
+    return clip(re.sub(r"\d+", "N", text), 160) or "(no explanation)"
 
 
 def undecided(tasks: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -116,7 +116,7 @@ def refusal_reason(outcome: dict[str, Any]) -> str:
     :data:`aliasfuzz.oracle.refusals.REFUSALS`): ``<rule>: <why>``, and ``[<op>]`` when the
     detail names the refused statement's op (``statement 3: view_dtype (view) ...``)."""
     text = outcome.get("explanation") or ""
-    head = text.split(" (")[0][:160] or "(no explanation)"
+    head = clip(text.split(" (")[0], 160) or "(no explanation)"
     op = re.search(r"statement \d+: (\S+) \(", text)
     return f"{head} [{op.group(1)}]" if op else head
 

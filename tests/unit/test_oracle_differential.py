@@ -117,5 +117,5 @@ def test_an_exception_headline_keeps_the_line_a_wrapper_introduces():
     assert one_line(ValueError("shape '[5]' is invalid\ndetails")) == (
         "ValueError: shape '[5]' is invalid"
     )
-    assert one_line(ValueError("abcdef"), 3) == "ValueError: abc"
+    assert one_line(ValueError("alpha beta gamma delta"), 15) == "ValueError: alpha beta..."
     assert one_line(KeyError()) == "KeyError: "
