@@ -717,3 +717,24 @@ def test_an_out_op_into_a_strided_input_read_by_a_kernel_is_the_strides_bug():
     assert hit is not None and hit.issue == "pytorch/pytorch#133512"
     hit, _ = match(bugs, {**root, "evidence": ["out", "triton"]}, {"index_add.out"}, {"fx-reinplace"})
     assert hit is None or hit.issue != "pytorch/pytorch#133512"  # a dense input: not this
+
+
+_OVERLAP = ("raises:RuntimeError: unsupported operation: some elements of the input tensor "
+            "and the written-to tensor refer to a single memor")
+
+
+def test_a_scatter_whose_src_views_what_it_writes_is_197829_not_198094():
+    # audit 47, 7cb320b682: select_scatter(v1, v1.as_strided(...)) reinplaced by Inductor is
+    # ground-truth rule 1 (#197829, fixed upstream by #198010); #198094's scatter row took
+    # every scatter decision, and it is the overwritten-input bug (rules 3 and 5)
+    bugs = load_known(CORPUS)
+    ops = {"fz.scaled", "as_strided", "select_scatter"}
+    bug, _ = match(bugs, _root("reinplace", [_OVERLAP, "scatter:rule 1"]), ops, {"inductor"})
+    assert bug is not None and bug.issue == "pytorch/pytorch#197829", bug
+    bug, _ = match(bugs, _root("reinplace", ["scatter:rule 5"]), {"slice_scatter"}, {"inductor"})
+    assert bug is not None and bug.issue == "pytorch/pytorch#198094", bug
+    # torch.fx.passes.reinplace's overlap refusal on the same program: its Inductor twin is
+    # shown, the finding stays new (no issue tracks the FX pass)
+    root = _root("reinplace", ["no-decision", _OVERLAP], "crash")
+    bug, related = match(bugs, root, ops, {"fx-reinplace"})
+    assert bug is None and [b.issue for b in related] == ["pytorch/pytorch#197829"]
