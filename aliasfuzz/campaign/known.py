@@ -413,6 +413,11 @@ def match(
             related.append(b)
         elif ok and hit is None:
             hit = b
+        elif ok:
+            # a second issue whose row matches too: cited beside the first (audit 47,
+            # 18200bcea1: scatter_add.out under dynamic shapes is #194103's op, and fails in
+            # #122773's frame, get_overlap_status; the report named only the first)
+            related.append(b)
     # an issue is named once: the known one is not also related, and two family rows of
     # one issue are one related item (audit 26: 359e61eada named #195285 known and related,
     # under two titles)

@@ -738,3 +738,17 @@ def test_a_scatter_whose_src_views_what_it_writes_is_197829_not_198094():
     root = _root("reinplace", ["no-decision", _OVERLAP], "crash")
     bug, related = match(bugs, root, ops, {"fx-reinplace"})
     assert bug is None and [b.issue for b in related] == ["pytorch/pytorch#197829"]
+
+
+def test_a_second_issue_whose_row_matches_too_is_cited_as_related():
+    # audit 47, 18200bcea1: scatter_add(..., out=) under dynamic shapes is #194103's op and
+    # raises in #122773's frame (get_overlap_status); only #194103 was named
+    bugs = load_known(CORPUS)
+    root = {"stage": "dynamo", "verdict": "crash", "check": "exceptions", "evidence": ["out"]}
+    removed = {"pytorch/pytorch#194103": "ok", "pytorch/pytorch#122773": "ok"}
+    bug, related = match(bugs, root, {"scatter_add.out"}, {"inductor"}, removed)
+    assert bug is not None and bug.issue == "pytorch/pytorch#194103"
+    assert [b.issue for b in related] == ["pytorch/pytorch#122773"]
+    # one issue's two rows are one citation, never known and related at once
+    bug, related = match(bugs, root, {"scatter.out"}, {"inductor"}, removed)
+    assert bug.issue == "pytorch/pytorch#194103" and bug.issue not in [b.issue for b in related]
