@@ -66,7 +66,11 @@ Minimal repro ({{ how }}; `python repro.py` exits 1 while the bug is there, 0 on
 ```python
 {{ repro }}```
 
+{% if cost %}
+What the fuzzer measured ({{ actual }}; values agree with eager, the claim is the cost):
+{% else %}
 Expected (eager) vs actual ({{ actual }}, as the fuzzer saw it):
+{% endif %}
 
 ```
 {{ diff }}
@@ -203,6 +207,8 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         harness="" if witness else p.harness,  # the witness repro is public API only
         repro=repro,
         witness=witness,
+        # a cost claim has no wrong result to call "actual" (fresh user 47's B11)
+        cost=exp.get("verdict") == "missed-reinplace",
         blame_reason=str(meta.get("blame_reason") or ""),
         actual=seen_by if p.own else f"{seen_by}, on the entry's program",
         diff=diff,

@@ -54,6 +54,7 @@ def test_missed_reinplace_and_harness_drafts_say_what_it_costs_and_why_a_harness
     assert "keeps a copy that writing in place would avoid" in md
     assert "> This repro needs more than public API: full torch.compile" in md
     assert "agreed with eager" in md
+    assert "Expected (eager) vs actual" not in md and "What the fuzzer measured" in md
 
 
 def test_drafts_are_written_for_new_root_causes_only(tmp_path):
@@ -86,3 +87,6 @@ def test_a_witness_draft_describes_the_cost_claim_and_names_no_stage():
     assert "moves more bytes per call for `f` than for `f_witness`" in text
     assert "def f_witness(" in text and "4 when `f` and `f_witness`" in text
     assert "(not cut stage by stage: a cost finding" in text and "Where it breaks" not in text
+    # fresh user 47's B11: a cost claim has no wrong result to call "actual"
+    assert "Expected (eager) vs actual" not in text
+    assert "What the fuzzer measured (torch.compile(backend=\"inductor\"); values agree" in text
