@@ -569,8 +569,14 @@ def _add_run(sub) -> None:
 def _cmd_replay(args) -> int:
     import math
 
-    if not (math.isfinite(args.timeout) and args.timeout > 0):
-        raise InvalidArgument("--timeout must be a finite number > 0 of seconds")
+    from aliasfuzz.campaign.options import MIN_TIMEOUT
+
+    if not (math.isfinite(args.timeout) and args.timeout >= MIN_TIMEOUT):
+        # fresh user 49's B6: --timeout 1 called a good entry "changed ... timeout", as run's
+        # floor says (a compile takes seconds)
+        raise InvalidArgument(f"--timeout must be a finite number of at least {MIN_TIMEOUT:g} "
+                              "seconds: a compile takes seconds, and a shorter limit reads as "
+                              "the entry's own hang")
     for path in args.paths or ["corpus"]:  # before torch is imported: seconds on a busy host
         if not Path(path).is_dir():
             raise InvalidArgument(not_a_folder(path))

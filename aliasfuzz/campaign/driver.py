@@ -248,7 +248,7 @@ def _fast_path_case(out: dict[str, Any], pipeline: str,
     ):
         return "fast-path-unsupported", (
             f"fast-path-only {out['verdict']}, unconfirmed: full torch.compile(backend="
-            f"'inductor') cannot run this program here ({str(full.get('explanation'))[:160]})"
+            f"'inductor') cannot run this program here ({clip(str(full.get('explanation')), 160)})"
             + (f"; {stage} departs in values, not by raising" if stage in _PUBLIC_PREFIX
                else ""))
     if blame.get("full") != "hidden":

@@ -25,7 +25,7 @@ from typing import Any
 from aliasfuzz.campaign.corpus import CorpusEntry, list_entries, load_entry
 from aliasfuzz.campaign.options import check_device, pipeline_options
 from aliasfuzz.campaign.worker import Worker
-from aliasfuzz.errors import InvalidArgument, not_a_folder
+from aliasfuzz.errors import InvalidArgument, clip, not_a_folder
 
 __all__ = ["ReplayRow", "entries_of", "print_rows", "replay", "replay_rows", "replay_task",
            "repro_problem"]
@@ -149,7 +149,7 @@ def replay_rows(paths: list[str], *, timeout: float = 120.0) -> list[ReplayRow]:
                 status = "fixed"
             else:
                 status = "changed"
-            rows.append(ReplayRow(entry.id, status, want, got, out.get("explanation", "")[:120],
+            rows.append(ReplayRow(entry.id, status, want, got, clip(str(out.get("explanation", "")), 120),
                                   _repro_needs_gpu(entry), repro_problem(path)))
     finally:
         worker.close()

@@ -10,14 +10,17 @@ entries git does not track. Without git (an exported tree), every entry counts a
 
 from __future__ import annotations
 
+import io
+import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from aliasfuzz.campaign import corpus as store
 
-__all__ = ["UNTRACKED", "committed_entries", "entry_params", "tracked_entry_names"]
+__all__ = ["UNTRACKED", "committed_copy", "committed_entries", "entry_params", "tracked_entry_names"]
 
 #: the skip reason of an entry git does not track
 UNTRACKED = ("{name}: not tracked by git (a local campaign's new finding, not yet part of the "
@@ -52,3 +55,24 @@ def entry_params(entries: list[Path], untracked: list[Path]) -> list:
     skip = [pytest.param(p, id=p.name, marks=pytest.mark.skip(reason=UNTRACKED.format(name=p.name)))
             for p in untracked]
     return [pytest.param(p, id=p.name) for p in entries] + skip
+
+
+def committed_copy(entry: Path, dest: Path) -> Path:
+    """A copy of corpus entry folder ``entry`` as git's HEAD holds it, in ``dest/<name>``:
+    a campaign of the quick start adds sightings to the working tree's committed entries
+    (README), which a test of what the rebuild makes of an entry must not read (fresh user
+    49's B1). Without git, the working tree's copy."""
+    out = dest / entry.name
+    try:
+        top = subprocess.run(["git", "-C", str(entry), "rev-parse", "--show-toplevel"],
+                             capture_output=True, check=True, text=True, timeout=60).stdout.strip()
+        rel = entry.resolve().relative_to(Path(top).resolve())
+        blob = subprocess.run(["git", "-C", top, "archive", "HEAD", "--", str(rel)],
+                              capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError, ValueError):
+        shutil.copytree(entry, out)
+        return out
+    with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+        tar.extractall(dest / ".git-archive", filter="data")
+    shutil.move(str(dest / ".git-archive" / rel), out)
+    return out

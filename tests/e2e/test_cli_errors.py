@@ -537,9 +537,10 @@ def test_replay_of_an_entry_with_an_oversize_storage_is_a_corrupt_entry(tmp_path
     assert "more than the 1073741824 a program's storage may hold" in err[0]
 
 
-@pytest.mark.parametrize("t", ["0", "-1", "nan"])
+@pytest.mark.parametrize("t", ["0", "-1", "nan", "1", "9.5"])
 def test_replay_timeout_must_be_positive(tmp_path, t):
-    _one_line_error(["replay", str(tmp_path), "--timeout", t], "--timeout")
+    # under 10 s (run's floor): fresh user 49's B6, a good entry "changed ... timeout"
+    _one_line_error(["replay", str(tmp_path), "--timeout", t], "--timeout must be a finite number of at least 10")
 
 
 # -- check: the user's case file is the user's code --------------------------------------
