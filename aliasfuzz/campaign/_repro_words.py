@@ -51,7 +51,7 @@ _STAGES: dict[str, tuple[str, str]] = {
     "ts-frontend": ("jit", "TorchScript frontend (the graph torch.jit.script builds, run unoptimized)"),
     # "fuser off" was read as "no fusion group": the legacy executor still forms
     # prim::FusionGroup nodes, run by their fallback graphs (audit 34, 2441fd8370)
-    "ts-optimizer": ("jit", "TorchScript executor's graph passes (fused kernels off)"),
+    "ts-optimizer": ("jit", "TorchScript executor's graph optimization (fused kernels off)"),
     "ts-fuser": ("jit", "TensorExpr fuser"),
 }
 #: the same stages under make_fx(functionalize(f)) + torch.fx.passes.reinplace

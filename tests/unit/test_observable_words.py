@@ -230,13 +230,14 @@ def test_the_aot_runtime_stage_words_name_no_one_wrapper():
 
 def test_a_torchscript_crash_of_the_graph_run_is_the_stage_making_the_program_raise():
     # audit 42, 5401fed675: "graph passes (fused kernels off) raises" for an error that the
-    # TorchScript interpreter raised running the optimized graph
+    # TorchScript interpreter raised running the optimized graph; fresh user 49 (B12): a
+    # plural subject with "makes": the stage is the graph optimization
     said = ("legacy call 0 (optimized) raised RuntimeError: Autograd not support dtype: Bool\n"
             "The following operation failed in the TorchScript interpreter.\n | profiling: ok, "
             "legacy: crash, simple: ok")
     meta = {"expected": {"verdict": "crash", "check": "torchscript", "pipeline": "torchscript"},
             "root": {"stage": "ts-optimizer"}, "explanation": said}
-    assert R.title(meta).startswith("[jit] legacy TorchScript executor's graph passes (fused kernels "
+    assert R.title(meta).startswith("[jit] legacy TorchScript executor's graph optimization (fused kernels "
                                     "off) makes the compiled program raise when run, where eager does not")
 
 
@@ -250,7 +251,7 @@ def test_a_torchscript_title_names_the_one_executor_that_departs(executors, scop
     said = f"legacy call 0 (optimized) raised RuntimeError: boom | {executors}"
     meta = {"expected": {"verdict": "crash", "check": "torchscript", "pipeline": "torchscript"},
             "root": {"stage": "ts-optimizer"}, "explanation": said}
-    assert R.title(meta).startswith(f"[jit] {scope}TorchScript executor's graph passes"), R.title(meta)
+    assert R.title(meta).startswith(f"[jit] {scope}TorchScript executor's graph optimization"), R.title(meta)
 
 
 def test_the_aot_stage_words_name_aotautograd_as_inductor_calls_it_not_only_pre_grad():
