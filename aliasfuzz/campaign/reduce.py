@@ -334,7 +334,7 @@ def dense_storages(program: Program) -> dict[str, StorageSpec]:
             continue
         st = program.storage_by_name[t.storage]
         spec = StorageSpec(
-            _fresh(f"{t.storage}_{t.name}", taken), t.numel, st.dtype, "values", {"data": data}
+            _fresh(_own_name(t.storage, t.name), taken), t.numel, st.dtype, "values", {"data": data}
         )
         rebuilt = make_inputs(
             Program((spec,), (TensorSpec("x", spec.name, (t.numel,), (1,)),), ())
@@ -353,6 +353,13 @@ def _names(program: Program) -> set[str]:
         | {t.name for t in program.inputs}
         | {o for op in program.body for o in op.out}
     )
+
+
+def _own_name(storage: str, name: str) -> str:
+    """The name of input ``name``'s own storage, made from ``storage``'s: ``s0_x0``, and
+    ``s0_x0`` again, not ``s0_x0_x0``, for a storage the shrinker named so before (a mutant
+    of a shrunk corpus program; fresh user 49's B12)."""
+    return storage if storage.endswith(f"_{name}") else f"{storage}_{name}"
 
 
 def _fresh(base: str, taken: Collection[str]) -> str:
@@ -426,7 +433,7 @@ def reduce_inputs(
             t = replace(t, storage=new.name, stride=contiguous_strides(t.shape), offset=0)
         elif act == OWN_STORAGE:
             new = replace(
-                st, name=_fresh(f"{t.storage}_{t.name}", taken), init_args=dict(st.init_args)
+                st, name=_fresh(_own_name(t.storage, t.name), taken), init_args=dict(st.init_args)
             )
             t = replace(t, storage=new.name)
         if act != KEEP:

@@ -891,3 +891,13 @@ def test_a_program_compiled_with_dynamic_shapes_keeps_them_only_when_its_failure
     crash = {"verdict": "crash", "check": "exceptions", "explanation": "boom"}
     small, _, _ = shrink(p, crash, lambda q: dict(crash), budget=60)
     assert small.meta.get("dynamic") is True
+
+
+def test_an_input_s_own_storage_name_does_not_repeat_its_suffix():
+    # fresh user 49's B12: a mutant of a shrunk program (storage s0_x0) densified again
+    # named its storage s0_x0_x0
+    x = TensorSpec("x0", "s0_x0", (3, 4), (1, 5), 2)
+    p = Program((_f32("s0_x0", 20, 3),), (x,), (Op("clone", ("x0",), {}, ("c",)),), ("c",))
+    r = reduce_inputs(p, {"x0": DENSE})
+    r.validate()
+    assert [s.name for s in r.storages] == ["s0_x0_1"], r.storages
