@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aliasfuzz.errors import InvalidArgument
+from aliasfuzz.errors import InvalidArgument, clip
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.fuzz.ops.core import NoEagerMeaning
 
@@ -414,7 +414,7 @@ def record(
         "stage": blame.get("stage"),
         "full": blame.get("full"),
         # what differs on this sighting: a repro showing this hit states it (repro.title)
-        "explanation": str(outcome.get("explanation") or "").split("\n")[0][:300],
+        "explanation": clip(str(outcome.get("explanation") or "").split("\n")[0], 300),
         "program": small.to_json(),
     }
     if provenance.get("pipeline_options"):  # e.g. dynamic shapes: its repro compiles so too

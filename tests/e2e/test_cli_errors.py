@@ -674,7 +674,9 @@ def test_a_journal_line_damaged_in_the_middle_is_one_line_and_leaves_the_state(t
     (d / "start.json").write_text("{}")
     journal = '{"t": "start"}\n{garbage\n{"t": "task", "i": 0}\n'
     (d / "journal.jsonl").write_text(journal)
-    needle = f"{d / 'journal.jsonl'}:2: not a JSON journal event"
+    # where in the line (fresh user 49's B8: "(Unterminated string starting at)")
+    needle = (f"{d / 'journal.jsonl'}:2: not a JSON journal event (Expecting property name "
+              "enclosed in double quotes at column 2)")
     _one_line_error(["run", "--resume", str(d)], needle)
     assert (d / "journal.jsonl").read_text() == journal
 
