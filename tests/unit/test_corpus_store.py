@@ -374,3 +374,14 @@ def test_an_entry_keyed_before_the_error_still_takes_its_sightings(tmp_path):
     got = store.record(tmp_path, p, p, out, "aot_eager", blame, [],
                        {"campaign": "t", "seed": 0, "program_index": 7}).paths
     assert got == (old,)
+
+
+def test_a_sighting_s_explanation_is_stored_cut_at_a_word(tmp_path):
+    # fresh user 49's B8: "... it allocates 32 bytes of temporari)" in a report row
+    p = _program()
+    out, blame = _crash(_BOOL_SUB)
+    out = {**out, "explanation": "compiled raises " + "temporaries " * 40}
+    (path,) = store.record(tmp_path, p, p, out, "aot_eager", blame, [],
+                           {"campaign": "t", "seed": 0, "program_index": 1}).paths
+    (hit,) = json.loads((path / "meta.json").read_text())["hits"]
+    assert len(hit["explanation"]) <= 300 and hit["explanation"].endswith("temporaries...")
