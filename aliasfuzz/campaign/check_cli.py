@@ -10,6 +10,7 @@ problem with the file is one line and exit 2, and so is a hang (:func:`_watchdog
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -90,6 +91,27 @@ def _pipelines(text: str | None) -> list[str] | None:
     return names
 
 
+#: the real ``os._exit``: :func:`_no_exit` replaces it while the user's case runs
+_EXIT = os._exit
+
+
+@contextlib.contextmanager
+def _no_exit(path: str):
+    """While the user's case file is imported and judged, ``os._exit`` raises instead of
+    ending the process: a case that called ``os._exit(0)`` at import made ``check`` print
+    nothing and exit 0, as if judged (fresh user 49's B7). Raises
+    :class:`InvalidArgument` (one line, exit 2) naming the call."""
+    def refuse(code: int = 0) -> None:
+        raise InvalidArgument(f"{path}: the case called os._exit({code}); a case file must "
+                              "not end the process that judges it")
+
+    os._exit = refuse
+    try:
+        yield
+    finally:
+        os._exit = _EXIT
+
+
 def _cmd_check(args) -> int:
     pipelines = _pipelines(args.pipelines)  # first: whatever the file is, the name is wrong
     _case_path(args.file)  # before torch is imported: seconds on a busy host
@@ -105,8 +127,9 @@ def _cmd_check(args) -> int:
                        f"{args.timeout:g} s (a hang at import or in a pipeline)")
     try:
         activate_plugins(args.plugin or ())
-        case = load_checked_case(args.file, expect_block=pipelines is None)
-        rows = _judge.judge_case(args.file, pipelines)
+        with _no_exit(args.file):
+            case = load_checked_case(args.file, expect_block=pipelines is None)
+            rows = _judge.judge_case(args.file, pipelines)
     finally:
         cancel()  # check also runs inside other processes (tests): never fire later
     bad = 0
@@ -162,7 +185,7 @@ def _watchdog(seconds: float, message: str):
 
     def fire() -> None:
         print(f"aliasfuzz: error: {message}", file=sys.stderr, flush=True)
-        os._exit(2)
+        _EXIT(2)
 
     timer = threading.Timer(seconds, fire)
     timer.daemon = True

@@ -557,6 +557,8 @@ _OK = "def program(x):\n    return x + 1\ndef inputs():\n    return (torch.ones(
             ("inputs()", "RuntimeError", "bad"),
         ),
         ("import sys\nsys.exit(3)\n", ("SystemExit", "3")),
+        # fresh user 49's B7: nothing printed, exit 0, as if judged
+        ("import os\nos._exit(0)\n", ("the case called os._exit(0)",)),
     ],
 )
 def test_check_case_raising_is_one_line_exit_2(tmp_path, body, needles):
