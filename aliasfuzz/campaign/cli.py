@@ -605,6 +605,8 @@ def _cmd_report(args) -> int:
     from aliasfuzz.campaign.options import check_writable_dir
     from aliasfuzz.report import latest_campaign, write_report
 
+    if Path(args.state).exists() and not Path(args.state).is_dir():  # fresh user 49's B13
+        raise InvalidArgument(f"--state {args.state}: not a directory")
     cid = args.campaign or latest_campaign(args.state)
     if cid is None:
         raise InvalidArgument(f"no campaign in {args.state}/history.sqlite")

@@ -814,3 +814,10 @@ def test_a_process_mixed_from_two_trees_gets_the_error_alone_not_the_venv_advice
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2, r.stderr
     assert len(lines) == 1 and "more than one source tree" in lines[0], r.stderr
+
+
+def test_report_names_a_state_that_is_a_file(tmp_path):
+    # fresh user 49's B13: "no campaign in FILE/history.sqlite"
+    f = tmp_path / "state"
+    f.write_text("")
+    _one_line_error(["report", "--state", str(f)], f"--state {f}: not a directory")
