@@ -752,3 +752,16 @@ def test_a_second_issue_whose_row_matches_too_is_cited_as_related():
     # one issue's two rows are one citation, never known and related at once
     bug, related = match(bugs, root, {"scatter.out"}, {"inductor"}, removed)
     assert bug.issue == "pytorch/pytorch#194103" and bug.issue not in [b.issue for b in related]
+
+
+def test_an_eval_dropout_alias_lost_is_115249_and_its_lost_mutation_195422():
+    # audit 48, 3c81bce50d: only the output's aliasing differed (dropout's schema promises a
+    # fresh tensor): filed as new; the lost input mutation through it stays #195422
+    bugs = load_known(CORPUS)
+    root = {"stage": "decomposition", "verdict": "miscompile", "check": "aliasing",
+            "evidence": ["view"]}
+    bug, related = match(bugs, root, {"dropout_eval"}, {"inductor-reinplace"})
+    assert bug is not None and bug.issue == "pytorch/pytorch#115249", bug
+    assert [b.issue for b in related] == ["pytorch/pytorch#195422"]
+    bug, _ = match(bugs, {**root, "check": "values"}, {"dropout_eval"}, {"inductor"})
+    assert bug is not None and bug.issue == "pytorch/pytorch#195422", bug
