@@ -40,6 +40,7 @@ from typing import Any
 from aliasfuzz.campaign.corpus import CorpusEntry, _body, hit_program, load_entry, record
 from aliasfuzz.campaign.driver import confirmed_roots, dismissal
 from aliasfuzz.campaign.known import check_controls, load_known
+from aliasfuzz.campaign.options import check_writable_dir
 from aliasfuzz.campaign.pool import blame_in
 from aliasfuzz.campaign.replay import entries_of
 from aliasfuzz.campaign.shrink import shrink
@@ -142,9 +143,9 @@ def rebuilt(paths: list[str], corpus: Path, *, budget: int = 40,
     yielded). Raises :class:`~aliasfuzz.errors.InvalidArgument`, before any work, for a path
     that is not an entry or corpus folder, an entry that does not load (a rebuild that
     went on without it would leave it out of the new corpus: fresh user 49's B2), a
-    ``corpus`` that is a file, or a control that names an option torch lacks."""
-    if Path(corpus).exists() and not Path(corpus).is_dir():
-        raise InvalidArgument(f"--corpus {corpus}: not a directory")
+    ``corpus`` that cannot be a writable folder (:func:`check_writable_dir`), or a
+    control that names an option torch lacks."""
+    check_writable_dir(corpus, "--corpus")  # a file, or a folder that cannot be written
     if budget < 0:
         raise InvalidArgument(f"--shrink-budget {budget}: must be 0 or more executions")
     entries = [load_entry(p) for p in entries_of(paths)]  # each raises with its path
