@@ -109,6 +109,25 @@ changed the graph is disabled too (:data:`_ALSO_TRIED`): if that also agrees, th
 (``also-fixed-by``) and the repro's notes say both passes take part (audit 38); the blame
 stays.
 
+**Donated-buffer control** (:func:`donated_buffer`, a finding of a program whose inputs
+require grad, blamed on ``lowering`` or ``scheduler`` of an Inductor pipeline that ran the
+backward before comparing, after the scalar-codegen control): the pipeline is compiled again
+with ``torch._functorch.config.donated_buffer = False``. When that agrees with eager, the
+compiled backward's reuse of a saved tensor's buffer (AOTAutograd's ``bw_donated_idxs``,
+``collect_bw_donated_buffer_idxs`` in ``torch/_functorch/_aot_autograd/graph_compile.py``,
+judged on the functional graph; Inductor's ``DonatedBuffer``) is the defect, blamed as
+:data:`DONATED_BUFFER` (audit 48, 56183486c8: the forward, reinplaced, saves the input's own
+buffer for backward; the backward writes the gradient into it; the forward alone agrees).
+
+**Dynamo-rewrite check** (:func:`dynamo_rewrite`, a finding blamed on ``lowering`` or
+``scheduler`` of an Inductor pipeline whose program calls a method Dynamo itself rewrites,
+:data:`DYNAMO_REWRITES`): the pipeline is compiled again with
+``torch._dynamo.config.enable_dynamo_decompositions = False``. When that agrees with eager,
+the trail says so (:data:`ENABLED_BY_DYNAMO`) and the repro's notes name the rewrite; the
+blame stands, Dynamo's graph running right eagerly (audit 48, baa68a8925: Dynamo turns
+``addcmul_(a, b, value=v)`` into ``mul`` + ``inductor_prims.fma`` + ``copy_``, and Inductor's
+``fma`` lowering computes an int8 ``fma`` in float32).
+
 **Reinplace-off check** (:func:`enabled_by_reinplace`, a finding blamed on ``lowering`` or
 ``scheduler`` of an Inductor pipeline with the reinplace pass on, after the scalar-codegen
 control): the pipeline is compiled again with the reinplace pass disabled; when that agrees
@@ -170,7 +189,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -185,11 +204,14 @@ from aliasfuzz.oracle.differential import differential, tolerance
 from aliasfuzz.passes.stages import ATEN_TRACE
 
 __all__ = [
-    "ATEN_TRACE", "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_CONTROLS", "COST_NOT_CUT", "CPP_VECTORIZED", "FAITHFUL", "GRADS_NOT_CUT",
+    "ATEN_TRACE", "AUDIT_STAGES", "BOUNDS_ERRORS", "COST_CONTROLS", "COST_NOT_CUT", "CPP_VECTORIZED", "DONATED_BUFFER",
+    "FAITHFUL", "GRADS_NOT_CUT",
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "SYNTHETIC_BASE", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
-    "ALSO_FIXED_BY", "ENABLED_BY", "aten_trace_control", "blame", "enabled_by_reinplace", "pass_name", "pass_off",
+    "ALSO_FIXED_BY", "DYNAMO_REWRITES", "ENABLED_BY", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
+    "pass_name",
+    "pass_off",
     "scalar_codegen",
 ]
 
@@ -689,6 +711,10 @@ def blame_program(
     b = scalar_codegen(b, pipeline, opts, device, runner)
     if verdict == "timeout" or b.stage == CPP_VECTORIZED:
         return b  # a control of a timeout would hang as the pipeline did
+    if grads:
+        b = donated_buffer(b, pipeline, opts, runner)
+    if any(op.op in DYNAMO_REWRITES for op in getattr(program, "body", ())):
+        b = dynamo_rewrite(b, pipeline, opts, runner)
     return pass_off(b, pipeline, opts, runner)
 
 
@@ -950,6 +976,75 @@ def scalar_codegen(
     return b
 
 
+#: The stage of the compiled backward's reuse of donated buffers: blamed when a finding
+#: blamed on ``lowering`` or ``scheduler`` after the backward ran goes away with
+#: ``torch._functorch.config.donated_buffer = False``, see :func:`donated_buffer`.
+DONATED_BUFFER = "backward:donated-buffer"
+#: The trail entry of :func:`donated_buffer`.
+_DONATED = "donated-buffer"
+
+
+def donated_buffer(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
+    """The cut's blame ``b`` on ``lowering`` / ``scheduler`` of a finding whose pipeline ran
+    the backward (inputs requiring grad) checked with AOTAutograd's donated buffers off
+    (``torch._functorch.config.donated_buffer = False``, torch 2.11 and 2.13). A saved
+    tensor that ``collect_bw_donated_buffer_idxs`` finds aliasing no forward input or output
+    *in the functional graph* is handed to Inductor's backward as a ``DonatedBuffer``, whose
+    storage the backward may reuse; when the compiled forward makes that tensor share an
+    input's storage anyway (the reinplace pass writes an input's update in place and saves
+    the input), the backward overwrites the input (audit 48, 56183486c8: ``x[1] = 3`` under
+    ``no_grad`` then ``sin(x)``; after backward ``x`` holds ``cos(x)``). When the control
+    agrees with eager the blame becomes :data:`DONATED_BUFFER`; the reinplace-off check
+    (:func:`enabled_by_reinplace`) still says whether the forward's reinplacing is needed.
+    Otherwise ``b`` stands, its trail noting the control. Only Inductor's pipelines
+    (``aot_eager``'s backward reuses no buffer) and single-stage blames; ``runner`` as in
+    :func:`scalar_codegen`."""
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    if pipeline not in _PASS_OFF or b.stage not in _COMPILED or len(b.stages) != 1:
+        return b
+    opts = opts or PipelineOptions()
+    got = runner(replace(opts, functorch_config={**opts.functorch_config,
+                                                 "donated_buffer": False}))
+    if got != "agrees":
+        b.trail.append((_DONATED, f"donated_buffer=False: {got}; blame stands"))
+        return b
+    moved = Blame(DONATED_BUFFER, (DONATED_BUFFER,),
+                  [*b.trail, (_DONATED, "donated_buffer=False: agrees")], component=b.component)
+    return enabled_by_reinplace(moved, pipeline, opts, runner)
+
+
+#: Tensor methods whose call Dynamo rewrites into other ops when
+#: ``torch._dynamo.config.enable_dynamo_decompositions`` is on
+#: (``torch/_dynamo/variables/tensor.py``: ``method_addcmul_`` / ``method_addcdiv_`` with
+#: ``value=``, into ``inductor_prims.fma``; torch 2.11 and 2.13), as the IR names them.
+DYNAMO_REWRITES = ("addcmul_", "addcdiv_")
+#: The trail entry of :func:`dynamo_rewrite`.
+ENABLED_BY_DYNAMO = "enabled-by-dynamo"
+
+
+def dynamo_rewrite(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
+    """The cut's blame ``b`` on ``lowering`` / ``scheduler`` checked with Dynamo's own
+    decompositions off (``torch._dynamo.config.enable_dynamo_decompositions = False``). When
+    the pipeline then agrees with eager, the trail says so (:data:`ENABLED_BY_DYNAMO`):
+    Inductor mishandles ops that Dynamo wrote in place of the program's call (the cut's
+    ``dynamo`` stage runs that graph eagerly and agrees), which the reader of a repro whose
+    program has no ``fma`` needs to know; the blame stands (audit 48, baa68a8925). Otherwise
+    ``b`` is returned unchanged. Inductor pipelines and single-stage blames only; ``runner`` as
+    in :func:`scalar_codegen`."""
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    if pipeline not in _PASS_OFF or b.stage not in _COMPILED or len(b.stages) != 1:
+        return b
+    opts = opts or PipelineOptions()
+    got = runner(replace(opts, dynamo_config={**opts.dynamo_config,
+                                              "enable_dynamo_decompositions": False}))
+    b.trail.append((ENABLED_BY_DYNAMO, f"enable_dynamo_decompositions=False: {got}"
+                    + ("; the blame stands (Dynamo's graph runs right eagerly)" if got == "agrees"
+                       else "")))
+    return b
+
+
 #: The trail entry of :func:`enabled_by_reinplace`.
 ENABLED_BY = "enabled-by"
 
@@ -1104,6 +1199,8 @@ def pass_off(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -
     own = pass_name(b.stage) if b.stage else None
     if b.stage in _COMPILED:
         return enabled_by_reinplace(b, pipeline, opts, runner)
+    if b.stage == DONATED_BUFFER:  # named by its control; the reinplace check ran there
+        return b
     if pipeline not in _PASS_OFF or len(b.stages) != 1 or (own is None and b.stage != "aot"):
         return b
 

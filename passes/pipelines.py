@@ -51,7 +51,10 @@ class PipelineOptions:
     (:class:`aliasfuzz.passes.torchscript.TorchScriptOptions` fields, e.g.
     ``profiling_executor``, ``calls``). ``functorch_config``: ``torch._functorch.config``
     entries for the run (AOTAutograd's switches, e.g. ``view_replay_for_aliased_outputs``:
-    the control of a known bug, :mod:`aliasfuzz.campaign.known`). ``reinplace_off_declines``:
+    the control of a known bug, :mod:`aliasfuzz.campaign.known`). ``dynamo_config``:
+    ``torch._dynamo.config`` entries for the run (e.g. ``enable_dynamo_decompositions``: the
+    blame's control of Dynamo's own rewrites, :func:`aliasfuzz.oracle.blame.dynamo_rewrite`).
+    ``reinplace_off_declines``:
     the run is a control with the reinplace pass off (:meth:`with_passes_off`), whose custom
     ops then keep every clone on torch 2.11 as on 2.13 (:mod:`aliasfuzz.passes.reinplace_off`).
     Unknown config names raise :class:`InvalidArgument`.
@@ -63,6 +66,7 @@ class PipelineOptions:
     torchscript: Mapping[str, Any] = field(default_factory=dict)
     functorch_config: Mapping[str, Any] = field(default_factory=dict)
     reinplace_off_declines: bool = False
+    dynamo_config: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def for_case(cls, pipeline: str, case_options: Mapping[str, Any]) -> PipelineOptions:
@@ -80,9 +84,13 @@ class PipelineOptions:
         return cls(auto_functionalized_v2=v2, inductor_config=raw)
 
     def __post_init__(self) -> None:
+        import torch._dynamo.config as dcfg
         import torch._functorch.config as fcfg
         import torch._inductor.config as cfg
 
+        for key in self.dynamo_config:
+            if not hasattr(dcfg, key):
+                raise InvalidArgument(f"unknown torch._dynamo.config entry {key!r}")
         for key in self.inductor_config:
             if not hasattr(cfg, key):
                 raise InvalidArgument(f"unknown torch._inductor.config entry {key!r}")
@@ -138,9 +146,11 @@ def inductor_config_patch(options: PipelineOptions | None, extra: Mapping[str, A
     """The ``torch._inductor.config.patch`` context of a run with ``options`` (its
     ``inductor_config`` and ``enable_auto_functionalized_v2``) and ``extra`` entries on top
     (``disabled_passes`` combined as in :meth:`PipelineOptions.with_inductor_config`),
-    inside a ``torch._functorch.config.patch`` of its ``functorch_config``; a control whose
+    inside ``torch._functorch.config`` and ``torch._dynamo.config`` patches of its
+    ``functorch_config`` and ``dynamo_config``; a control whose
     reinplace pass is off (``options.reinplace_off_declines``) also runs inside
     :func:`aliasfuzz.passes.reinplace_off.declining_everything`."""
+    import torch._dynamo.config as dcfg
     import torch._functorch.config as fcfg
     import torch._inductor.config as cfg
 
@@ -152,7 +162,8 @@ def inductor_config_patch(options: PipelineOptions | None, extra: Mapping[str, A
     off = REINPLACE_PASS in str(patch.get("disabled_passes", "")).split(",")
     declines = declining_everything() if off and getattr(options, "reinplace_off_declines", False) \
         else nullcontext()
-    with fcfg.patch(dict(getattr(options, "functorch_config", {}) or {})), cfg.patch(patch), declines:
+    with dcfg.patch(dict(getattr(options, "dynamo_config", {}) or {})), \
+            fcfg.patch(dict(getattr(options, "functorch_config", {}) or {})), cfg.patch(patch), declines:
         yield
 
 

@@ -46,7 +46,10 @@ stage                    what runs (the prefix of the pipeline up to and includi
 
 Blame also names ``codegen:cpp-vectorized``, which is not a cut: its scalar-codegen control
 (:func:`aliasfuzz.oracle.blame.scalar_codegen`) names it when ``cpp.simdlen=1`` makes a
-``lowering`` or ``scheduler`` finding of a CPU program go away.
+``lowering`` or ``scheduler`` finding of a CPU program go away, and
+``backward:donated-buffer``, named by its control
+(:func:`aliasfuzz.oracle.blame.donated_buffer`) when AOTAutograd's donated buffers off make
+a finding that needed the backward go away.
 
 The Inductor passes are observed through ``torch.fx.passes.graph_transform_observer.
 GraphTransformObserver``, which Inductor uses to apply every named joint-graph and post-grad

@@ -48,6 +48,10 @@ _STAGES: dict[str, tuple[str, str]] = {
     "lowering": ("inductor", "lowering"),
     "scheduler": ("inductor", "scheduler (fusion)"),
     "codegen:cpp-vectorized": ("inductor", "vectorized C++ codegen (CppVecKernel)"),
+    # named by a control, not a cut: the forward alone agrees (audit 48, 56183486c8: "lowering"
+    # sent the reader to forward kernels that are right)
+    "backward:donated-buffer": ("aot_autograd", "the compiled backward's reuse of a donated "
+                                "buffer (bw_donated_idxs)"),
     "ts-frontend": ("jit", "TorchScript frontend (the graph torch.jit.script builds, run unoptimized)"),
     # "fuser off" was read as "no fusion group": the legacy executor still forms
     # prim::FusionGroup nodes, run by their fallback graphs (audit 34, 2441fd8370)

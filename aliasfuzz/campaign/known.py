@@ -64,7 +64,7 @@ _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "p
 #: What a ``control`` may set: :class:`aliasfuzz.passes.pipelines.PipelineOptions` fields
 #: (listed here so that loading the table needs no torch; a test keeps them equal).
 _BOOL_FIELDS = {"dynamic", "auto_functionalized_v2", "reinplace_off_declines"}
-_TABLE_FIELDS = {"inductor_config", "torchscript", "functorch_config"}
+_TABLE_FIELDS = {"inductor_config", "torchscript", "functorch_config", "dynamo_config"}
 _OPTION_FIELDS = _BOOL_FIELDS | _TABLE_FIELDS
 
 #: A ``controls`` verdict (the blame's) for a bug whose control would change none of the
@@ -98,7 +98,8 @@ class KnownBug:
     def control_options(self, options: dict[str, Any] | None) -> dict[str, Any]:
         """The finding's pipeline options (a JSON dict of
         :class:`~aliasfuzz.passes.pipelines.PipelineOptions` fields) with this bug's control
-        on top; config tables (``inductor_config``, ``functorch_config``) are merged."""
+        on top; config tables (``inductor_config``, ``functorch_config``, ``dynamo_config``)
+        are merged."""
         out = dict(options or {})
         for key, value in self.control:
             out[key] = {**out.get(key, {}), **value} if isinstance(value, dict) else value
@@ -129,13 +130,14 @@ def _is_stage(name: str, verdict: Any = None) -> bool:
     ``unblamed:<pipeline>``, the root stage of a cost finding of check ``witness``, which no
     cut names by design (:data:`aliasfuzz.oracle.blame.COST_NOT_CUT`; its evidence
     ``witness:<rule>`` says which spelling)."""
-    from aliasfuzz.oracle.blame import ATEN_TRACE, CPP_VECTORIZED
+    from aliasfuzz.oracle.blame import ATEN_TRACE, CPP_VECTORIZED, DONATED_BUFFER
     from aliasfuzz.passes.stages import PIPELINE_STAGES
 
     fixed = {s for stages in PIPELINE_STAGES.values() for s in stages if not s.startswith("<")}
     if verdict == "missed-reinplace" and name.partition(":")[0] == "unblamed":
         return name.partition(":")[2] in PIPELINE_STAGES
-    return name in fixed | {"aot", "aot-runtime", "reinplace", ATEN_TRACE, CPP_VECTORIZED} or (
+    return name in fixed | {"aot", "aot-runtime", "reinplace", ATEN_TRACE, CPP_VECTORIZED,
+                            DONATED_BUFFER} or (
         name.partition(":")[0] in ("joint", "post-grad") and bool(name.partition(":")[2])
     )
 
@@ -471,7 +473,7 @@ def _flat(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 def check_controls(bugs: list[KnownBug]) -> None:
     """Raise :class:`InvalidArgument` (one line) unless every ``control`` names options that
     exist, with values of their type: ``functorch_config`` keys of
-    ``torch._functorch.config``, ``inductor_config`` keys (dotted, ``cpp.simdlen``) of
+    ``torch._functorch.config``, ``dynamo_config`` keys of ``torch._dynamo.config``, ``inductor_config`` keys (dotted, ``cpp.simdlen``) of
     ``torch._inductor.config``, ``torchscript`` keys of
     :class:`~aliasfuzz.passes.torchscript.TorchScriptOptions`. Imports torch (loading the
     table does not), so ``run`` calls it once, before any work: a misspelled workaround
@@ -479,12 +481,14 @@ def check_controls(bugs: list[KnownBug]) -> None:
     new root cause (fresh user 36's B1)."""
     import dataclasses
 
+    import torch._dynamo.config as dynamo_config
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
     from aliasfuzz.passes.torchscript import TorchScriptOptions
 
-    modules = {"functorch_config": functorch_config, "inductor_config": inductor_config}
+    modules = {"functorch_config": functorch_config, "inductor_config": inductor_config,
+               "dynamo_config": dynamo_config}
     script = {f.name for f in dataclasses.fields(TorchScriptOptions)}
     for b in bugs:
         for field_name, table in b.control:

@@ -223,7 +223,9 @@ def moved_by_pass_off(trail: list[Any], stage: str | None) -> tuple[str, bool] |
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     from aliasfuzz.oracle.blame import (
         ALSO_FIXED_BY,
+        DONATED_BUFFER,
         ENABLED_BY,
+        ENABLED_BY_DYNAMO,
         RAISED_IN,
         SYNTHETIC_BASE,
         pass_name,
@@ -256,6 +258,12 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
                   + (f" while disabling {cut} does not" if own_off else "")
                   + f" ({stage}'s own graph still gives eager's values: a later stage "
                   "exposes what it did).")
+    elif stage == DONATED_BUFFER:  # named by a control: no cut of its own departs
+        blamed = (f"Blamed stage: {named}, by the donated-buffer control: the difference "
+                  "shows only after the compiled backward ran (the forward alone agrees with "
+                  "eager), and with torch._functorch.config.donated_buffer = False the "
+                  "program agrees: the backward reuses the buffer of a saved tensor that "
+                  "AOTAutograd judged free (collect_bw_donated_buffer_idxs).")
     elif stages and stages[0] != stage:  # a stacked bug: this root is a later stage's own
         blamed = (f"Blamed stage: {named}, which adds a departure of its own to a result that "
                   f"already departs from eager after {stages[0]} (blamed apart).")
@@ -263,7 +271,8 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         blamed = f"Blamed stage: {named}, the first whose result departs from eager."
         if len(stages) > 1:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
-    notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved else [blamed]
+    notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved or stage == DONATED_BUFFER \
+        else [blamed]
     raised_in = next(iter(trail_rows(meta, RAISED_IN)), None)
     if raised_in and stage and raised_in.startswith(SYNTHETIC_BASE):
         # the stage is AOTAutograd's, and the op it traced is its own (audit 46, ddd5e9100d)
@@ -278,10 +287,22 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     if any(st == ENABLED_BY for st, _ in meta.get("trail") or []) and stage:
         # the cut blames where it broke; that the pass made the graph is the other half
         # (audit 38, 0a4e0624e7: "it raises in lowering only because reinplace ...")
+        mishandles = (f"{stage} mishandles a graph only the pass makes" if stage != DONATED_BUFFER
+                      else "the reinplaced forward saves a tensor that shares an input's storage, "
+                      "which the donation analysis, run on the functional graph, does not see")
         notes += textwrap.wrap(
             f"It needs Inductor's reinplace pass: with the pass disabled (disabled_passes "
             f"REINPLACE_INPLACEABLE_OPS) the program compiles and agrees with eager, while the "
-            f"pass's own graph runs right eagerly: {stage} mishandles a graph only the pass makes.",
+            f"pass's own graph runs right eagerly: {mishandles}.",
+            92, break_on_hyphens=False)
+    if any(st == ENABLED_BY_DYNAMO and str(what).split(": ", 1)[-1].startswith("agrees")
+           for st, what in meta.get("trail") or []) and stage:
+        # the program has no fma; Dynamo wrote one in its place (audit 48, baa68a8925)
+        notes += textwrap.wrap(
+            "It needs Dynamo's own rewrite of the call (torch._dynamo.config."
+            "enable_dynamo_decompositions: addcmul_/addcdiv_ with value= become "
+            "inductor_prims.fma): with it off the program compiles and agrees with eager, while "
+            f"Dynamo's graph runs right eagerly: {stage} mishandles the ops Dynamo wrote.",
             92, break_on_hyphens=False)
     also = [str(what).split(" disabled:", 1)[0] for st, what in meta.get("trail") or []
             if st == ALSO_FIXED_BY and str(what).split(": ", 1)[-1].startswith("agrees")]

@@ -133,8 +133,10 @@ def error_class(text: str) -> str | None:
 
 
 #: Blamed stages named by a control, not by a cut of their own: their error is the one the
-#: cut's full-Inductor stages raised (``oracle.blame.scalar_codegen``).
-_CUT_AS = {"codegen:cpp-vectorized": ("lowering", "scheduler")}
+#: cut's full-Inductor stages raised (``oracle.blame.scalar_codegen``,
+#: ``oracle.blame.donated_buffer``).
+_CUT_AS = {"codegen:cpp-vectorized": ("lowering", "scheduler"),
+           "backward:donated-buffer": ("lowering", "scheduler")}
 
 
 def stage_error(meta: dict[str, Any]) -> str | None:

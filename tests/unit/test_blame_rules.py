@@ -18,7 +18,15 @@ from aliasfuzz.campaign import _judge
 from aliasfuzz.campaign.pool import blame_in
 from aliasfuzz.fuzz.eager import EagerResult, alias_map
 from aliasfuzz.fuzz.ir import Program
-from aliasfuzz.oracle.blame import WorkerDied, _loaded, blame, blame_program
+from aliasfuzz.oracle.blame import (
+    DONATED_BUFFER,
+    ENABLED_BY,
+    ENABLED_BY_DYNAMO,
+    WorkerDied,
+    _loaded,
+    blame,
+    blame_program,
+)
 from aliasfuzz.passes import stages as stages_mod
 from aliasfuzz.passes.stages import StageRun
 from tests.common.frames import SITE, caught
@@ -904,8 +912,13 @@ def test_an_input_finding_of_a_grad_program_is_cut_and_reproduced_with_its_backw
     out = _judge.evaluate(p, "inductor", "cpu")
     assert (out["verdict"], out["check"]) == ("miscompile", "inputs"), out
     b = blame_program(p, "inductor", "miscompile", "inputs")
-    assert b.stage is not None and not b.stage.startswith("unblamed"), b.trail
     assert dict(b.trail).get("reinplace") == "agrees", b.trail  # eagerly run, its graphs agree
+    # audit 48 (56183486c8, the same bug): "lowering" sent the reader to forward kernels that
+    # are right; the backward reuses the saved input as a donated buffer
+    assert dict(b.trail)["lowering"].startswith("departs"), b.trail
+    assert b.stages == (DONATED_BUFFER,), b.trail
+    assert _trail(b, "donated-buffer") == "donated_buffer=False: agrees"
+    assert _trail(b, ENABLED_BY).startswith("reinplace disabled: agrees")
     meta = {"id": "miscompile-lowering-94644fc8c5", "expected": {"pipeline": "inductor",
             "verdict": "miscompile", "check": "inputs"}, "explanation": out["explanation"],
             "root": {"stage": b.stage, "verdict": "miscompile", "check": "inputs"},
@@ -915,6 +928,49 @@ def test_an_input_finding_of_a_grad_program_is_cut_and_reproduced_with_its_backw
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "inputs after the call differ" in run.stdout + run.stderr, \
         (run.returncode, run.stdout[-500:], run.stderr[-500:])
+    doc = " ".join(script.read_text().split('"""')[1].split())
+    assert doc.startswith("[aot_autograd] the compiled backward's reuse of a donated buffer"), doc
+    assert "by the donated-buffer control" in doc and "donated_buffer = False" in doc, doc
+    assert "the reinplaced forward saves a tensor that shares an input's storage" in doc, doc
+
+
+@pytest.mark.parametrize("pipeline, stage, answer, moved", [
+    ("inductor", "lowering", "agrees", True),
+    ("inductor-reinplace", "scheduler", "agrees", True),
+    ("inductor", "lowering", "departs", False),
+    ("inductor", "lowering", "raises", False),
+    ("aot_eager", "lowering", "agrees", False),  # its backward reuses no buffer: not asked
+    ("inductor", "reinplace", "agrees", False),  # a forward pass's blame: not asked
+])
+def test_the_donated_buffer_control_names_the_backward_only_when_it_agrees(
+        pipeline, stage, answer, moved):
+    from aliasfuzz.oracle.blame import Blame, donated_buffer
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    asked = []
+
+    def runner(opts):
+        asked.append(opts)
+        if opts.functorch_config.get("donated_buffer") is False:
+            return answer
+        return "departs"  # the reinplace-off check
+
+    b = Blame(stage, (stage,), [("reinplace", "agrees"), (stage, "departs (inputs: ...)")])
+    got = donated_buffer(b, pipeline, PipelineOptions(functorch_config={"view_replay_for_aliased_outputs": True}),
+                         runner)
+    assert (got.stage == DONATED_BUFFER) is moved, got.trail
+    if moved:
+        # the reinplace-off check was asked too; it departed, so it adds no entry
+        assert got.trail[-1] == ("donated-buffer", "donated_buffer=False: agrees"), got.trail
+        assert len(asked) == 2 and "disabled_passes" in asked[1].inductor_config
+        # the finding's own options are kept under the control
+        assert asked[0].functorch_config == {"view_replay_for_aliased_outputs": True,
+                                             "donated_buffer": False}
+    elif asked:
+        assert got.stage == stage and got.trail[-1] == (
+            "donated-buffer", f"donated_buffer=False: {answer}; blame stands"), got.trail
+    else:
+        assert got.trail == b.trail and (pipeline == "aot_eager" or stage == "reinplace")
 
 
 def test_a_death_while_cutting_is_named_by_the_worker_s_summary_not_faulthandler_s_last_line():
@@ -1012,3 +1068,57 @@ def test_an_error_raised_regenerating_an_input_from_its_synthetic_base_says_so()
     assert "_unpack_synthetic_bases): graph inputs" in " ".join(render_repro(p, meta).split())
     # the same static: no error, nothing raised there
     assert _judge.evaluate(p, "aot_eager", "cpu", {})["verdict"] != "crash"
+
+
+def test_audit_48_baa68a8925_names_dynamo_s_addcmul_rewrite_and_keeps_the_lowering_blame():
+    # "lowering, partly": the program has no fma; Dynamo wrote one for addcmul_(value=) and
+    # Inductor lowers an int8 fma in float32. With Dynamo's decompositions off it agrees
+    from aliasfuzz.campaign.repro import render_repro
+
+    p = _program("crash-lowering-baa68a8925")
+    out = _judge.evaluate(p, "inductor", "cpu")
+    assert out["verdict"] == "crash", out
+    b = blame_program(p, "inductor", "crash", out["check"], error=out["explanation"])
+    assert b.stages == ("lowering",), b.trail
+    assert _trail(b, ENABLED_BY_DYNAMO).startswith("enable_dynamo_decompositions=False: agrees")
+    meta = {"id": "crash-lowering-baa68a8925", "expected": {"pipeline": "inductor",
+            "verdict": "crash", "check": out["check"]}, "explanation": out["explanation"],
+            "root": {"stage": b.stage, "verdict": "crash", "check": out["check"]},
+            "trail": b.trail, "device": "cpu", "pipeline_options": {}}
+    doc = " ".join(render_repro(p, meta).split('"""')[1].split())
+    assert "It needs Dynamo's own rewrite of the call" in doc, doc
+
+
+@pytest.mark.parametrize("pipeline, stage, answer, noted", [
+    ("inductor", "lowering", "agrees", True),
+    ("inductor", "scheduler", "departs", True),
+    ("aot_eager", "lowering", "agrees", False),
+    ("inductor", "functionalization", "agrees", False),
+])
+def test_the_dynamo_rewrite_check_notes_its_answer_and_never_moves_the_blame(
+        pipeline, stage, answer, noted):
+    from aliasfuzz.oracle.blame import Blame, dynamo_rewrite
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    asked = []
+
+    def runner(opts):
+        asked.append(opts)
+        return answer
+
+    b = Blame(stage, (stage,), [("dynamo", "agrees"), (stage, "departs (raises ...)")])
+    got = dynamo_rewrite(b, pipeline, PipelineOptions(dynamo_config={"capture_scalar_outputs": True}),
+                         runner)
+    assert got.stages == (stage,)
+    assert (dict(got.trail).get(ENABLED_BY_DYNAMO, "").split("; ")[0]
+            == f"enable_dynamo_decompositions=False: {answer}") is noted, got.trail
+    assert [o.dynamo_config for o in asked] == (
+        [{"capture_scalar_outputs": True, "enable_dynamo_decompositions": False}] if noted else [])
+
+
+def test_an_unknown_dynamo_config_entry_is_refused():
+    from aliasfuzz.errors import InvalidArgument
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    with pytest.raises(InvalidArgument, match="unknown torch._dynamo.config entry 'no_such'"):
+        PipelineOptions(dynamo_config={"no_such": True})
