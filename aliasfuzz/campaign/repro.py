@@ -259,11 +259,10 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
                   + f" ({stage}'s own graph still gives eager's values: a later stage "
                   "exposes what it did).")
     elif stage == DONATED_BUFFER:  # named by a control: no cut of its own departs
-        blamed = (f"Blamed stage: {named}, by the donated-buffer control: the difference "
-                  "shows only after the compiled backward ran (the forward alone agrees with "
-                  "eager), and with torch._functorch.config.donated_buffer = False the "
-                  "program agrees: the backward reuses the buffer of a saved tensor that "
-                  "AOTAutograd judged free (collect_bw_donated_buffer_idxs).")
+        blamed = (f"Blamed stage: {named}, by the donated-buffer control: with "
+                  "torch._functorch.config.donated_buffer = False it agrees with eager (the "
+                  "forward is unchanged): the backward reuses a saved tensor's buffer that "
+                  "AOTAutograd judged free.")
     elif stages and stages[0] != stage:  # a stacked bug: this root is a later stage's own
         blamed = (f"Blamed stage: {named}, which adds a departure of its own to a result that "
                   f"already departs from eager after {stages[0]} (blamed apart).")
@@ -289,7 +288,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         # (audit 38, 0a4e0624e7: "it raises in lowering only because reinplace ...")
         mishandles = (f"{stage} mishandles a graph only the pass makes" if stage != DONATED_BUFFER
                       else "the reinplaced forward saves a tensor that shares an input's storage, "
-                      "which the donation analysis, run on the functional graph, does not see")
+                      "unseen by the donation analysis")
         notes += textwrap.wrap(
             f"It needs Inductor's reinplace pass: with the pass disabled (disabled_passes "
             f"REINPLACE_INPLACEABLE_OPS) the program compiles and agrees with eager, while the "
