@@ -765,3 +765,18 @@ def test_an_eval_dropout_alias_lost_is_115249_and_its_lost_mutation_195422():
     assert [b.issue for b in related] == ["pytorch/pytorch#195422"]
     bug, _ = match(bugs, {**root, "check": "values"}, {"dropout_eval"}, {"inductor"})
     assert bug is not None and bug.issue == "pytorch/pytorch#195422", bug
+
+
+def test_dynamo_s_guard_assert_on_a_view_base_s_symbols_is_93419():
+    # audit 48, e3042a0817 (filed as new): a resumed frame's view input, dynamic shapes; the
+    # symbol's number varies by run, so the error class carries sN
+    bugs = load_known(CORPUS)
+    root = {"stage": "functionalization", "verdict": "crash", "check": "exceptions",
+            "evidence": ["custom", "out", "raises:AssertionError: sources must not be empty "
+                         "for symbol sN", "scatter", "view"]}
+    bug, _ = match(bugs, root, {"add_out", "as_strided_scatter"}, {"aot_eager"})
+    assert bug is not None and bug.issue == "pytorch/pytorch#93419", bug
+    # another assert of the same stage is not it
+    other = {**root, "evidence": ["view", "raises:AssertionError: Failed to find sN"]}
+    bug, _ = match(bugs, other, set(), {"aot_eager"})
+    assert bug is None or bug.issue != "pytorch/pytorch#93419", bug
