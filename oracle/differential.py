@@ -229,8 +229,24 @@ def _compare(where: str, e: Any, c: Any, ref: Any) -> str | None:
     first = tuple(int(i) for i in diff.nonzero()[0]) if diff.any() else ()
     at = f" at {list(first)}" if first else ""
     if first:
-        at += f": {e_[first].item()!r} in eager, {c_[first].item()!r} compiled"
+        at += f": {_scalar(e_[first])} in eager, {_scalar(c_[first])} compiled"
     return f"{where}: values differ{at}"
+
+
+def _scalar(t: torch.Tensor) -> str:
+    """One element ``t`` (a 0-d tensor) as the shortest decimal that reads back to the same
+    value in its own dtype: a float32 ``3.3619375`` rather than ``item()``'s float64
+    ``3.3619375228881836`` (fresh user 49's B12: the extra digits are noise in a title).
+    Integers, bools and float64 print as Python's ``repr``."""
+    v = t.item()
+    if not t.is_floating_point() or t.dtype == torch.float64 or v != v or v in (
+            float("inf"), float("-inf")):
+        return repr(v)
+    for digits in range(1, 18):
+        short = float(f"{v:.{digits}g}")
+        if torch.tensor(short, dtype=t.dtype).item() == v:
+            return repr(short)
+    return repr(v)
 
 
 def _values(

@@ -119,3 +119,16 @@ def test_an_exception_headline_keeps_the_line_a_wrapper_introduces():
     )
     assert one_line(ValueError("alpha beta gamma delta"), 15) == "ValueError: alpha beta..."
     assert one_line(KeyError()) == "KeyError: "
+
+
+def test_a_float32_mismatch_is_said_in_float32_digits_not_float64_s():
+    # fresh user 49's B12: "3.3619375228881836 in eager, 1.361937403678894 compiled"
+    e = torch.tensor([1.0, 3.3619375228881836])
+    c = torch.tensor([1.0, 1.361937403678894])
+    said = differential(_res((e,)), _res((c,)), ["x"])[0].message
+    assert said.endswith("values differ at [1]: 3.3619375 in eager, 1.3619374 compiled"), said
+    # float64 keeps every digit it needs; integers stay integers
+    said = differential(_res((e.double(),)), _res((c.double(),)), ["x"])[0].message
+    assert "3.3619375228881836 in eager" in said, said
+    said = differential(_res((torch.tensor([7, 8]),)), _res((torch.tensor([7, 9]),)), ["x"])[0].message
+    assert said.endswith("8 in eager, 9 compiled"), said
