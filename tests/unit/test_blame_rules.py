@@ -172,6 +172,16 @@ def _program(entry: str) -> Program:
     return Program.from_json(json.loads((DATA / f"{entry}.json").read_text()))
 
 
+def _entry_meta(entry: str, pipeline: str, out: dict, b) -> dict:
+    """The meta.json a campaign writes for finding ``out`` (the judge's) blamed as ``b``: what
+    ``render_repro`` reads."""
+    return {"id": entry, "expected": {"pipeline": pipeline, "verdict": out["verdict"],
+                                      "check": out["check"]},
+            "explanation": out["explanation"],
+            "root": {"stage": b.stage, "verdict": out["verdict"], "check": out["check"]},
+            "trail": b.trail, "device": "cpu", "pipeline_options": {}}
+
+
 def _judged_and_blamed(entry: str, pipeline: str):
     """The finding of ``tests/data/blame/<entry>.json`` on ``pipeline`` and its blame."""
     p = _program(entry)
@@ -919,10 +929,7 @@ def test_an_input_finding_of_a_grad_program_is_cut_and_reproduced_with_its_backw
     assert b.stages == (DONATED_BUFFER,), b.trail
     assert _trail(b, "donated-buffer") == "donated_buffer=False: agrees"
     assert _trail(b, ENABLED_BY).startswith("reinplace disabled: agrees")
-    meta = {"id": "miscompile-lowering-94644fc8c5", "expected": {"pipeline": "inductor",
-            "verdict": "miscompile", "check": "inputs"}, "explanation": out["explanation"],
-            "root": {"stage": b.stage, "verdict": "miscompile", "check": "inputs"},
-            "trail": b.trail, "device": "cpu", "pipeline_options": {}}
+    meta = _entry_meta("miscompile-lowering-94644fc8c5", "inductor", out, b)
     script = tmp_path / "repro.py"
     script.write_text(render_repro(p, meta))
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
@@ -1081,10 +1088,7 @@ def test_audit_48_baa68a8925_names_dynamo_s_addcmul_rewrite_and_keeps_the_loweri
     b = blame_program(p, "inductor", "crash", out["check"], error=out["explanation"])
     assert b.stages == ("lowering",), b.trail
     assert _trail(b, ENABLED_BY_DYNAMO).startswith("enable_dynamo_decompositions=False: agrees")
-    meta = {"id": "crash-lowering-baa68a8925", "expected": {"pipeline": "inductor",
-            "verdict": "crash", "check": out["check"]}, "explanation": out["explanation"],
-            "root": {"stage": b.stage, "verdict": "crash", "check": out["check"]},
-            "trail": b.trail, "device": "cpu", "pipeline_options": {}}
+    meta = _entry_meta("crash-lowering-baa68a8925", "inductor", out, b)
     doc = " ".join(render_repro(p, meta).split('"""')[1].split())
     assert "It needs Dynamo's own rewrite of the call" in doc, doc
 
