@@ -259,10 +259,12 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
                   + f" ({stage}'s own graph still gives eager's values: a later stage "
                   "exposes what it did).")
     elif stage == DONATED_BUFFER:  # named by a control: no cut of its own departs
-        blamed = (f"Blamed stage: {named}, by the donated-buffer control: with "
-                  "torch._functorch.config.donated_buffer = False it agrees with eager (the "
-                  "forward is unchanged): the backward reuses a saved tensor's buffer that "
-                  "AOTAutograd judged free.")
+        # fresh user 50: "the forward is unchanged" read as "its results are right", and the
+        # setting alone raised AttributeError without its import
+        blamed = (f"Blamed stage: {named}, by its control: the compiled forward leaves the "
+                  "input right and the compiled backward overwrites it; with donated buffers "
+                  "off (import torch._functorch.config; torch._functorch.config.donated_buffer "
+                  "= False) it agrees with eager.")
     elif stages and stages[0] != stage:  # a stacked bug: this root is a later stage's own
         blamed = (f"Blamed stage: {named}, which adds a departure of its own to a result that "
                   f"already departs from eager after {stages[0]} (blamed apart).")
@@ -287,8 +289,8 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         # the cut blames where it broke; that the pass made the graph is the other half
         # (audit 38, 0a4e0624e7: "it raises in lowering only because reinplace ...")
         mishandles = (f"{stage} mishandles a graph only the pass makes" if stage != DONATED_BUFFER
-                      else "the reinplaced forward saves a tensor that shares an input's storage, "
-                      "unseen by the donation analysis")
+                      else "the forward saves a tensor on the input's storage, which the "
+                      "backward, told it is free (bw_donated_idxs), reuses")
         notes += textwrap.wrap(
             f"It needs Inductor's reinplace pass: with the pass disabled (disabled_passes "
             f"REINPLACE_INPLACEABLE_OPS) the program compiles and agrees with eager, while the "
