@@ -1048,8 +1048,18 @@ def test_a_cost_finding_whose_pass_off_control_is_as_lean_as_the_witness_names_t
     leaner = out["explanation"].replace("the witness 120", "the witness 60")
     b = blame_program(p, "inductor", "missed-reinplace", "witness", said=leaner)
     assert (b.stage, b.reason) == (None, COST_NOT_CUT), b.trail
-    assert b.trail == [("pass-off", "reorder_for_locality = False: still 120 bytes per call "
-                                    "(the witness 60)")]
+    # audit 50 (eaede8e418): "still 528 bytes" read as a control that failed; it removed 97%
+    assert b.trail == [("pass-off", "reorder_for_locality = False: 120 bytes per call (as "
+                        "compiled 240, the witness 60): removes 66% of the excess, not all of "
+                        "it; no stage named (a control names its pass only when the code is as "
+                        "lean as the witness)")]
+
+
+def test_a_cost_control_short_of_the_witness_says_how_much_of_the_excess_it_removed():
+    from aliasfuzz.oracle.blame import _cost_short
+
+    assert "removes 97% of the excess, not all of it" in _cost_short("f = False", 528, 2264, 480)
+    assert _cost_short("f = False", 2264, 2264, 480).endswith(": no leaner; no stage named")
 
 
 def test_an_error_raised_regenerating_an_input_from_its_synthetic_base_says_so():
