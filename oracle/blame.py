@@ -713,7 +713,7 @@ def blame_program(
         return b  # a control of a timeout would hang as the pipeline did
     if grads:
         b = donated_buffer(b, pipeline, opts, runner)
-    if any(op.op in DYNAMO_REWRITES for op in getattr(program, "body", ())):
+    if any(op.op in DYNAMO_REWRITES for op in program.body):
         b = dynamo_rewrite(b, pipeline, opts, runner)
     return pass_off(b, pipeline, opts, runner)
 
@@ -949,6 +949,13 @@ class _Isolation:
         return "raises" if isinstance(got, Died) else got
 
 
+def _on_full_inductor(b: Blame, pipeline: str) -> bool:
+    """Whether ``b`` blames one stage of full Inductor (``lowering`` / ``scheduler``) of an
+    Inductor pipeline: the blames the compile controls (:func:`scalar_codegen`,
+    :func:`donated_buffer`, :func:`dynamo_rewrite`) check."""
+    return pipeline in _PASS_OFF and b.stage in _COMPILED and len(b.stages) == 1
+
+
 def scalar_codegen(
     b: Blame, pipeline: str, opts: Any, device: str, runner: Callable[[Any], str],
 ) -> Blame:
@@ -964,8 +971,7 @@ def scalar_codegen(
     ``raises`` (:func:`_control`, or :meth:`_Isolation.control` in a child)."""
     from aliasfuzz.passes.pipelines import PipelineOptions
 
-    if (device != "cpu" or pipeline not in _PASS_OFF or b.stage not in _COMPILED
-            or len(b.stages) != 1):
+    if device != "cpu" or not _on_full_inductor(b, pipeline):
         return b
     got = runner((opts or PipelineOptions()).with_inductor_config(**{"cpp.simdlen": 1}))
     if got == "agrees":
@@ -1001,7 +1007,7 @@ def donated_buffer(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], s
     :func:`scalar_codegen`."""
     from aliasfuzz.passes.pipelines import PipelineOptions
 
-    if pipeline not in _PASS_OFF or b.stage not in _COMPILED or len(b.stages) != 1:
+    if not _on_full_inductor(b, pipeline):
         return b
     opts = opts or PipelineOptions()
     got = runner(replace(opts, functorch_config={**opts.functorch_config,
@@ -1034,7 +1040,7 @@ def dynamo_rewrite(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], s
     in :func:`scalar_codegen`."""
     from aliasfuzz.passes.pipelines import PipelineOptions
 
-    if pipeline not in _PASS_OFF or b.stage not in _COMPILED or len(b.stages) != 1:
+    if not _on_full_inductor(b, pipeline):
         return b
     opts = opts or PipelineOptions()
     got = runner(replace(opts, dynamo_config={**opts.dynamo_config,
@@ -1211,8 +1217,6 @@ def pass_off(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -
     own = pass_name(b.stage) if b.stage else None
     if b.stage in _COMPILED:
         return enabled_by_reinplace(b, pipeline, opts, runner)
-    if b.stage == DONATED_BUFFER:  # named by its control; the reinplace check ran there
-        return b
     if pipeline not in _PASS_OFF or len(b.stages) != 1 or (own is None and b.stage != "aot"):
         return b
 

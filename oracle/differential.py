@@ -36,6 +36,7 @@ copies made strided inputs contiguous and reproduced layout miscompiles, PyTorch
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -239,8 +240,7 @@ def _scalar(t: torch.Tensor) -> str:
     ``3.3619375228881836`` (fresh user 49's B12: the extra digits are noise in a title).
     Integers, bools and float64 print as Python's ``repr``."""
     v = t.item()
-    if not t.is_floating_point() or t.dtype == torch.float64 or v != v or v in (
-            float("inf"), float("-inf")):
+    if not t.is_floating_point() or t.dtype == torch.float64 or not math.isfinite(v):
         return repr(v)
     for digits in range(1, 18):
         short = float(f"{v:.{digits}g}")

@@ -296,8 +296,8 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             f"REINPLACE_INPLACEABLE_OPS) the program compiles and agrees with eager, while the "
             f"pass's own graph runs right eagerly: {mishandles}.",
             92, break_on_hyphens=False)
-    if any(st == ENABLED_BY_DYNAMO and str(what).split(": ", 1)[-1].startswith("agrees")
-           for st, what in meta.get("trail") or []) and stage:
+    if stage and any(said.split(": ", 1)[-1].startswith("agrees")
+                     for said in trail_rows(meta, ENABLED_BY_DYNAMO)):
         # the program has no fma; Dynamo wrote one in its place (audit 48, baa68a8925)
         notes += textwrap.wrap(
             "It needs Dynamo's own rewrite of the call (torch._dynamo.config."
