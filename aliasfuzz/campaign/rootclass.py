@@ -59,6 +59,24 @@ blamed stage and the verdict are equal, and then
    9b5ae05429, ``clone``/``add_`` read before ``fz.copy_into``, and 1b9297cb46,
    ``mul(out=)`` before ``fz.halve_``, filed twice).
 
+Two more rules come before every rule above:
+
+* at ``ts-frontend``, two departures that each keep an in-place foreach op, and besides it
+  only ops that write nothing (views, functional, scatter and factory ops, custom ops that
+  mutate nothing), with equal input features, are one bug whatever else they keep: those
+  ops only build the list the frontend's foreach write is lost from (H100 campaign of
+  2026-12-06, empty corpus: ``unbind``, ``clone``, ``zeros`` and ``fz.strides_of`` around
+  one ``_foreach_add_`` filed four times, none a subset of another, where subsumption
+  merges only when the bare foreach program happened to be filed first);
+* at ``lowering`` and ``scheduler``, two findings that each disappear when Dynamo's own
+  decompositions are off (the trail's ``enabled-by-dynamo ... agrees``,
+  :func:`aliasfuzz.oracle.blame.dynamo_rewrite`) and keep the same rewritten op
+  (``addcmul_`` into ``inductor_prims.fma``) are one bug whatever the verdict, check and
+  error: the rewrite's lowering is what breaks, and how the break shows (a wrong dtype, a
+  broadcast assert on the promoted buffer) follows from the program's dtypes (audit 50:
+  6d3196a755, an int64 result returned as float32, and baa68a8925, ``Broadcast failed in
+  ExpandView`` on the same promotion of an int8 view, filed twice).
+
 At ``ts-optimizer``, before every rule above: two departures of the **legacy executor's
 autograd graph** are one bug whatever the verdict and check. That is a departure of the legacy
 executor alone (the explanation ends ``| profiling: ok, legacy: <verdict>, simple: ok``) that
@@ -236,6 +254,53 @@ def _only_rules(root: dict[str, Any], *rules: int) -> bool:
 _OUTLIVES = (3, 5)
 
 
+#: The input features of a root's evidence (:func:`aliasfuzz.campaign.reduce.needed_features`).
+_INPUT_FEATURES = frozenset({"aliased-inputs", "strided-inputs", "requires-grad"})
+
+#: Op kinds that write no argument.
+_WRITES_NOTHING = ("view", "functional", "factory", "scatter")
+
+
+def _input_features(root: dict[str, Any]) -> set[str]:
+    return {e for e in root.get("evidence") or [] if e in _INPUT_FEATURES}
+
+
+def _writes_nothing(name: str) -> bool:
+    """Whether registry op ``name`` writes none of its arguments; False for a name the
+    registry does not know (it may write)."""
+    from aliasfuzz.fuzz.ops import REGISTRY
+    from aliasfuzz.fuzz.ops.core import OpKind
+
+    row = REGISTRY.get(name)
+    if row is None:
+        return False
+    return row.kind.value in _WRITES_NOTHING or (row.kind is OpKind.CUSTOM and not row.mutates)
+
+
+def _frontend_foreach(meta: dict[str, Any]) -> bool:
+    """Whether ``meta`` is a ``ts-frontend`` departure whose only writes are in-place
+    foreach ops (the module docstring's first extra rule)."""
+    if meta["root"]["stage"] != "ts-frontend":
+        return False
+    ops = meta.get("ops") or []
+    foreach = [o for o in ops if _FOREACH_INPLACE.match(o.partition(".")[0])]
+    return bool(foreach) and all(_writes_nothing(o) for o in ops if o not in foreach)
+
+
+def _dynamo_rewritten(meta: dict[str, Any]) -> set[str]:
+    """The ops of :data:`aliasfuzz.oracle.blame.DYNAMO_REWRITES` that ``meta`` keeps, when
+    its blame is on an Inductor stage and the trail says the finding disappears with
+    Dynamo's decompositions off; else the empty set."""
+    from aliasfuzz.oracle.blame import DYNAMO_REWRITES, ENABLED_BY_DYNAMO
+
+    if meta["root"]["stage"] not in _COMPILED:
+        return set()
+    if not any(name == ENABLED_BY_DYNAMO and ": agrees" in str(what)
+               for name, what in meta.get("trail") or []):
+        return set()
+    return {o.partition(".")[0] for o in meta.get("ops") or []} & set(DYNAMO_REWRITES)
+
+
 #: What the legacy executor's autograd graph does to a program that asked for no gradient.
 _AUTOGRAD_MARK = re.compile(r"requires_grad eager False, torchscript True|\bAutograd\b")
 
@@ -263,6 +328,13 @@ def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if "known" in (ra["check"], rb["check"]):
         return False
     if _legacy_autograd(a) and _legacy_autograd(b):
+        return True
+    if _frontend_foreach(a) and _frontend_foreach(b) and (
+        _input_features(ra) == _input_features(rb)
+    ) and (ra["verdict"], ra["check"]) == (rb["verdict"], rb["check"]):
+        return True
+    rewritten = _dynamo_rewritten(a)
+    if rewritten and rewritten & _dynamo_rewritten(b):
         return True
     if (ra["stage"], ra["verdict"]) != (rb["stage"], rb["verdict"]):
         return False

@@ -319,3 +319,52 @@ def test_the_legacy_executor_s_autograd_graph_is_one_bug_whatever_the_verdict():
     assert not same_bug(an_output, values) and not same_bug(an_output, every_executor)
     elsewhere = {**an_output, "root": {**an_output["root"], "stage": "ts-fuser"}}
     assert not same_bug(crash, elsewhere)
+
+
+def test_frontend_foreach_programs_are_one_bug_whatever_builds_the_list():
+    # H100 campaign of 2026-12-06 from an empty corpus: the bare foreach program never came,
+    # so subsumption left four entries (evidence and ops as in each entry's meta.json)
+    h100 = [(["inplace", "view"], ["_foreach_add_.List", "unbind"]),  # b083bfd656
+            (["custom", "inplace"], ["_foreach_add_.Scalar", "fz.strides_of"]),  # c70b39c863
+            (["functional", "inplace"], ["_foreach_add_.Scalar", "clone"]),  # e3ba2d221d
+            (["factory", "inplace"], ["_foreach_add_.Scalar", "zeros"])]  # f7c84144f5
+    metas = [_meta("ts-frontend", "miscompile", "torchscript", ev, ops=ops) for ev, ops in h100]
+    rows = [{**m, "entry": str(k)} for k, m in enumerate(metas)]
+    assert _groups(rows) == [{"0", "1", "2", "3"}]
+    assert _groups(rows[::-1]) == [{"0", "1", "2", "3"}]
+    clone = metas[2]
+    # another write beside the foreach op, another input feature, or another stage: apart
+    assert not same_bug(clone, _meta("ts-frontend", "miscompile", "torchscript",
+                                     ["inplace"], ops=["_foreach_add_.Scalar", "add_.Scalar"]))
+    assert not same_bug(clone, _meta("ts-frontend", "miscompile", "torchscript",
+                                     ["aliased-inputs", "inplace"], ops=["_foreach_add_.Scalar", "zeros"]))
+    assert not same_bug(clone, _meta("ts-frontend", "miscompile", "torchscript",
+                                     ["custom", "inplace"], ops=["_foreach_add_.Scalar", "fz.halve_"]))
+    at_functionalization = [{**m, "root": {**m["root"], "stage": "functionalization"}} for m in metas]
+    assert not same_bug(at_functionalization[0], at_functionalization[2])
+
+
+def _rewritten(verdict, check, ops, error=None, dynamo="agrees") -> dict:
+    meta = _meta("lowering", verdict, check, ["inplace"], trail_error=error, ops=ops)
+    meta["trail"].append(["enabled-by-dynamo", f"enable_dynamo_decompositions=False: {dynamo}"
+                          + ("; the blame stands (Dynamo's graph runs right eagerly)"
+                             if dynamo == "agrees" else "")])
+    return meta
+
+
+def test_findings_of_one_dynamo_rewrite_are_one_bug_whatever_the_verdict():
+    # audit 50: the fma lowering's integer promotion, once as a wrong dtype (6d3196a755),
+    # once as a broadcast assert on the promoted buffer (baa68a8925)
+    dtype = _rewritten("miscompile", "values", ["addcmul_.default", "fz.storage_layout"])
+    broadcast = _rewritten("crash", "exceptions", ["addcmul_.default", "view_dtype"],
+                           error="InductorError: LoweringException: AssertionError: Broadcast "
+                                 "failed in ExpandView([12], [3]) on dimension 0")
+    assert same_bug(dtype, broadcast) and same_bug(broadcast, dtype)
+    # the rewrite not needed by one of them, another rewritten op, or no Inductor stage
+    assert not same_bug(dtype, _rewritten("crash", "exceptions", broadcast["ops"],
+                                          error=broadcast["trail"][0][1][16:-1], dynamo="departs"))
+    assert not same_bug(dtype, _rewritten("crash", "exceptions", ["addcdiv_.default", "view_dtype"],
+                                          error="InductorError: LoweringException: AssertionError: "
+                                                "Broadcast failed in ExpandView([12], [3]) on dimension 0"))
+    moved = {**broadcast, "root": {**broadcast["root"], "stage": "functionalization"}}
+    assert not same_bug(dtype, moved)
