@@ -16,7 +16,13 @@ and compares each with eager under the oracle's own differential check
   before it got right (PyTorch bugs do stack: a kernel launched with one tensor twice loses
   a write in functionalization, and the reinplace pass then erases the copy-back of the
   other argument, ``shared/audit`` 015634b84c). A departure that a later stage undoes is
-  not blamed, for the same reason as above (tenth audit ac49bfc94f).
+  not blamed, for the same reason as above (tenth audit ac49bfc94f). ``scheduler`` is never
+  blamed too after ``lowering``: the two cuts are one full Inductor compile, without and
+  with fusion, so once the unfused code is wrong the fused code's further wrong elements are
+  the same defect reached through other kernels (or other garbage from the same wrong
+  buffer), not a second bug (H100 campaign of 2026-12-06: 62388950c1 and b64855230d, one
+  user Triton kernel on a view sitting one row too far, filed once per stage with the same
+  trail).
 
 Which stage results are **conclusive** (a stage that raises where eager runs):
 
@@ -575,6 +581,8 @@ def blame(
     last = kept[-1][1]
     for k in range(first + 1, len(kept)):
         prev, cur = kept[k - 1][1], kept[k][1]
+        if (kept[k - 1][0].stage, kept[k][0].stage) == ("lowering", "scheduler"):
+            continue  # one compile without and with fusion (module docstring)
         if len(cur) == len(prev) and any(
             _new_departure(p, c) and (len(last) != len(cur) or _lasts(p, c, last[i]))
             for i, (p, c) in enumerate(zip(prev, cur, strict=True))

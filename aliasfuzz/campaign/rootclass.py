@@ -21,7 +21,8 @@ blamed stage and the verdict are equal, and then
 
 1. **the blamed stage raised**: when either entry's blamed stage departs by raising an
    informative error (:func:`error_class`: the innermost exception's type and message,
-   numbers, bracketed lists and quoted names abstracted), both must have the same one; the
+   numbers, bracketed lists and quoted names abstracted; ATen's and its Python reference's
+   wordings of one check are one error, :data:`_SYNONYMS`), both must have the same one; the
    check is not compared (a signal death blamed on a stage that raised is that stage's
    error; a miscompile whose reinplace-stage graph ATen refuses is that refusal). At the
    ``reinplace`` stage the decision kinds behind the difference must be equal too, the
@@ -155,6 +156,28 @@ def error_class(text: str) -> str | None:
 #: ``oracle.blame.donated_buffer``).
 _CUT_AS = {"codegen:cpp-vectorized": ("lowering", "scheduler"),
            "backward:donated-buffer": ("lowering", "scheduler")}
+
+
+#: Normalized errors that are one check of PyTorch's worded twice: by ATen's C++ kernel and
+#: by its Python reference, which fake tensors run while tracing. Which one a finding
+#: raises depends on whether the pipeline traced the program (aot_eager's
+#: functionalization) or ran it (``torch.func.functionalize`` under ``fx-reinplace``), not
+#: on the bug (H100 campaign of 2026-12-06: 0583e433ff and 613be8c220, one int32 view,
+#: expanded and written in place, whose inverse ``sum`` promotes to int64).
+_SYNONYMS = (
+    (re.compile(r"^RuntimeError: (expand: attempting to expand a dimension of length|"
+                r"The expanded size of the tensor \(\*\) must match the existing size)"),
+     "RuntimeError: expand to a size other than the dimension's own"),
+)
+
+
+def _synonym(error: str | None) -> str | None:
+    """``error`` (a normalized error, :func:`error_class`) with PyTorch's two wordings of one
+    check (:data:`_SYNONYMS`) made one; other errors unchanged."""
+    for pattern, same in _SYNONYMS:
+        if error is not None and pattern.match(error):
+            return same
+    return error
 
 
 def stage_error(meta: dict[str, Any]) -> str | None:
@@ -344,7 +367,7 @@ def same_bug(a: dict[str, Any], b: dict[str, Any]) -> bool:
             _decision_kinds(ra["evidence"]) != _decision_kinds(rb["evidence"])
         ):
             return False
-        return ea == eb
+        return _synonym(ea) == _synonym(eb)
     if ra["stage"] == "reinplace" and _only_rules(ra, *_OUTLIVES) and _only_rules(rb, *_OUTLIVES) and (
         _decision_kinds(ra["evidence"]) == _decision_kinds(rb["evidence"])
     ):

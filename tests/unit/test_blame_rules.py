@@ -498,6 +498,22 @@ def test_a_stacked_departure_that_a_later_stage_undoes_is_not_blamed_too():
         "functionalization", "aot")
 
 
+def test_the_scheduler_is_not_blamed_too_after_lowering():
+    # 62388950c1 / b64855230d (H100, 2026-12-06): lowering and the scheduler both wrong, the
+    # fused code at one more element; one compile without and with fusion, one bug
+    def res(a: float, b: float) -> torch.Tensor:
+        return torch.tensor([a, b])
+
+    runs = [_ok("functionalization"), _ok("reinplace"),
+            StageRun("lowering", _res(res(1.0, 2.0))), StageRun("scheduler", _res(res(0.0, 2.0)))]
+    assert blame("inductor", "miscompile", "values", EAGER, runs, []).stages == ("lowering",)
+    # a stage before lowering still stacks: the reinplace pass's own departure, then lowering's
+    runs[1] = StageRun("reinplace", _res(res(1.0, 2.0)))
+    runs[2] = StageRun("lowering", _res(res(0.0, 2.0)))
+    assert blame("inductor", "miscompile", "values", EAGER, runs, []).stages == (
+        "reinplace", "lowering")
+
+
 def test_a_reorder_pass_s_control_is_tried_after_the_other_passes():
     # a646b390df's shape: disabling reorder_for_locality or the reinplace pass each fixes the
     # crash; the reorder pass only changes the order the reinplace pass then mishandles

@@ -368,3 +368,24 @@ def test_findings_of_one_dynamo_rewrite_are_one_bug_whatever_the_verdict():
                                                 "Broadcast failed in ExpandView([12], [3]) on dimension 0"))
     moved = {**broadcast, "root": {**broadcast["root"], "stage": "functionalization"}}
     assert not same_bug(dtype, moved)
+
+
+def test_aten_s_and_its_python_reference_s_wordings_of_one_check_are_one_error():
+    # H100 campaign of 2026-12-06: an int32 view expanded and written in place, traced by
+    # aot_eager (the Python reference raises) and run by torch.func.functionalize (ATen does);
+    # the root keys hold each error (corpus.roots), so they differ
+    def crash(ops, error):
+        return _meta(evidence=("inplace", "view", f"raises:{error_class('raises ' + error)}"),
+                     ops=ops, trail_error=error)
+
+    traced = crash(("add_.Scalar", "expand", "view_dtype"),
+                   "BackendCompilerFailed: backend='backend' raised: <- RuntimeError: expand: "
+                   "attempting to expand a dimension of length 6 -> 3!")
+    ran = crash(("expand", "setitem_iadd", "view_dtype"),
+                "RuntimeError: The expanded size of the tensor (3) must match the existing size "
+                "(6) at non-singleton dimension 2.  Target sizes: [0, 2, 3].  Tensor sizes: [2, 6]")
+    assert traced["root"] != ran["root"]
+    assert same_bug(traced, ran) and same_bug(ran, traced)
+    other = crash(("add_.Scalar", "expand", "view_dtype"),
+                  "RuntimeError: shape '[2]' is invalid for input of size 24 in a view")
+    assert not same_bug(traced, other) and not same_bug(ran, other)
