@@ -31,7 +31,12 @@ output and input and keeps the candidates that still fail. Body moves, per state
   fresh result the reinplace pass then writes into the input). Only scatters: the same
   rewrite of every bypassable functional op cost 24-33 % more shrink executions on
   ``tests/unit/test_shrink.py``'s ten-statement program (29 -> 37, 15 -> 20), close to
-  the campaign's budget of 40. ``add_.Scalar``, ``clone``
+  the campaign's budget of 40. A statement that writes nothing and whose results nothing
+  reads (in the program as found) becomes ``clone`` of the argument it reads, an input on a
+  shared storage first: all it does is keep that input a graph input, so a dead ``movedim``,
+  ``clone`` or ``slice_scatter`` of the second alias of a mutated input is one program, not
+  three (H100 campaign of 2026-12-06: 15b880eb65, 526633d350, 58917cdc15, one bug filed
+  three times). ``add_.Scalar``, ``clone``
   and ``zeros`` statements are canonical already and get no rewrite. A rewrite may not
   validate (a shape its users reject, a whole-tensor write where only part was allowed):
   the shrinker rejects that candidate like any other.
@@ -178,12 +183,45 @@ def canonical_forms(program: Program) -> Canonicals:
     from aliasfuzz.fuzz.validate import infer
 
     taken = _names(program)
+    shared = {t.name for t in _live(program) if t.storage in _shared_storages(program)}
+    read_later = _read_after(program)
     out = []
-    for step in infer(program).steps:
-        forms = {} if step.op.op in _CANONICAL_OPS.values() else _canonical(step, taken)
+    for i, step in enumerate(infer(program).steps):
+        if step.op.op in _CANONICAL_OPS.values():
+            forms = {}
+        else:
+            dead = bool(step.op.out) and not set(step.op.out) & read_later[i]
+            forms = (dead and _dead_reader(step, shared)) or _canonical(step, taken)
         taken |= {o for op in forms.values() for o in op.out}
         out.append(forms)
     return tuple(out)
+
+
+def _read_after(program: Program) -> list[set[str]]:
+    """Per statement, the names a later statement or an output reads."""
+    later: set[str] = set(program.outputs)
+    out: list[set[str]] = []
+    for op in reversed(program.body):
+        out.append(set(later))
+        later |= set(op.args)
+    return out[::-1]
+
+
+def _dead_reader(step, shared: set[str]) -> dict[str, Op]:
+    """The canonical form of a statement that writes nothing and whose results nothing reads:
+    ``clone`` of the argument it reads, an input on a shared storage first (the statement
+    only keeps that input a graph input: H100 campaign of 2026-12-06, one bug filed three
+    times as a dead ``movedim``, ``clone`` and ``slice_scatter`` of the second alias).
+    None (``{}``) for a statement that writes, binds no name or reads no tensor."""
+    kind = step.opdef.kind
+    reads_only = kind in _PRODUCER_KINDS | {OpKind.VIEW} or (
+        kind is OpKind.CUSTOM and not step.opdef.mutated_indices(len(step.args)))
+    op = step.op
+    tensors = [a for a, m in zip(op.args, step.args, strict=True) if m is not None]
+    if not reads_only or not op.out or not tensors:
+        return {}
+    src = next((a for a in tensors if a in shared), tensors[0])
+    return {CANONICAL_CLONE: Op("clone", (src,), {}, op.out[:1])}
 
 
 def _canonical(step, taken: set[str]) -> dict[str, Op]:

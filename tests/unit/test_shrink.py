@@ -775,9 +775,10 @@ def test_keep_everything_of_a_program_with_rewrites_is_pinned():
         ("statement", 0),
     ]
     # inputs x, y: dropped if unused or not; v = add.out(y, y, out=d): drop, bypass,
-    # rewrite, keep; dropout: drop, bypass, keep; sin(y): drop, bypass, keep
-    assert keep_everything(p) == [True] * 10
-    assert shrink_mod._plan(p, encoding="integers").keep_everything() == [True, True, True, 3, 2, 2]
+    # rewrite, keep; dropout: drop, bypass, keep; sin(y), read by nothing: drop, bypass,
+    # rewrite (clone of y), keep
+    assert keep_everything(p) == [True] * 11
+    assert shrink_mod._plan(p, encoding="integers").keep_everything() == [True, True, True, 3, 2, 3]
 
 
 @pytest.mark.parametrize("kind", list(DROPOUT_WRITES))
@@ -901,3 +902,29 @@ def test_an_input_s_own_storage_name_does_not_repeat_its_suffix():
     r = reduce_inputs(p, {"x0": DENSE})
     r.validate()
     assert [s.name for s in r.storages] == ["s0_x0_1"], r.storages
+
+
+def test_a_statement_read_by_nothing_shrinks_to_a_clone_of_the_alias_it_keeps_live():
+    # H100 campaign of 2026-12-06 (15b880eb65, 526633d350, 58917cdc15): one bug needing the
+    # second alias of x0 as a graph input, kept by a dead movedim, clone or slice_scatter
+    storages = (StorageSpec("s0", 17), StorageSpec("s1", 2))
+    x0, x1 = TensorSpec("x0", "s0", (4,), (2,), 1), TensorSpec("x1", "s0", (1,), (1,), 2)
+    x2 = TensorSpec("x2", "s1", (2,), (1,))
+    write = Op("add_.Scalar", ("x0",), {"other": 1.0}, ("v0",))
+    for dead in (Op("movedim", ("x1",), {"source": 0, "destination": 0}, ("v3",)),
+                 Op("slice_scatter", ("x2", "x1"), {"dim": 0, "start": 0, "end": 1, "step": 2},
+                    ("v3",))):
+        p = Program(storages, (x0, x1, x2), (write, dead), ("v0",))
+        assert canonical_forms(p)[1] == {CANONICAL_CLONE: Op("clone", ("x1",), {}, ("v3",))}
+
+        def needs_x1_read(c: Program) -> dict:
+            reads = any("x1" in op.args for op in c.body)
+            return dict(BAD) if write in c.body and reads else dict(OK)
+
+        small, _, _ = shrink(p, needs_x1_read(p), needs_x1_read, budget=60)
+        assert _rows(small) == [("add_.Scalar", ("x0",), ("v0",)), ("clone", ("x1",), ("v3",))]
+    # a statement something reads keeps its own forms (movedim: none but its bypass)
+    used = Program(storages, (x0, x1, x2),
+                   (write, Op("movedim", ("x1",), {"source": 0, "destination": 0}, ("v3",))),
+                   ("v0", "v3"))
+    assert canonical_forms(used)[1] == {}
