@@ -86,6 +86,7 @@ __all__ = [
     "OWN_STORAGE",
     "bypass_targets",
     "canonical_forms",
+    "dead_readers",
     "dense_storages",
     "input_options",
     "needed_features",
@@ -195,6 +196,22 @@ def canonical_forms(program: Program) -> Canonicals:
         taken |= {o for op in forms.values() for o in op.out}
         out.append(forms)
     return tuple(out)
+
+
+def dead_readers(program: Program) -> set[str]:
+    """The first bound name of each statement of ``program`` that :func:`canonical_forms`
+    rewrites as a dead reader (writes nothing, nothing reads its results; see the module
+    docstring). Raises :class:`~aliasfuzz.errors.InvalidArgument` when ``program`` does not
+    validate."""
+    from aliasfuzz.fuzz.validate import infer
+
+    shared = {t.name for t in _live(program) if t.storage in _shared_storages(program)}
+    read_later = _read_after(program)
+    return {
+        step.op.out[0] for i, step in enumerate(infer(program).steps)
+        if step.op.op not in _CANONICAL_OPS.values() and step.op.out
+        and not set(step.op.out) & read_later[i] and _dead_reader(step, shared)
+    }
 
 
 def _read_after(program: Program) -> list[set[str]]:

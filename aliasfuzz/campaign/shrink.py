@@ -64,6 +64,7 @@ from aliasfuzz.campaign.reduce import (
     Targets,
     bypass_targets,
     canonical_forms,
+    dead_readers,
     dense_storages,
     input_options,
     needed_features,
@@ -280,14 +281,42 @@ def shrink(
     exception raised by ``evaluate`` (a harness bug) ends the search and is re-raised.
     ``stop()`` true ends the search too, once the original's replay has run, with the
     smallest program found so far (the campaign's time budget spent: :class:`~.pool.Pool`).
+    When the smallest program has a dead reader the original had not (a statement whose
+    readers were dropped, :func:`~.reduce.dead_readers`), the rest of the budget shrinks it
+    again with its own canonical forms.
     """
     # a crash is the same failure as another crash (same_failure): static shapes could trade
     # a dynamic-only crash (#122773's, while Dynamo traces) for another bug's
-    plan = _plan(program, static=outcome.get("verdict") not in ("crash", "timeout"))
-    return _minimize(
+    static = outcome.get("verdict") not in ("crash", "timeout")
+    plan = _plan(program, static=static)
+    seen: dict[str, dict[str, Any]] = {}
+    small, got, spent = _minimize(
         program, outcome, evaluate, budget, _strategy(program, plan), plan.keep_everything(),
-        stop,
+        stop, seen,
     )
+    if "unreproduced" in got or spent >= budget or not _newly_dead(program, small):
+        return small, got, spent
+    # a statement whose readers the first pass dropped is a dead reader only now: its
+    # canonical form (reduce.dead_readers) was not offered, so the rest of the budget is
+    # spent on the shrunk program's own plan (H100 campaign of 2026-12-06: 58917cdc15 kept a
+    # slice_scatter of the second alias whose users had gone)
+    plan = _plan(small, static=static)
+    again, got2, spent2 = _minimize(
+        small, got, evaluate, budget - spent, _strategy(small, plan), plan.keep_everything(), stop,
+        seen,
+    )
+    if "unreproduced" in got2:  # the shrunk program failed to replay: keep the first pass's
+        return small, got, spent + spent2
+    return again, got2, spent + spent2
+
+
+def _newly_dead(program: Program, small: Program) -> bool:
+    """Whether ``small`` has a dead reader (:func:`~.reduce.dead_readers`) that ``program``
+    did not have."""
+    try:
+        return bool(dead_readers(small) - dead_readers(program))
+    except InvalidArgument:
+        return False
 
 
 def _minimize(
@@ -298,13 +327,15 @@ def _minimize(
     strategy,
     original: list[Any],
     stop: Callable[[], bool] | None = None,
+    seen: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[Program, dict[str, Any], int]:
     """:func:`shrink` with any strategy of reductions of ``program``; ``original`` is the
     choice sequence for which ``strategy`` draws ``program`` itself (``bench/shrink.py``
-    runs former strategies through this)."""
+    runs former strategies through this). ``seen`` (program JSON -> outcome) holds the
+    candidates an earlier pass ran, which are not run (nor counted) again."""
     from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
 
-    seen: dict[str, dict[str, Any]] = {}
+    seen = {} if seen is None else seen
     spent = 0
     errors: list[Exception] = []
 

@@ -21,6 +21,7 @@ from aliasfuzz.campaign.reduce import (
     OWN_STORAGE,
     bypass_targets,
     canonical_forms,
+    dead_readers,
     dense_storages,
     input_options,
     needed_features,
@@ -917,8 +918,9 @@ def test_a_statement_read_by_nothing_shrinks_to_a_clone_of_the_alias_it_keeps_li
         p = Program(storages, (x0, x1, x2), (write, dead), ("v0",))
         assert canonical_forms(p)[1] == {CANONICAL_CLONE: Op("clone", ("x1",), {}, ("v3",))}
 
-        def needs_x1_read(c: Program) -> dict:
-            reads = any("x1" in op.args for op in c.body)
+        def needs_x1_read(c: Program) -> dict:  # x1 read, and still x0's alias
+            on = {t.name: t.storage for t in c.inputs}
+            reads = any("x1" in op.args for op in c.body) and on.get("x1", 0) == on.get("x0")
             return dict(BAD) if write in c.body and reads else dict(OK)
 
         small, _, _ = shrink(p, needs_x1_read(p), needs_x1_read, budget=60)
@@ -928,3 +930,28 @@ def test_a_statement_read_by_nothing_shrinks_to_a_clone_of_the_alias_it_keeps_li
                    (write, Op("movedim", ("x1",), {"source": 0, "destination": 0}, ("v3",))),
                    ("v0", "v3"))
     assert canonical_forms(used)[1] == {}
+
+
+def test_a_statement_whose_readers_were_dropped_is_shrunk_again_as_a_dead_reader():
+    # 58917cdc15's shape: the slice_scatter of the second alias had a reader in the program
+    # as found; with it dropped, a second pass offers the scatter's dead-reader clone
+    storages = (StorageSpec("s0", 17), StorageSpec("s1", 2))
+    x0, x1 = TensorSpec("x0", "s0", (4,), (2,), 1), TensorSpec("x1", "s0", (1,), (1,), 2)
+    x2 = TensorSpec("x2", "s1", (2,), (1,))
+    write = Op("add_.Scalar", ("x0",), {"other": 1.0}, ("v0",))
+    scatter = Op("slice_scatter", ("x2", "x1"), {"dim": 0, "start": 0, "end": 1, "step": 2},
+                 ("v3",))
+    p = Program(storages, (x0, x1, x2), (write, scatter, Op("sin", ("v3",), {}, ("v4",))), ("v0",))
+    assert dead_readers(p) == {"v4"}
+
+    def needs_x1_read(c: Program) -> dict:  # x1 read, and still x0's alias
+        on = {t.name: t.storage for t in c.inputs}
+        reads = any("x1" in op.args for op in c.body) and on.get("x1", 0) == on.get("x0")
+        return dict(BAD) if write in c.body and reads else dict(OK)
+
+    small, _, spent = shrink(p, needs_x1_read(p), needs_x1_read, budget=60)
+    assert _rows(small) == [("add_.Scalar", ("x0",), ("v0",)), ("clone", ("x1",), ("v3",))]
+    assert spent <= 60
+    # with the budget spent by the first pass there is no second one
+    first, _, spent = shrink(p, needs_x1_read(p), needs_x1_read, budget=4)
+    assert spent == 4 and ("slice_scatter", ("x2", "x1"), ("v3",)) in _rows(first)
