@@ -489,6 +489,8 @@ def _read_json(path: Path) -> Any:
         raise InvalidArgument(f"{path}: missing") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InvalidArgument(f"{path}: not valid JSON ({e})") from None
+    except OSError as e:  # a directory, a symlink loop, no permission (fresh user 51's B1)
+        raise InvalidArgument(f"{path}: cannot be read ({e.strerror or e})") from None
 
 
 _STR, _OPT_STR, _OPT_INT = (str,), (str, type(None)), (int, type(None))

@@ -104,6 +104,8 @@ def test_run_corpus_is_a_file_and_report_unwritable(tmp_path):
 
 @pytest.mark.parametrize(("name", "text", "needle"), [
     ("meta.json", "{", "not valid JSON"), ("program.json", "[1, 2", "not valid JSON"),
+    # fresh user 51's B1: a traceback and exit 1 (a "new finding") for these
+    ("meta.json", "<dir>", "cannot be read"), ("program.json", "<loop>", "cannot be read"),
 ])
 def test_run_with_a_corrupt_corpus_entry_fails_before_any_work(tmp_path, name, text, needle):
     # the fourteenth session's fresh user: the campaign ran its programs, then failed when it
@@ -114,7 +116,14 @@ def test_run_with_a_corrupt_corpus_entry_fails_before_any_work(tmp_path, name, t
     entry.mkdir(parents=True)
     (entry / "meta.json").write_text('{"expected": {"pipeline": "aot_eager", "verdict": "ok"}}')
     (entry / "program.json").write_text("{}")
-    (entry / name).write_text(text)
+    if text == "<dir>":
+        (entry / name).unlink()
+        (entry / name).mkdir()
+    elif text == "<loop>":
+        (entry / name).unlink()
+        (entry / name).symlink_to(entry / name)
+    else:
+        (entry / name).write_text(text)
     _one_line_error(argv, name, needle)
     assert not (tmp_path / "state").exists()
 
