@@ -162,6 +162,11 @@ def _cmd_run(args) -> int:
     opts.plugins = tuple(activate_plugins(opts.plugins))
     if resume is None:
         _note_fresh_default_corpus(opts.corpus)
+        if set(opts.pipelines) == {"eager"}:
+            # fresh user 51's B4: a clean "0 findings" from a campaign that cannot find any
+            print("aliasfuzz: note: --pipelines eager runs the reference against itself: "
+                  "it checks the harness (generation, eager runs, the journal) and finds "
+                  "nothing; name a compiler pipeline to test one", file=sys.stderr)
         Path(opts.corpus).mkdir(parents=True, exist_ok=True)  # said once, not every campaign
     with _interruptible() as after:
         res = run_campaign(opts, resume=resume, show=not args.quiet)

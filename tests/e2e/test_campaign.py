@@ -225,6 +225,9 @@ def test_a_campaign_that_found_nothing_prints_its_root_cause_headline(tmp_path):
     assert r.returncode == 0, r.stderr
     assert ("root causes: 0 (0 new, 0 known upstream, 0 already in the corpus; "
             "0 corpus entries written)") in r.stdout.splitlines(), r.stdout
+    # fresh user 51's B4: a campaign of the reference alone says it cannot find anything
+    (note,) = [x for x in r.stderr.splitlines() if "--pipelines eager" in x]
+    assert note.startswith("aliasfuzz: note: --pipelines eager runs the reference against itself")
 
 
 def test_a_campaign_that_starts_an_empty_default_corpus_away_from_the_checkout_says_so(tmp_path):
