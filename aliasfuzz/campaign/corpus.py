@@ -427,7 +427,7 @@ def record(
     knowns: list[str | None] = []
     for root in roots(small, outcome, pipeline, blame):
         bug, related = match(bugs, root, set(ops), {pipeline}, blame.get("controls"),
-                             blame.get("controls_removed"))
+                             blame.get("controls_removed"), str(outcome.get("explanation") or ""))
         if bug:
             root = known_root(root, bug.issue)
         meta = {

@@ -27,6 +27,10 @@ holds one ``[[bug]]`` table per tracked root cause::
     torch = "<2.13"                  # optional: PEP 440 specifiers the running torch's
                                      # release must meet (a bug fixed upstream, still in an
                                      # older supported release; local tags like +cpu ignored)
+    explanation = "requires_grad eager False"  # optional: a regular expression the
+                                     # sighting's explanation must contain (re.search): the
+                                     # symptom where the root key cannot tell it (TorchScript's
+                                     # executors, whose root cause has no op-level evidence)
 
 A finding matches a bug when every field given matches (:func:`match`). ``related``
 entries are shown with the finding but do not make it known. A bug with a ``control`` is
@@ -59,7 +63,7 @@ FILENAME = "known.toml"
 DEFAULT = Path(__file__).resolve().parents[2] / "corpus" / FILENAME
 
 _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "pipelines", "related",
-           "why", "checks", "control", "torch"}
+           "why", "checks", "control", "torch", "explanation"}
 
 #: What a ``control`` may set: :class:`aliasfuzz.passes.pipelines.PipelineOptions` fields
 #: (listed here so that loading the table needs no torch; a test keeps them equal).
@@ -94,6 +98,8 @@ class KnownBug:
     control: tuple[tuple[str, Any], ...] = field(default=(), hash=False)
     #: PEP 440 specifiers of the torch releases that have the bug ("" any)
     torch: str = ""
+    #: a regular expression the sighting's explanation must contain ("" any)
+    explanation: str = ""
 
     def control_options(self, options: dict[str, Any] | None) -> dict[str, Any]:
         """The finding's pipeline options (a JSON dict of
@@ -229,9 +235,17 @@ def _bug(where: str, t: Any) -> KnownBug:
     if not isinstance(spec, str) or (spec and _specifiers(spec) is None):
         raise InvalidArgument(f"{where}: torch must be PEP 440 version specifiers such as "
                               f"'<2.13' or '>=2.11,<2.12', not {spec!r}")
+    pattern = t.get("explanation", "")
+    try:
+        if not isinstance(pattern, str):
+            raise re.error("not a string")
+        re.compile(pattern)
+    except re.error as e:
+        raise InvalidArgument(f"{where}: explanation must be a regular expression ({e})") from None
     return KnownBug(t["issue"], t["title"], t["stage"], t.get("verdict"),
                     related=t.get("related", False), why=" ".join(t.get("why", "").split()),
-                    control=tuple(sorted(control.items())), torch=spec, **lists)
+                    control=tuple(sorted(control.items())), torch=spec, explanation=pattern,
+                    **lists)
 
 
 def _specifiers(spec: str) -> Any:
@@ -386,6 +400,7 @@ def control_removes(
 def match(
     bugs: list[KnownBug], root: dict[str, Any], ops: set[str], pipelines: set[str],
     controls: dict[str, str] | None = None, removed: dict[str, bool] | None = None,
+    explanation: str = "",
 ) -> tuple[KnownBug | None, list[KnownBug]]:
     """The known bug a root cause is (or None), and the related ones it resembles.
 
@@ -397,13 +412,15 @@ def match(
     issue where the outcomes were at hand, else the verdicts decide), and is related
     otherwise; so is a bug whose ``checks`` do not hold the root's check (:func:`_observed`);
     a control recorded as :data:`SAME_OPTIONS` (the finding's options already were the
-    workaround's) makes the bug neither.
+    workaround's) makes the bug neither. ``explanation`` is the sighting's (the oracle's
+    words), which a bug's ``explanation`` pattern must be found in.
     """
     hit, related = None, []
     for b in bugs:
         if b.control and (controls or {}).get(b.issue) == SAME_OPTIONS:
             continue  # the finding ran under the issue's workaround: another bug
-        ok = _fields_match(b, root, ops, pipelines)
+        ok = _fields_match(b, root, ops, pipelines) and (
+            not b.explanation or re.search(b.explanation, explanation) is not None)
         if ok and not _observed(b, root):
             related.append(b)  # the same fields, another symptom than the issue's
             continue

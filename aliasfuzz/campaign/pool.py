@@ -413,7 +413,7 @@ class Pool:
             issues = []
             for root in roots(program, outcome, pipeline, kept):
                 hit, _ = match(self.all_bugs, root, ops, {pipeline}, kept.get("controls"),
-                               kept.get("controls_removed"))
+                               kept.get("controls_removed"), str(outcome.get("explanation") or ""))
                 if hit is None or not filed(root["stage"], hit.issue):
                     return None
                 issues.append(hit.issue)

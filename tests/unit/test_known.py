@@ -105,6 +105,10 @@ def test_related_bugs_are_shown_but_do_not_make_a_finding_known():
          "torch must be PEP 440 version specifiers"),
         ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\ntorch = 2.11",
          "torch must be PEP 440 version specifiers"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\nexplanation = \"(a\"",
+         "explanation must be a regular expression"),
+        ("[[bug]]\nissue = \"x#1\"\ntitle = \"t\"\nstage = \"aot\"\nexplanation = 3",
+         "explanation must be a regular expression"),
     ],
 )
 def test_a_malformed_table_is_a_one_line_error(tmp_path, text, needle):
@@ -780,3 +784,23 @@ def test_dynamo_s_guard_assert_on_a_view_base_s_symbols_is_93419():
     other = {**root, "evidence": ["view", "raises:AssertionError: Failed to find sN"]}
     bug, _ = match(bugs, other, set(), {"aot_eager"})
     assert bug is None or bug.issue != "pytorch/pytorch#93419", bug
+
+
+def test_the_legacy_executor_s_requires_grad_is_matched_by_its_explanation():
+    # fresh user 51's B2: seed b25's mutant (legacy executor, requires_grad left set) was
+    # filed as a hit of a crash entry with no upstream link; the root key cannot tell it
+    bugs = load_known(CORPUS)
+    root = {"stage": "ts-optimizer", "verdict": "miscompile", "check": "torchscript",
+            "evidence": ["functional", "inplace"]}
+    ops = {"add.Scalar", "copy_", "mul.Scalar"}
+    said = ("legacy call 0 (optimized): input a after the call: requires_grad eager False, "
+            "torchscript True | profiling: ok, legacy: {}, simple: ok")
+    hit, _ = match(bugs, root, ops, {"torchscript"}, explanation=said.format("miscompile"))
+    assert hit is not None and hit.issue == "pytorch/pytorch#126277"
+    # the same root with other words, or every executor departing: not this bug
+    other = "legacy call 0 (optimized): output 0: values differ (max abs diff 4) | " \
+            "profiling: ok, legacy: miscompile, simple: ok"
+    assert match(bugs, root, ops, {"torchscript"}, explanation=other)[0] is None
+    every = said.format("miscompile").replace("profiling: ok", "profiling: miscompile")
+    assert match(bugs, root, ops, {"torchscript"}, explanation=every)[0] is None
+    assert match(bugs, root, ops, {"torchscript"})[0] is None  # no explanation given
