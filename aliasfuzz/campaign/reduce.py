@@ -36,7 +36,10 @@ output and input and keeps the candidates that still fail. Body moves, per state
   shared storage first: all it does is keep that input a graph input, so a dead ``movedim``,
   ``clone`` or ``slice_scatter`` of the second alias of a mutated input is one program, not
   three (H100 campaign of 2026-12-06: 15b880eb65, 526633d350, 58917cdc15, one bug filed
-  three times). ``add_.Scalar``, ``clone``
+  three times). A statement whose result is read only as the tensor ``set_`` rebinds
+  becomes ``zeros`` of its shape and dtype: the rebinding drops everything else it was
+  (``clone``, ``unbind``: one bug filed as two entries by every campaign since the 34th).
+  ``add_.Scalar``, ``clone``
   and ``zeros`` statements are canonical already and get no rewrite. A rewrite may not
   validate (a shape its users reject, a whole-tensor write where only part was allowed):
   the shrinker rejects that candidate like any other.
@@ -87,6 +90,7 @@ __all__ = [
     "bypass_targets",
     "canonical_forms",
     "dead_readers",
+    "offered",
     "dense_storages",
     "input_options",
     "needed_features",
@@ -186,9 +190,13 @@ def canonical_forms(program: Program) -> Canonicals:
     taken = _names(program)
     shared = {t.name for t in _live(program) if t.storage in _shared_storages(program)}
     read_later = _read_after(program)
+    rebound = _rebound_only(program)
     out = []
     for i, step in enumerate(infer(program).steps):
-        if step.op.op in _CANONICAL_OPS.values():
+        if step.op.out and step.op.out[0] in rebound and step.op.op != _CANONICAL_OPS[
+                CANONICAL_FACTORY]:
+            forms = _rebound_producer(step)
+        elif step.op.op in _CANONICAL_OPS.values():
             forms = {}
         else:
             dead = bool(step.op.out) and not set(step.op.out) & read_later[i]
@@ -196,6 +204,48 @@ def canonical_forms(program: Program) -> Canonicals:
         taken |= {o for op in forms.values() for o in op.out}
         out.append(forms)
     return tuple(out)
+
+
+#: Ops that replace every piece of their first argument's metadata (storage, offset, sizes,
+#: strides) and read none of its data: what that argument was is lost.
+_REBINDS = frozenset({"set_", "set_.storage"})
+
+
+def _rebound_only(program: Program) -> set[str]:
+    """The names of one-result statements of ``program`` that are read only as the first
+    argument of :data:`_REBINDS` ops (and are no output)."""
+    uses: dict[str, list[tuple[str, int]]] = {}
+    for op in program.body:
+        for j, a in enumerate(op.args):
+            uses.setdefault(a, []).append((op.op, j))
+    single = {op.out[0] for op in program.body if len(op.out) == 1}
+    return {name for name in single - set(program.outputs)
+            if uses.get(name) and all(o in _REBINDS and j == 0 for o, j in uses[name])}
+
+
+def _rebound_producer(step) -> dict[str, Op]:
+    """The canonical form of a statement whose result is only rebound (``x.set_(y)``):
+    ``zeros`` of its shape and dtype, the device from its first tensor argument (none: no
+    form). The statement's op, views and values are lost in the rebinding (audit 50 and
+    campaigns 34-51: ``v = x.clone(); v.set_(x)`` and ``v = x.unbind(1)[0]; v.set_(x)``,
+    one bug filed as two entries in every campaign)."""
+    op, res = step.op, step.outs[0] if step.outs else None
+    tensors = [a for a, m in zip(op.args, step.args, strict=True) if m is not None]
+    if res is None or not tensors:
+        return {}
+    params = {"shape": list(res.shape), "dtype": res.dtype}
+    return {CANONICAL_FACTORY: Op("zeros", (tensors[0],), params, op.out)}
+
+
+def offered(program: Program) -> set[tuple[str, str, Op]]:
+    """``(first bound name, canonical action, replacing statement)`` of every canonical rewrite
+    :func:`canonical_forms` offers in ``program``: a shrunk program offering one the original
+    did not (a form that depends on how the result is read, which shrinking changes) is
+    worth another pass. Raises :class:`~aliasfuzz.errors.InvalidArgument` when ``program``
+    does not validate."""
+    return {(st.out[0], act, op) for st, forms in zip(program.body, canonical_forms(program),
+                                                      strict=True)
+            for act, op in forms.items() if st.out}
 
 
 def dead_readers(program: Program) -> set[str]:

@@ -64,10 +64,10 @@ from aliasfuzz.campaign.reduce import (
     Targets,
     bypass_targets,
     canonical_forms,
-    dead_readers,
     dense_storages,
     input_options,
     needed_features,
+    offered,
     reduce_inputs,
     reduce_program,
     statement_options,
@@ -281,9 +281,9 @@ def shrink(
     exception raised by ``evaluate`` (a harness bug) ends the search and is re-raised.
     ``stop()`` true ends the search too, once the original's replay has run, with the
     smallest program found so far (the campaign's time budget spent: :class:`~.pool.Pool`).
-    When the smallest program has a dead reader the original had not (a statement whose
-    readers were dropped, :func:`~.reduce.dead_readers`), the rest of the budget shrinks it
-    again with its own canonical forms.
+    When the smallest program offers a canonical rewrite the original did not (a statement
+    whose readers were dropped: a dead reader, a rebound producer; :func:`~.reduce.offered`),
+    the rest of the budget shrinks it again with its own canonical forms.
     """
     # a crash is the same failure as another crash (same_failure): static shapes could trade
     # a dynamic-only crash (#122773's, while Dynamo traces) for another bug's
@@ -311,10 +311,10 @@ def shrink(
 
 
 def _newly_dead(program: Program, small: Program) -> bool:
-    """Whether ``small`` has a dead reader (:func:`~.reduce.dead_readers`) that ``program``
-    did not have."""
+    """Whether ``small`` offers a canonical rewrite (:func:`~.reduce.offered`: a dead
+    reader, a rebound producer) that ``program`` did not."""
     try:
-        return bool(dead_readers(small) - dead_readers(program))
+        return bool(offered(small) - offered(program))
     except InvalidArgument:
         return False
 

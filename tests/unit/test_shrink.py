@@ -955,3 +955,28 @@ def test_a_statement_whose_readers_were_dropped_is_shrunk_again_as_a_dead_reader
     # with the budget spent by the first pass there is no second one
     first, _, spent = shrink(p, needs_x1_read(p), needs_x1_read, budget=4)
     assert spent == 4 and ("slice_scatter", ("x2", "x1"), ("v3",)) in _rows(first)
+
+
+def test_a_result_only_rebound_by_set_shrinks_to_zeros():
+    # d5ef3de698 and fcdf9afc52 (every campaign since the 34th): x.add_(1), then a clone or
+    # an unbind row of x rebound to x by set_ and returned: one bug, two entries
+    s = StorageSpec("s1", 6)
+    x = TensorSpec("x1", "s1", (2, 1), (1, 2))
+    write = Op("add_.Scalar", ("x1",), {"other": 1.0}, ("v0",))
+    rebind = Op("set_", ("v1", "x1"), {}, ("v4",))
+    clone = Program((s,), (x,), (write, Op("clone", ("v0",), {}, ("v1",)), rebind), ("v4",))
+    row = Program((s,), (x,), (write, Op("unbind", ("v0",), {"dim": 1}, ("v1",)), rebind),
+                  ("v4",))
+    for p, shape in ((clone, [2, 1]), (row, [2])):
+        assert canonical_forms(p)[1] == {CANONICAL_FACTORY: Op(
+            "zeros", ("v0",), {"shape": shape, "dtype": "float32"}, ("v1",))}
+        def need(c: Program) -> dict:  # the write, and set_ rebinding a tensor of its own
+            ops = {(op.op, op.args[0] if op.args else None) for op in c.body}
+            return dict(BAD) if {("add_.Scalar", "x1"), ("set_", "v1")} <= ops else dict(OK)
+
+        small, _, _ = shrink(p, need(p), need, budget=60)
+        assert [op.op for op in small.body] == ["add_.Scalar", "zeros", "set_"]
+    # read by anything else (here sin, before the rebinding), it keeps its own forms
+    kept = Program((s,), (x,), (*clone.body[:2], Op("sin", ("v1",), {}, ("v9",)), rebind),
+                   ("v4", "v9"))
+    assert canonical_forms(kept)[1] == {}
