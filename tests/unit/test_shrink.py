@@ -905,25 +905,32 @@ def test_an_input_s_own_storage_name_does_not_repeat_its_suffix():
     assert [s.name for s in r.storages] == ["s0_x0_1"], r.storages
 
 
+#: Group A of the H100 campaign of 2026-12-06: x0 and x1 on one storage, x2 on another.
+_ALIASED = ((StorageSpec("s0", 17), StorageSpec("s1", 2)),
+            (TensorSpec("x0", "s0", (4,), (2,), 1), TensorSpec("x1", "s0", (1,), (1,), 2),
+             TensorSpec("x2", "s1", (2,), (1,))))
+_WRITE_X0 = Op("add_.Scalar", ("x0",), {"other": 1.0}, ("v0",))
+
+
+def _needs_x1_read(c: Program) -> dict:
+    """A stub ``evaluate``: the failure needs the write into x0 and a read of x1, still x0's
+    alias (what keeps it a graph input)."""
+    on = {t.name: t.storage for t in c.inputs}
+    reads = any("x1" in op.args for op in c.body) and on.get("x1", 0) == on.get("x0")
+    return dict(BAD) if _WRITE_X0 in c.body and reads else dict(OK)
+
+
 def test_a_statement_read_by_nothing_shrinks_to_a_clone_of_the_alias_it_keeps_live():
     # H100 campaign of 2026-12-06 (15b880eb65, 526633d350, 58917cdc15): one bug needing the
     # second alias of x0 as a graph input, kept by a dead movedim, clone or slice_scatter
-    storages = (StorageSpec("s0", 17), StorageSpec("s1", 2))
-    x0, x1 = TensorSpec("x0", "s0", (4,), (2,), 1), TensorSpec("x1", "s0", (1,), (1,), 2)
-    x2 = TensorSpec("x2", "s1", (2,), (1,))
-    write = Op("add_.Scalar", ("x0",), {"other": 1.0}, ("v0",))
+    storages, (x0, x1, x2) = _ALIASED
+    write = _WRITE_X0
     for dead in (Op("movedim", ("x1",), {"source": 0, "destination": 0}, ("v3",)),
                  Op("slice_scatter", ("x2", "x1"), {"dim": 0, "start": 0, "end": 1, "step": 2},
                     ("v3",))):
         p = Program(storages, (x0, x1, x2), (write, dead), ("v0",))
         assert canonical_forms(p)[1] == {CANONICAL_CLONE: Op("clone", ("x1",), {}, ("v3",))}
-
-        def needs_x1_read(c: Program) -> dict:  # x1 read, and still x0's alias
-            on = {t.name: t.storage for t in c.inputs}
-            reads = any("x1" in op.args for op in c.body) and on.get("x1", 0) == on.get("x0")
-            return dict(BAD) if write in c.body and reads else dict(OK)
-
-        small, _, _ = shrink(p, needs_x1_read(p), needs_x1_read, budget=60)
+        small, _, _ = shrink(p, _needs_x1_read(p), _needs_x1_read, budget=60)
         assert _rows(small) == [("add_.Scalar", ("x0",), ("v0",)), ("clone", ("x1",), ("v3",))]
     # a statement something reads keeps its own forms (movedim: none but its bypass)
     used = Program(storages, (x0, x1, x2),
@@ -935,25 +942,17 @@ def test_a_statement_read_by_nothing_shrinks_to_a_clone_of_the_alias_it_keeps_li
 def test_a_statement_whose_readers_were_dropped_is_shrunk_again_as_a_dead_reader():
     # 58917cdc15's shape: the slice_scatter of the second alias had a reader in the program
     # as found; with it dropped, a second pass offers the scatter's dead-reader clone
-    storages = (StorageSpec("s0", 17), StorageSpec("s1", 2))
-    x0, x1 = TensorSpec("x0", "s0", (4,), (2,), 1), TensorSpec("x1", "s0", (1,), (1,), 2)
-    x2 = TensorSpec("x2", "s1", (2,), (1,))
-    write = Op("add_.Scalar", ("x0",), {"other": 1.0}, ("v0",))
+    storages, (x0, x1, x2) = _ALIASED
+    write = _WRITE_X0
     scatter = Op("slice_scatter", ("x2", "x1"), {"dim": 0, "start": 0, "end": 1, "step": 2},
                  ("v3",))
     p = Program(storages, (x0, x1, x2), (write, scatter, Op("sin", ("v3",), {}, ("v4",))), ("v0",))
     assert dead_readers(p) == {"v4"}
-
-    def needs_x1_read(c: Program) -> dict:  # x1 read, and still x0's alias
-        on = {t.name: t.storage for t in c.inputs}
-        reads = any("x1" in op.args for op in c.body) and on.get("x1", 0) == on.get("x0")
-        return dict(BAD) if write in c.body and reads else dict(OK)
-
-    small, _, spent = shrink(p, needs_x1_read(p), needs_x1_read, budget=60)
+    small, _, spent = shrink(p, _needs_x1_read(p), _needs_x1_read, budget=60)
     assert _rows(small) == [("add_.Scalar", ("x0",), ("v0",)), ("clone", ("x1",), ("v3",))]
     assert spent <= 60
     # with the budget spent by the first pass there is no second one
-    first, _, spent = shrink(p, needs_x1_read(p), needs_x1_read, budget=4)
+    first, _, spent = shrink(p, _needs_x1_read(p), _needs_x1_read, budget=4)
     assert spent == 4 and ("slice_scatter", ("x2", "x1"), ("v3",)) in _rows(first)
 
 
