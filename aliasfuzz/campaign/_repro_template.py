@@ -188,6 +188,10 @@ print(scripted.graph)  # the graph TorchScript's frontend built, before any exec
 {% endif %}
 for call in range({{ calls }}):  # {{ calls_note }}
     a, b = inputs(), inputs()
+{% if toggle %}
+    if call % 2:  # as the campaign called it: None for the optional input(s) on odd calls
+        a, b = ([None if k in {{ toggle }} else t for k, t in enumerate(x)] for x in (a, b))
+{% endif %}
 {% if check == "crash" %}
     want = f(*a)
     try:

@@ -398,6 +398,23 @@ def render_repro(program: Program, meta: dict[str, Any]) -> str:
     return render_plan(p, meta, _parts(p), tuple(t.name for t in p.program.inputs))
 
 
+def _toggled_tensors(p: Plan) -> tuple[int, ...]:
+    """Positions of the optional inputs TorchScript's pipeline passes as ``None`` on odd
+    calls (``passes.torchscript.call_variants``: script mode, ``toggle_optional`` on, a
+    toggleable input given as a tensor on call 0). Audit 51, 30c2059388: the repro passed
+    the tensor on every call and exited 0, the bug needing ``None``. An input the program
+    gives as ``None`` (a tensor on odd calls) is not shown: ``()`` then."""
+    from aliasfuzz.fuzz.optional import toggleable
+
+    o = p.options.get("torchscript") or {}
+    if o.get("mode", "script") != "script" or not o.get("toggle_optional", True):
+        return ()
+    flip = set(toggleable(p.program))
+    if any(t.none for t in p.program.inputs if t.name in flip):
+        return ()
+    return tuple(k for k, t in enumerate(p.program.inputs) if t.name in flip)
+
+
 def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tuple[str, ...]) -> str:
     """``repro.py`` of plan ``p`` (mode ``compile``, ``fastpath``, ``fx`` or ``jit``) whose
     program part is ``parts`` (as :func:`_parts` returns: ``imports``, ``definitions``,
@@ -421,9 +438,10 @@ def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tup
         # with TORCHDYNAMO_SUPPRESS_ERRORS=1 set, a compile error falls back to eager and a
         # crash repro said "fixed" (fresh user 32's B4)
         settings.append("torch._dynamo.config.suppress_errors = False  # an error is not eager")
-    script, calls, calls_note = "", 1, ""
+    script, calls, calls_note, toggle = "", 1, "", ()
     if p.mode == "jit":
         settings, script, calls, calls_note = jit_settings(p, meta)
+        toggle = _toggled_tensors(p) if calls > 1 else ()
     parts = dict(parts)
     imports = parts.pop("imports")
     if p.mode == "fastpath":
@@ -455,7 +473,7 @@ def render_plan(p: Plan, meta: dict[str, Any], parts: dict[str, Any], names: tup
         imports=imports, settings=settings, mode=p.mode, check=check, what=what, want=want,
         got=got, want_f="{" + want + "}", got_f="{" + got + "}", compiled=compiled,
         names=repr(tuple(names)),
-        setup=setup, script=script, calls=calls, calls_note=calls_note,
+        setup=setup, script=script, calls=calls, calls_note=calls_note, toggle=toggle,
         copy_rules=copy_rules(meta, p), node=node,
         # a finding shown by a view past its storage in Inductor's wrapper (oracle.heap):
         # the repro checks each view as the wrapper makes it, and exits 1 at that one,

@@ -423,3 +423,17 @@ def test_an_inputs_repro_lists_storage_elements_written_outside_every_view(tmp_p
     assert not R._unviewed(whole)
     assert "outside_views" not in R.render_repro(whole, meta_v2(
         whole, "aot_eager", "miscompile", "inputs", "functionalization"))
+
+
+def test_a_torchscript_repro_passes_none_for_the_optional_input_on_odd_calls(tmp_path):
+    # audit 51, 30c2059388: the campaign called the legacy executor with o0 a tensor, then
+    # None (passes.torchscript.call_variants); the repro passed the tensor twice and exited
+    # 0 ("fixed") where the bug ("cannot resize variables that require grad") needs None
+    entry = load_entry(ROOT / "tests" / "data" / "repro_toggle" / "crash-ts-optimizer-30c2059388")
+    text = R.render_repro(entry.program, entry.meta)
+    assert "None if k in (1,)" in text and len(text.splitlines()) <= R.MAX_LINES
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "cannot resize variables that require grad" in run.stderr, (
+        run.returncode, run.stderr[-500:])
