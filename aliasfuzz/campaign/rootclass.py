@@ -325,7 +325,10 @@ def _dynamo_rewritten(meta: dict[str, Any]) -> set[str]:
 
 
 #: What the legacy executor's autograd graph does to a program that asked for no gradient.
-_AUTOGRAD_MARK = re.compile(r"requires_grad eager False, torchscript True|\bAutograd\b")
+_AUTOGRAD_MARK = re.compile(r"requires_grad eager False, torchscript True|\bAutograd\b|"
+                            # audit 51: the same graph's refusals in autograd's own words
+                            # (30c2059388, e88cc7aa42 beside 1ccd29630f)
+                            r"variables that require grad|don't support automatic differentiation")
 
 
 def _legacy_autograd(meta: dict[str, Any]) -> bool:

@@ -804,3 +804,17 @@ def test_the_legacy_executor_s_requires_grad_is_matched_by_its_explanation():
     every = said.format("miscompile").replace("profiling: ok", "profiling: miscompile")
     assert match(bugs, root, ops, {"torchscript"}, explanation=every)[0] is None
     assert match(bugs, root, ops, {"torchscript"})[0] is None  # no explanation given
+
+
+def test_the_legacy_executor_s_autograd_crashes_are_related_to_it():
+    # audit 51: the same DifferentiableGraph refused by autograd, a crash: shown with #126277
+    bugs = load_known(CORPUS)
+    root = {"stage": "ts-optimizer", "verdict": "crash", "check": "torchscript",
+            "evidence": ["functional", "view"]}
+    said = ("legacy call 1 (optimized) raised RuntimeError: cannot resize variables that "
+            "require grad\nThe following operation failed in the TorchScript interpreter.\n"
+            "    return (v6,) | profiling: ok, legacy: crash, simple: ok")
+    hit, related = match(bugs, root, {"mean.dim", "resize_as_"}, {"torchscript"}, explanation=said)
+    assert hit is None and [b.issue for b in related] == ["pytorch/pytorch#126277"]
+    other = said.replace("cannot resize variables that require grad", "size mismatch")
+    assert match(bugs, root, {"mean.dim"}, {"torchscript"}, explanation=other) == (None, [])

@@ -319,6 +319,16 @@ def test_the_legacy_executor_s_autograd_graph_is_one_bug_whatever_the_verdict():
     assert not same_bug(an_output, values) and not same_bug(an_output, every_executor)
     elsewhere = {**an_output, "root": {**an_output["root"], "stage": "ts-fuser"}}
     assert not same_bug(crash, elsewhere)
+    # audit 51 (30c2059388, e88cc7aa42): the same graph refused by autograd in its own words
+    resize = _ts("crash", " raised RuntimeError: cannot resize variables that require grad",
+                 evidence=("functional", "view"))
+    out = _ts("crash", " raised RuntimeError: add(): functions with out=... arguments don't "
+                       "support automatic differentiation, but one of the arguments requires grad.",
+              evidence=("out",))
+    assert same_bug(crash, resize) and same_bug(crash, out) and same_bug(resize, an_output)
+    other = _ts("crash", " raised RuntimeError: The size of tensor a (2) must match the size of "
+                         "tensor b (3) at non-singleton dimension 0", evidence=("view",))
+    assert not same_bug(crash, other)
 
 
 def test_frontend_foreach_programs_are_one_bug_whatever_builds_the_list():
