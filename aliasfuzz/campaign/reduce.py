@@ -89,8 +89,6 @@ __all__ = [
     "OWN_STORAGE",
     "bypass_targets",
     "canonical_forms",
-    "dead_readers",
-    "offered",
     "dense_storages",
     "input_options",
     "needed_features",
@@ -188,7 +186,8 @@ def canonical_forms(program: Program) -> Canonicals:
     from aliasfuzz.fuzz.validate import infer
 
     taken = _names(program)
-    shared = {t.name for t in _live(program) if t.storage in _shared_storages(program)}
+    on_shared = _shared_storages(program)
+    shared = {t.name for t in _live(program) if t.storage in on_shared}
     read_later = _read_after(program)
     rebound = _rebound_only(program)
     out = []
@@ -235,33 +234,6 @@ def _rebound_producer(step) -> dict[str, Op]:
         return {}
     params = {"shape": list(res.shape), "dtype": res.dtype}
     return {CANONICAL_FACTORY: Op("zeros", (tensors[0],), params, op.out)}
-
-
-def offered(program: Program) -> set[tuple[str, str, Op]]:
-    """``(first bound name, canonical action, replacing statement)`` of every canonical rewrite
-    :func:`canonical_forms` offers in ``program``: a shrunk program offering one the original
-    did not (a form that depends on how the result is read, which shrinking changes) is
-    worth another pass. Raises :class:`~aliasfuzz.errors.InvalidArgument` when ``program``
-    does not validate."""
-    return {(st.out[0], act, op) for st, forms in zip(program.body, canonical_forms(program),
-                                                      strict=True)
-            for act, op in forms.items() if st.out}
-
-
-def dead_readers(program: Program) -> set[str]:
-    """The first bound name of each statement of ``program`` that :func:`canonical_forms`
-    rewrites as a dead reader (writes nothing, nothing reads its results; see the module
-    docstring). Raises :class:`~aliasfuzz.errors.InvalidArgument` when ``program`` does not
-    validate."""
-    from aliasfuzz.fuzz.validate import infer
-
-    shared = {t.name for t in _live(program) if t.storage in _shared_storages(program)}
-    read_later = _read_after(program)
-    return {
-        step.op.out[0] for i, step in enumerate(infer(program).steps)
-        if step.op.op not in _CANONICAL_OPS.values() and step.op.out
-        and not set(step.op.out) & read_later[i] and _dead_reader(step, shared)
-    }
 
 
 def _read_after(program: Program) -> list[set[str]]:

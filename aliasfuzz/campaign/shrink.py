@@ -67,7 +67,6 @@ from aliasfuzz.campaign.reduce import (
     dense_storages,
     input_options,
     needed_features,
-    offered,
     reduce_inputs,
     reduce_program,
     statement_options,
@@ -282,8 +281,8 @@ def shrink(
     ``stop()`` true ends the search too, once the original's replay has run, with the
     smallest program found so far (the campaign's time budget spent: :class:`~.pool.Pool`).
     When the smallest program offers a canonical rewrite the original did not (a statement
-    whose readers were dropped: a dead reader, a rebound producer; :func:`~.reduce.offered`),
-    the rest of the budget shrinks it again with its own canonical forms.
+    whose readers were dropped: a dead reader, a rebound producer), the rest of the budget
+    shrinks it again with its own canonical forms.
     """
     # a crash is the same failure as another crash (same_failure): static shapes could trade
     # a dynamic-only crash (#122773's, while Dynamo traces) for another bug's
@@ -294,29 +293,29 @@ def shrink(
         program, outcome, evaluate, budget, _strategy(program, plan), plan.keep_everything(),
         stop, seen,
     )
-    if "unreproduced" in got or spent >= budget or not _newly_dead(program, small):
+    if "unreproduced" in got or spent >= budget:
         return small, got, spent
-    # a statement whose readers the first pass dropped is a dead reader only now: its
-    # canonical form (reduce.dead_readers) was not offered, so the rest of the budget is
+    # a statement whose readers the first pass dropped is a dead reader (or a rebound
+    # producer) only now: its canonical form was not offered, so the rest of the budget is
     # spent on the shrunk program's own plan (H100 campaign of 2026-12-06: 58917cdc15 kept a
     # slice_scatter of the second alias whose users had gone)
-    plan = _plan(small, static=static)
+    again_plan = _plan(small, static=static)
+    if not _rewrites(small, again_plan) - _rewrites(program, plan):
+        return small, got, spent
     again, got2, spent2 = _minimize(
-        small, got, evaluate, budget - spent, _strategy(small, plan), plan.keep_everything(), stop,
-        seen,
+        small, got, evaluate, budget - spent, _strategy(small, again_plan),
+        again_plan.keep_everything(), stop, seen,
     )
     if "unreproduced" in got2:  # the shrunk program failed to replay: keep the first pass's
         return small, got, spent + spent2
     return again, got2, spent + spent2
 
 
-def _newly_dead(program: Program, small: Program) -> bool:
-    """Whether ``small`` offers a canonical rewrite (:func:`~.reduce.offered`: a dead
-    reader, a rebound producer) that ``program`` did not."""
-    try:
-        return bool(offered(small) - offered(program))
-    except InvalidArgument:
-        return False
+def _rewrites(program: Program, plan: _Plan) -> set[tuple[str, str, Any]]:
+    """``(first bound name, canonical action, replacing statement)`` of every canonical
+    rewrite ``plan`` (``program``'s) offers; none where ``program`` does not validate."""
+    return {(st.out[0], act, op) for st, forms in zip(program.body, plan.canonicals, strict=True)
+            for act, op in forms.items() if st.out}
 
 
 def _minimize(
