@@ -382,6 +382,13 @@ def graph_alias(meta: dict[str, Any]) -> str | None:
     return None
 
 
+def control_agrees(meta: dict[str, Any], name: str) -> bool:
+    """Whether a control's row ``name`` of ``meta["trail"]`` (``<setting>: agrees ...``, as
+    :func:`aliasfuzz.oracle.blame.dynamo_rewrite` writes it) says the pipeline agreed with
+    eager under the control."""
+    return any(said.split(": ", 1)[-1].startswith("agrees") for said in trail_rows(meta, name))
+
+
 def trail_rows(meta: dict[str, Any], name: Any) -> list[str]:
     """What the rows of ``meta["trail"]`` named ``name`` (a stage, or a control's entry such
     as ``raised-in`` or ``pass-off``) say, in trail order (none for an entry without a

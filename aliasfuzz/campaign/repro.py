@@ -49,6 +49,7 @@ from aliasfuzz.campaign._repro_frames import (
 )
 from aliasfuzz.campaign._repro_template import BROKE
 from aliasfuzz.campaign._repro_words import (
+    control_agrees,
     effect,
     first_line,
     known_lines,
@@ -296,8 +297,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             f"REINPLACE_INPLACEABLE_OPS) the program compiles and agrees with eager, while the "
             f"pass's own graph runs right eagerly: {mishandles}.",
             92, break_on_hyphens=False)
-    if stage and any(said.split(": ", 1)[-1].startswith("agrees")
-                     for said in trail_rows(meta, ENABLED_BY_DYNAMO)):
+    if stage and control_agrees(meta, ENABLED_BY_DYNAMO):
         # the program has no fma; Dynamo wrote one in its place (audit 48, baa68a8925)
         notes += textwrap.wrap(
             "It needs Dynamo's own rewrite of the call (torch._dynamo.config."

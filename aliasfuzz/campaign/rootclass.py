@@ -98,7 +98,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from aliasfuzz.campaign._repro_words import executor_verdicts
+from aliasfuzz.campaign._repro_words import control_agrees, executor_verdicts
 
 __all__ = ["error_class", "find_same", "same_bug", "stage_error"]
 
@@ -318,8 +318,7 @@ def _dynamo_rewritten(meta: dict[str, Any]) -> set[str]:
 
     if meta["root"]["stage"] not in _COMPILED:
         return set()
-    if not any(name == ENABLED_BY_DYNAMO and ": agrees" in str(what)
-               for name, what in meta.get("trail") or []):
+    if not control_agrees(meta, ENABLED_BY_DYNAMO):
         return set()
     return {o.partition(".")[0] for o in meta.get("ops") or []} & set(DYNAMO_REWRITES)
 
