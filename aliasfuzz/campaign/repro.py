@@ -320,7 +320,9 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         notes += textwrap.wrap(
             f"Shown by another sighting ({plan_.pipeline}), the most public one; program.json "
             "holds the entry's own program.", 92, break_on_hyphens=False)
-    cost = _COST.search(str(meta.get("explanation") or "")) if plan_.verdict == "missed-reinplace" else None
+    # the shown sighting's own measure: another program's bytes would describe another
+    # program (fresh user of e55a8df, 28782ce57a); a sighting that kept none prints none
+    cost = _COST.search(plan_.explanation) if plan_.verdict == "missed-reinplace" else None
     if cost:  # the measured cost is the claim; the one-line summary above cuts it off
         # an entry of old names no count: its figures are the loop extents' (fresh user 38's
         # B5 looked for them in what the script prints, Inductor's own count)

@@ -150,6 +150,33 @@ def test_harness_says_why_in_its_docstring(results):
     assert "excess 592 bytes for a 320-byte tensor" in doc
 
 
+def test_the_cost_paragraph_is_the_shown_sightings_measure():
+    # fresh user of e55a8df (28782ce57a): a repro showing another sighting's program quoted
+    # the entry's own cost, bytes of a program the repro does not run
+    from dataclasses import replace
+
+    program, meta, _ = CASES["b20-missed-scatter"]
+    own = {**meta, "expected": {**meta["expected"], "pipeline": "inductor-reinplace"},
+           "hits": [{**meta["hits"][0], "pipeline": "inductor-reinplace", "full": "hidden"}]}
+    other = replace(program, body=program.body + program.body[-1:])
+    said = ("slice_scatter (input): no conflicting access; forced in place, 2 runs agree; "
+            "Inductor's generated code moves 960 bytes per call in 3 kernels, 48 bytes in 1 with "
+            "the copy dropped (20.0x); excess 912 bytes for a 480-byte tensor")
+    hit = {**meta["hits"][0], "program": other.to_json(), "program_index": 7, "explanation": said}
+    entry = {**own, "hits": [*own["hits"], hit]}
+    assert not R.plan(program, entry).own
+    doc = " ".join(ast.get_docstring(ast.parse(R.render_repro(program, entry))).split())
+    assert "Cost: Inductor's generated code moves 960 bytes per call" in doc
+    assert "640 bytes" not in doc
+    # a sighting that kept no measure (an older hit) prints no cost, not the entry's
+    entry["hits"][-1] = {**hit, "explanation": said.split("; Inductor")[0]}
+    doc = ast.get_docstring(ast.parse(R.render_repro(program, entry)))
+    assert "Cost:" not in doc and "640" not in doc
+    # the entry's own program still gets its own measure
+    doc = " ".join(ast.get_docstring(ast.parse(R.render_repro(program, own))).split())
+    assert "Cost: Inductor's generated code moves 640 bytes per call" in doc
+
+
 def test_claims_and_invariants_compare_what_they_need(results):
     text = results["unsafe-claim"][0]
     assert "torch.testing.assert_close((got, b), (want, a)" in text  # outputs and inputs
