@@ -818,3 +818,17 @@ def test_the_legacy_executor_s_autograd_crashes_are_related_to_it():
     assert hit is None and [b.issue for b in related] == ["pytorch/pytorch#126277"]
     other = said.replace("cannot resize variables that require grad", "size mismatch")
     assert match(bugs, root, {"mean.dim"}, {"torchscript"}, explanation=other) == (None, [])
+
+
+def test_rotating_zero_buffers_in_a_scripted_loop_are_75794():
+    # audit 51, d07b0b381d: upstream since 2022 (seed case b23), filed as new
+    bugs = load_known(CORPUS)
+    root = {"stage": "ts-optimizer", "verdict": "miscompile", "check": "torchscript",
+            "evidence": ["control", "factory"]}
+    ops = {"loop_rotate3_accumulate", "zeros"}
+    hit, _ = match(bugs, root, ops, {"torchscript"})
+    assert hit is not None and hit.issue == "pytorch/pytorch#75794"
+    # buffers given as inputs (no factory op), or another stage: not this bug
+    inputs = {**root, "evidence": ["control"]}
+    assert match(bugs, inputs, {"loop_rotate3_accumulate"}, {"torchscript"})[0] is None
+    assert match(bugs, {**root, "stage": "ts-frontend"}, ops, {"torchscript"})[0] is None
