@@ -91,6 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     parser = build_parser()
+    given = sys.argv[1:] if argv is None else argv
+    if given and given[0].startswith("-") and given[0] not in ("-h", "--help"):
+        # argparse would say "the following arguments are required: command" (fresh user 51's
+        # B6: `aliasfuzz --nope` did not name the flag)
+        commands = next(a.choices for a in parser._actions
+                        if isinstance(a, argparse._SubParsersAction))
+        parser.error(f"unrecognized arguments: {given[0]} (a command comes first: "
+                     f"{', '.join(commands)})")
     args = parser.parse_args(argv)
     # run may leave SIGTERM/SIGINT ending the process with its code (campaign.cli's
     # _interruptible): put back what this process had once it returns

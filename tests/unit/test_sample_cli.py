@@ -68,3 +68,17 @@ def test_max_statements_caps_the_main_draw_and_each_family_adds_one_at_most(cap)
     assert max(over) > 0  # what the help now says: the families add to the main draw
     off = {f"{f}_share": 0.0 for f in ("advindex", "metadata", "optional", "autograd")}
     assert all(len(generate_one(1, i, max_statements=cap, **off).body) <= cap for i in range(150))
+
+
+@pytest.mark.parametrize("argv", [["--nope"], ["--nope", "run"], ["-x"]])
+def test_a_flag_before_the_command_is_named(capsys, argv):
+    # fresh user 51's B6: `aliasfuzz --nope` said "the following arguments are required:
+    # command", not which flag was wrong
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1, err
+    assert f"unrecognized arguments: {argv[0]} (a command comes first: sample, run," in err, err
+    with pytest.raises(SystemExit) as e:  # no command at all keeps argparse's words
+        main([])
+    assert e.value.code == 2 and "required: command" in capsys.readouterr().err
