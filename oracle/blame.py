@@ -215,7 +215,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "SYNTHETIC_BASE", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
-    "ALSO_FIXED_BY", "DYNAMO_REWRITES", "ENABLED_BY", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
+    "ALSO_FIXED_BY", "DYNAMO_REWRITES", "ENABLED_BY", "ERROR_GONE", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
     "pass_name",
     "pass_off",
     "scalar_codegen",
@@ -792,19 +792,24 @@ def _control(
     pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str], opts: Any,
     device: str, eager: EagerResult, shadow: Callable[[], EagerResult | None],
 ) -> str:
-    """``agrees`` / ``departs`` / ``raises``: the pipeline run with ``opts`` (a control's
-    options) on fresh inputs, against eager under the finding's own checks. A view past its
-    storage that Inductor's wrapper makes raises there
+    """``agrees`` / ``departs`` / ``raises`` / ``unsupported:<rule>``: the pipeline run with
+    ``opts`` (a control's options) on fresh inputs, against eager under the finding's own
+    checks; ``unsupported:<rule>`` when it raised a documented refusal
+    (:data:`aliasfuzz.oracle.refusals.REFUSALS`, e.g. ``inductor-cpu-user-triton``: a user
+    Triton kernel's codegen on CPU), which tells the control's answer cannot be seen here.
+    A view past its storage that Inductor's wrapper makes raises there
     (:func:`aliasfuzz.oracle.wrapper_bounds.checked_views`), before a kernel writes through it."""
     from aliasfuzz.oracle.judge import _as_result
+    from aliasfuzz.oracle.refusals import classify
     from aliasfuzz.oracle.wrapper_bounds import checked_views
     from aliasfuzz.passes.pipelines import run_function
 
     with checked_views(stop=True):
-        res = _as_result(run_function(pipeline, fn, make(), input_names=names, device=device,
-                                      options=opts))
+        ex = run_function(pipeline, fn, make(), input_names=names, device=device, options=opts)
+    res = _as_result(ex)
     if res.error is not None:
-        return "raises"
+        refusal = classify(pipeline, ex.failure, make())
+        return f"{UNSUPPORTED}{refusal.rule}" if refusal is not None else "raises"
     return "agrees" if departure(pipeline, eager, res, names, shadow) is None else "departs"
 
 
@@ -1061,6 +1066,15 @@ def dynamo_rewrite(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], s
 
 #: The trail entry of :func:`enabled_by_reinplace`.
 ENABLED_BY = "enabled-by"
+#: A control's answer when its run raised a documented refusal (``unsupported:<rule>``).
+UNSUPPORTED = "unsupported:"
+#: How :func:`enabled_by_reinplace`'s trail row begins when the crash went away with the
+#: pass off but a documented refusal stopped the compile later.
+ERROR_GONE = "reinplace disabled: the error is gone"
+#: Inductor components (:attr:`Blame.component`) that run before codegen, where a
+#: documented refusal of user Triton kernels on CPU is raised: a control that reaches that
+#: refusal got past a crash raised in one of them.
+_BEFORE_CODEGEN = ("lowering", "scheduler")
 
 
 def enabled_by_reinplace(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
@@ -1071,14 +1085,33 @@ def enabled_by_reinplace(b: Blame, pipeline: str, opts: Any, runner: Callable[[A
     which is what a reader of the repro needs to know, while the blame stands, the pass's
     graph being right (audit 38, 0a4e0624e7: ``make_reindexer NYI on DtypeView`` for a
     custom op reinplaced onto a dtype view of a computed buffer; with the pass off it
-    compiles and agrees). One compile per finding; Inductor pipelines with the pass on only."""
+    compiles and agrees). A crash raised before codegen (:data:`_BEFORE_CODEGEN`) whose
+    control stops at a documented refusal after it (a user Triton kernel's codegen on CPU) is
+    said to be gone without agreement being shown (audit 51, ecaa4998b9); any other answer
+    is written to the trail with the blame standing. One compile per finding; Inductor
+    pipelines with the pass on only."""
     ran = any(st == "reinplace" and what == "agrees" for st, what in b.trail)
     if pipeline not in _PASS_OFF or pipeline == "inductor-noreinplace" or len(b.stages) != 1 \
             or not ran:
         return b
-    if runner(opts.with_passes_off(pass_name("reinplace"))) == "agrees":
+    got = runner(opts.with_passes_off(pass_name("reinplace")))
+    if got == "agrees":
         b.trail.append((ENABLED_BY, "reinplace disabled: agrees; the blame stands (the pass's "
                                     "own graph runs right eagerly)"))
+    elif got.startswith(UNSUPPORTED) and b.component in _BEFORE_CODEGEN:
+        # audit 51, ecaa4998b9: a CPU program with a user Triton kernel crashed in the
+        # scheduler; with the pass off the compile got past it to the kernel's codegen, which
+        # needs a GPU. The crash (raised before codegen) is gone, agreement cannot be seen
+        # here: said as such
+        from aliasfuzz.oracle.refusals import REFUSALS
+
+        rule = got[len(UNSUPPORTED):]
+        why = next((r.why for r in REFUSALS if r.rule == rule), "")
+        b.trail.append((ENABLED_BY, f"{ERROR_GONE}; the compile then stops at a documented "
+                                    f"refusal ({rule}: {why}), so agreement with eager is not "
+                                    "shown; the blame stands"))
+    else:
+        b.trail.append((ENABLED_BY, f"reinplace disabled: {got}; the blame stands"))
     return b
 
 

@@ -227,6 +227,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         DONATED_BUFFER,
         ENABLED_BY,
         ENABLED_BY_DYNAMO,
+        ERROR_GONE,
         RAISED_IN,
         SYNTHETIC_BASE,
         pass_name,
@@ -286,15 +287,22 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         # the stage is full Inductor; the component tells which part of it to read (audit 22)
         notes += textwrap.wrap(f"Inductor raised it in its {raised_in}.", 92,
                                break_on_hyphens=False)
-    if any(st == ENABLED_BY for st, _ in meta.get("trail") or []) and stage:
+    gone = [r for r in trail_rows(meta, ENABLED_BY) if r.startswith(ERROR_GONE)]
+    if stage and (control_agrees(meta, ENABLED_BY) or gone):
         # the cut blames where it broke; that the pass made the graph is the other half
         # (audit 38, 0a4e0624e7: "it raises in lowering only because reinplace ...")
         mishandles = (f"{stage} mishandles a graph only the pass makes" if stage != DONATED_BUFFER
                       else "the forward saves a tensor on the input's storage, which the "
                       "backward, told it is free (bw_donated_idxs), reuses")
+        # audit 51, ecaa4998b9: on CPU a user Triton kernel's codegen stops the control
+        # after the crash's place; the crash is gone, agreement is not shown
+        off = ("the program compiles and agrees with eager" if not gone else
+               "the error is gone, and the compile goes on until a documented refusal stops it ("
+               + gone[0].split(" refusal (", 1)[-1].split("), so ", 1)[0]
+               + "), so agreement with eager is not shown here")
         notes += textwrap.wrap(
             f"It needs Inductor's reinplace pass: with the pass disabled (disabled_passes "
-            f"REINPLACE_INPLACEABLE_OPS) the program compiles and agrees with eager, while the "
+            f"REINPLACE_INPLACEABLE_OPS) {off}, while the "
             f"pass's own graph runs right eagerly: {mishandles}.",
             92, break_on_hyphens=False)
     if stage and control_agrees(meta, ENABLED_BY_DYNAMO):

@@ -924,6 +924,22 @@ def test_a_fresh_graph_output_on_an_input_s_storage_is_named():
     assert fresh_output_aliasing_input([base[:0]], [x1], (0,)) is None
 
 
+def test_a_scheduler_crash_gone_with_the_pass_off_says_so_where_triton_cannot_compile():
+    # audit 51, ecaa4998b9: on CPU, with the reinplace pass off, the compile gets past the
+    # scheduler's KeyError to the user Triton kernel's codegen (no CPU backend, a documented
+    # refusal); the control's "raises" hid that disabling the pass removes the crash
+    from aliasfuzz.oracle.blame import ERROR_GONE
+
+    p = Program.from_json(json.loads((DATA / "crash-lowering-ecaa4998b9.json").read_text()))
+    opts = {"dynamic": True}
+    out = _judge.evaluate(p, "inductor", "cpu", opts)
+    assert out["verdict"] == "crash" and "KeyError" in out["explanation"], out["explanation"]
+    b = blame_program(p, "inductor", "crash", out["check"], options=opts, error=out["explanation"])
+    assert (b.stage, b.component) == ("lowering", "scheduler"), b.trail
+    assert _trail(b, ENABLED_BY).startswith(ERROR_GONE), b.trail
+    assert "(inductor-cpu-user-triton: " in _trail(b, ENABLED_BY), b.trail
+
+
 def test_an_input_finding_of_a_grad_program_is_cut_and_reproduced_with_its_backward(tmp_path):
     # campaign 25, 94644fc8c5: x1 (a leaf requiring grad) written under no_grad, then sin(x1);
     # Inductor's compiled backward overwrites x1 with its gradient. The pipeline compared the

@@ -16,7 +16,7 @@ import pytest
 from aliasfuzz.campaign.corpus import load_entry, record
 from aliasfuzz.campaign.repro import moved_by_pass_off, pass_off_move, render_repro
 from aliasfuzz.errors import InvalidArgument
-from aliasfuzz.oracle.blame import ALSO_FIXED_BY, ENABLED_BY, Blame, pass_off
+from aliasfuzz.oracle.blame import ALSO_FIXED_BY, ENABLED_BY, ERROR_GONE, Blame, pass_off
 from passes.pipelines import PipelineOptions
 from tests.common.repro_cases import CASES, meta_v2
 
@@ -118,29 +118,41 @@ LOWERING = [("dynamo", "agrees"), ("aot", "agrees"), ("reinplace", "agrees"),
             ("lowering", "departs (raises NotImplementedError: make_reindexer NYI on DtypeView())")]
 
 
-@pytest.mark.parametrize(("off_agrees", "pipeline", "noted"), [
-    ("REINPLACE_INPLACEABLE_OPS", "inductor", True),
-    ("nothing", "inductor", False),  # lowering fails with the pass off too
-    ("REINPLACE_INPLACEABLE_OPS", "inductor-noreinplace", False),  # the pass never ran
+@pytest.mark.parametrize(("off", "pipeline", "component", "said"), [
+    ("agrees", "inductor", None, "agrees"),
+    ("raises", "inductor", None, None),  # lowering fails with the pass off too
+    ("agrees", "inductor-noreinplace", None, None),  # the pass never ran
+    # audit 51, ecaa4998b9: on CPU, with the pass off, the compile got past the scheduler's
+    # KeyError to a user Triton kernel's codegen, a documented refusal: the error is gone
+    ("unsupported:inductor-cpu-user-triton", "inductor", "scheduler", "gone"),
+    # raised in codegen itself, the refusal may come first: nothing is shown
+    ("unsupported:inductor-cpu-user-triton", "inductor", "codegen", None),
 ])
-def test_a_lowering_failure_that_needs_the_reinplace_pass_says_so(off_agrees, pipeline, noted):
+def test_a_lowering_failure_that_needs_the_reinplace_pass_says_so(off, pipeline, component, said):
     tried = []
 
     def runner(opts: PipelineOptions) -> str:
         tried.append(str(opts))
-        return "agrees" if off_agrees in str(opts) else "raises"
+        return off if "REINPLACE_INPLACEABLE_OPS" in str(opts) else "raises"
 
-    b = pass_off(Blame("lowering", ("lowering",), list(LOWERING)), pipeline,
+    b = pass_off(Blame("lowering", ("lowering",), list(LOWERING), component=component), pipeline,
                  PipelineOptions(), runner)
     assert b.stage == "lowering" and b.stages == ("lowering",)  # the blame stands
-    assert any(st == ENABLED_BY for st, _ in b.trail) is noted, b.trail
-    assert len(tried) == (0 if pipeline == "inductor-noreinplace" else 1)
+    rows = [what for st, what in b.trail if st == ENABLED_BY]
+    assert len(tried) == len(rows) == (0 if pipeline == "inductor-noreinplace" else 1)
+    assert (rows[0].startswith("reinplace disabled: agrees") if said == "agrees" else
+            rows[0].startswith(ERROR_GONE) if said == "gone" else
+            not rows or rows[0].endswith("; the blame stands")), rows
     program, _, _ = CASES["ok-aot_eager"]
     meta = meta_v2(program, pipeline, "crash", "exceptions", "lowering",
                    explanation="compiled raises _Failed: compile: NotImplementedError: x")
     meta["trail"], meta["stages"] = [list(t) for t in b.trail], ["lowering"]
     text = " ".join(render_repro(program, meta).split('"""')[1].split())
-    assert ("It needs Inductor's reinplace pass: with the pass disabled" in text) is noted, text
+    assert ("It needs Inductor's reinplace pass: with the pass disabled" in text) is bool(said), text
+    assert ("the program compiles and agrees with eager" in text) is (said == "agrees"), text
+    assert ("the error is gone, and the compile goes on until a documented refusal stops it "
+            "(inductor-cpu-user-triton: Inductor's codegen of user Triton kernels needs a GPU)"
+            in text) is (said == "gone"), text
 
 
 @pytest.mark.parametrize(("agrees_without", "also"), [
