@@ -324,6 +324,10 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             92, break_on_hyphens=False)
     notes += textwrap.wrap(f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits} "
                            "(an exception outside the check).", 92, break_on_hyphens=False)
+    silent = _silent_sighting(plan_, meta)
+    if silent:  # audit 51, baa68a8925: the crash hid a wrong dtype computed without an error
+        notes += textwrap.wrap(f"Filed with it as one root cause: wrong results without an error "
+                               f"({silent}).", 92, break_on_hyphens=False)
     if not plan_.own:  # an auditor compared this program with program.json and was puzzled
         notes += textwrap.wrap(
             f"Shown by another sighting ({plan_.pipeline}), the most public one; program.json "
@@ -347,6 +351,21 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         notes += textwrap.wrap("HARNESS, not public API alone: " + plan_.harness + ".", 92,
                                break_on_hyphens=False)
     return notes
+
+
+def _silent_sighting(plan_: Plan, meta: dict[str, Any]) -> str | None:
+    """``<pipeline>, another program: <first line>`` of the first ``miscompile`` hit of an
+    entry whose repro shows a crash, or None. A silent wrong result is the graver face of
+    one root cause, and a reader of the crash's repro would not learn of it (audit 51,
+    baa68a8925: an int8 view's ``addcmul_`` crashes lowering, an int64 one silently comes
+    back float32; both are Dynamo's ``fma`` rewrite)."""
+    if plan_.verdict != "crash":
+        return None
+    for k, h in enumerate(meta.get("hits") or ()):
+        said = first_line(str(h.get("explanation") or ""), 100)
+        if h.get("verdict") == "miscompile" and said:
+            return f"{h.get('pipeline')}, hit {k} of meta.json: {said}"
+    return None
 
 
 #: The cost sentence of a measured missed reinplace (oracle.confirm.Excess.message).

@@ -464,3 +464,20 @@ def test_a_torchscript_repro_passes_none_for_the_optional_input_on_odd_calls(tmp
     run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "cannot resize variables that require grad" in run.stderr, (
         run.returncode, run.stderr[-500:])
+
+
+def test_a_crash_s_repro_names_a_silent_wrong_result_filed_with_it():
+    # audit 51, baa68a8925: the repro showed lowering's broadcast assert (an int8 view's
+    # addcmul_), and its int64 sighting, float32 returned without an error, went unsaid
+    import json
+
+    from tests.unit.test_blame_out_of_bounds import ROOT
+
+    entry = ROOT / "corpus" / "crash-lowering-baa68a8925"
+    meta = json.loads((entry / "meta.json").read_text())
+    program = Program.from_json(json.loads((entry / "program.json").read_text()))
+    doc = " ".join(ast.get_docstring(ast.parse(R.render_repro(program, meta))).split())
+    assert "Filed with it as one root cause: wrong results without an error (inductor, hit 1 " \
+           "of meta.json: out0: dtype torch.int64 in eager, torch.float32 compiled)" in doc, doc
+    crashes = {**meta, "hits": [h for h in meta["hits"] if h["verdict"] == "crash"]}
+    assert "wrong results without an error" not in R.render_repro(program, crashes)
