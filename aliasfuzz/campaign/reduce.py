@@ -20,7 +20,9 @@ output and input and keeps the candidates that still fail. Body moves, per state
   written argument) becomes :data:`CANONICAL_WRITE`, ``add_.Scalar(t, other=1)`` on the
   argument ``t`` it wrote (``1.0`` on floating dtypes; none for bool), binding the name the
   original bound (an alias of ``t``, as the original's was); the write's extent becomes the
-  whole of ``t``. A functional or scatter statement with one result that bypass cannot
+  whole of ``t``. A Triton launch writing two distinct arguments becomes the custom op
+  ``fz.bump_pair`` on them (:func:`_kernel_pair`): a finding that needs a kernel writing
+  two tensors, not Triton, then reproduces without a GPU (audit 51, ecaa4998b9). A functional or scatter statement with one result that bypass cannot
   replace becomes :data:`CANONICAL_CLONE`, ``clone`` of its first argument of the result's
   dtype (where the result's shape differs from every argument's: a shape equal but a dtype
   not is no clone's), then :data:`CANONICAL_FACTORY`, ``zeros`` of the result's shape and
@@ -267,6 +269,8 @@ def _canonical(step, taken: set[str]) -> dict[str, Op]:
     op, kind, outs = step.op, step.opdef.kind, step.outs
     if kind in _WRITE_KINDS:
         mutated = step.opdef.mutated_indices(len(step.args))
+        if kind == OpKind.TRITON and len(mutated) == 2 and not outs:
+            return _kernel_pair([step.args[i] for i in mutated], [op.args[i] for i in mutated])
         if len(mutated) != 1 or len(outs) > 1:
             return {}
         t = step.args[mutated[0]]
@@ -295,6 +299,23 @@ def _canonical(step, taken: set[str]) -> dict[str, Op]:
     params = {"shape": list(res.shape), "dtype": res.dtype}
     forms[CANONICAL_FACTORY] = Op("zeros", (tensors[0][0],), params, op.out)
     return forms
+
+
+#: The custom op a user Triton launch writing two arguments becomes (:func:`_kernel_pair`).
+_PAIR_WRITE = "fz.bump_pair"
+
+
+def _kernel_pair(metas: list, names: list[str]) -> dict[str, Op]:
+    """The canonical write of a user Triton launch that writes two distinct, non-bool
+    tensor arguments (``names``, their layouts ``metas``): :data:`_PAIR_WRITE` on both
+    (``p += 1; q *= 3``, a custom op with ``mutates_args=("p", "q")``), a statement that
+    runs on every device. Audit 51, ecaa4998b9: the scheduler's ``KeyError`` needed a
+    kernel writing ``x`` and a temporary, not Triton; found on CPU, the repro asked for a
+    GPU. A finding that needs the kernel itself (its strides, its launch, one tensor given
+    twice) loses the failure with the rewrite, which the shrinker then rejects."""
+    if len(set(names)) != 2 or any(m is None or m.dtype == "bool" for m in metas):
+        return {}
+    return {CANONICAL_WRITE: Op(_PAIR_WRITE, tuple(names), {}, ())}
 
 
 def statement_options(

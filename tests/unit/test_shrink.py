@@ -980,3 +980,29 @@ def test_a_result_only_rebound_by_set_shrinks_to_zeros():
     kept = Program((s,), (x,), (*clone.body[:2], Op("sin", ("v1",), {}, ("v9",)), rebind),
                    ("v4", "v9"))
     assert canonical_forms(kept)[1] == {}
+
+
+def test_a_launch_writing_two_tensors_shrinks_to_a_custom_op_that_runs_on_cpu():
+    # audit 51, ecaa4998b9: the scheduler's KeyError 'op3' needed a kernel writing x1 and a
+    # temporary, not Triton; found on CPU, its repro asked for a GPU
+    import json
+
+    from aliasfuzz.campaign import _judge
+
+    p = Program.from_json(json.loads(
+        (ROOT / "tests" / "data" / "blame" / "crash-lowering-ecaa4998b9.json").read_text()))
+    launch = p.body[-1]
+    assert canonical_forms(p)[-1] == {
+        CANONICAL_WRITE: Op("fz.bump_pair", launch.args, {}, ())}
+    # one tensor given twice is the kernel's own case (#196657): no rewrite
+    twice = p.with_body(p.body[:-1] + (Op(launch.op, ("x1", "x1"), launch.params, ()),),
+                        p.outputs)
+    assert canonical_forms(twice)[-1] == {}
+    opts = {"dynamic": True}
+    out = _judge.evaluate(p, "inductor", "cpu", opts)
+    assert out["verdict"] == "crash" and "KeyError: 'op3'" in out["explanation"], out
+    small, got, _ = shrink(p, out, lambda c: _judge.evaluate(c, "inductor", "cpu", opts),
+                           budget=20)
+    assert "KeyError: 'op3'" in got["explanation"], got
+    assert [op.op for op in small.body][-1] == "fz.bump_pair", small.body
+    assert "triton" not in needed_features(small)["op_kinds"]
