@@ -377,7 +377,21 @@ def _describe(e: BaseException) -> str:
         return f"{type(x).__name__}: {text.splitlines()[0][:200] if text else ''}"
 
     inner = exception_chain(e)[-1]
-    return one(e) if inner is e else f"{one(e)} <- {one(inner)}"
+    if inner is e:
+        # Dynamo's fake-tensor wrapper keeps the error it caught in its message only, not in
+        # the chain (fresh user 51's B5: every such crash read "RuntimeError when making fake
+        # tensor call", and unrelated ones shared one root key)
+        got = _FAKE_TENSOR_GOT.search(str(e))
+        return one(e) if got is None else f"{one(e)} <- {got['type']}: {got['msg'][:200]}"
+    return f"{one(e)} <- {one(inner)}"
+
+
+#: The error Dynamo caught running an FX node on fake tensors, in its TorchRuntimeError's
+#: message (``torch/_dynamo/utils.py`` ``get_fake_value``: "Dynamo failed to run FX node
+#: with fake tensors: call_function ...: got RuntimeError('Cannot call numel() ...\\n...')").
+_FAKE_TENSOR_GOT = re.compile(
+    r"Dynamo failed to run FX node with fake tensors: .*?\): got (?P<type>\w+)\((?P<q>['\"])"
+    r"(?P<msg>.*?)(?:\\n|\n|(?P=q)\))", re.S)
 
 
 def departure(

@@ -336,6 +336,10 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     pipeline = pipeline or exp.get("pipeline", "")
     comp, words = stage_words(root.get("stage") or meta.get("stage"), pipeline)
     said = mismatch(_said(meta, sighting))
+    caught = None if sighting else fake_tensor_error(meta)
+    if caught and said.startswith(_FAKE_CALL):
+        # fresh user 51's B5: the title named Dynamo's wrapper, the trail the error itself
+        said = f"TorchRuntimeError: {caught}{said[len(_FAKE_CALL):]}"
     if ((sighting or exp).get("check")) == "out-of-bounds":
         # the effect says it already: "writes out of bounds ...: inductor writes out of
         # bounds: Inductor's wrapper made ..." (fresh user 47's B10)
@@ -379,6 +383,22 @@ def graph_alias(meta: dict[str, Any]) -> str | None:
         m = _GRAPH_ALIAS.search(said)
         if m and said.startswith("departs"):
             return f"makes its graph return graph input {m[2]}'s storage as fresh output {m[1]}"
+    return None
+
+
+#: Dynamo's wrapper of an error raised running an FX node on fake tensors (torch 2.13).
+_FAKE_CALL = "TorchRuntimeError: RuntimeError when making fake tensor call"
+
+
+def fake_tensor_error(meta: dict[str, Any]) -> str | None:
+    """The error Dynamo caught on fake tensors (``RuntimeError: Cannot call numel() on
+    tensor with symbolic sizes/strides``), from the blamed stage's trail row
+    (``departs (raises TorchRuntimeError: RuntimeError when making fake tensor call <- T:
+    msg)``, :func:`aliasfuzz.oracle.blame._describe`); None for another row."""
+    for said in _blamed_rows(meta):
+        head = f"departs (raises {_FAKE_CALL} <- "
+        if said.startswith(head) and said.endswith(")"):
+            return said[len(head):-1]
     return None
 
 

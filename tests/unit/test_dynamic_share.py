@@ -201,3 +201,25 @@ def test_a_resume_flag_that_repeats_the_saved_value_is_no_change(tmp_path, monke
     assert resume_options(saved, {"corpus": "kc", "dynamic_share": 0.5}).corpus == saved.corpus
     with pytest.raises(InvalidArgument, match="--corpus cannot change on --resume .*--state"):
         resume_options(saved, {"corpus": str(tmp_path / "other")})
+
+
+def test_a_fake_tensor_crash_is_titled_and_keyed_by_the_error_dynamo_caught():
+    # fresh user 51's B5: the title said "TorchRuntimeError: RuntimeError when making fake
+    # tensor call", Dynamo's wrapper; the error it caught was in its message only
+    from aliasfuzz.campaign import _judge
+    from aliasfuzz.campaign._repro_words import title
+    from aliasfuzz.campaign.corpus import roots
+
+    program = _scatter_out()
+    out = _judge.evaluate(program, "aot_eager", "cpu", {"dynamic": True})
+    blame = _judge.blame(program, "aot_eager", "cpu", {"dynamic": True}, out)
+    caught = "RuntimeError: Cannot call numel() on tensor with symbolic sizes/strides"
+    assert dict(blame["trail"])["dynamo"].endswith(f" <- {caught})"), blame["trail"]
+    (key,) = roots(program, out, "aot_eager", blame)
+    assert "raises:RuntimeError: Cannot call numel(*) on tensor with symbolic sizes/strides" \
+        in key["evidence"], key
+    meta = {"root": key, "trail": blame["trail"], "explanation": out["explanation"],
+            "expected": {"pipeline": "aot_eager", "verdict": "crash", "check": out["check"]}}
+    said = title(meta)
+    assert f"TorchRuntimeError: {caught} (while compiling)" in said, said
+    assert "making fake tensor call" not in said
