@@ -354,7 +354,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
 
 
 def _silent_sighting(plan_: Plan, meta: dict[str, Any]) -> str | None:
-    """``<pipeline>, another program: <first line>`` of the first ``miscompile`` hit of an
+    """``<pipeline>, hit k of meta.json: <first line>`` of the first ``miscompile`` hit of an
     entry whose repro shows a crash, or None. A silent wrong result is the graver face of
     one root cause, and a reader of the crash's repro would not learn of it (audit 51,
     baa68a8925: an int8 view's ``addcmul_`` crashes lowering, an int64 one silently comes
