@@ -1089,6 +1089,9 @@ ERROR_GONE = "reinplace disabled: the error is gone"
 #: documented refusal of user Triton kernels on CPU is raised: a control that reaches that
 #: refusal got past a crash raised in one of them.
 _BEFORE_CODEGEN = ("lowering", "scheduler")
+#: Documented refusals (:data:`aliasfuzz.oracle.refusals.REFUSALS` rules) raised in
+#: Inductor's codegen, after lowering and scheduling: a control stopped by one got past them.
+_CODEGEN_REFUSALS = ("inductor-cpu-user-triton",)
 
 
 def enabled_by_reinplace(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
@@ -1112,7 +1115,7 @@ def enabled_by_reinplace(b: Blame, pipeline: str, opts: Any, runner: Callable[[A
     if got == "agrees":
         b.trail.append((ENABLED_BY, "reinplace disabled: agrees; the blame stands (the pass's "
                                     "own graph runs right eagerly)"))
-    elif got.startswith(UNSUPPORTED) and b.component in _BEFORE_CODEGEN:
+    elif got[len(UNSUPPORTED):] in _CODEGEN_REFUSALS and b.component in _BEFORE_CODEGEN:
         # audit 51, ecaa4998b9: a CPU program with a user Triton kernel crashed in the
         # scheduler; with the pass off the compile got past it to the kernel's codegen, which
         # needs a GPU. The crash (raised before codegen) is gone, agreement cannot be seen
