@@ -274,18 +274,22 @@ def load_known(corpus: str | Path) -> list[KnownBug]:
     (:data:`DEFAULT`) when the corpus has none, so that a campaign into a fresh corpus still
     counts known bugs apart; empty when neither exists (a non-editable install).
 
-    Raises :class:`InvalidArgument` (one line naming the file) when it is not valid TOML
-    or a table is malformed.
+    Raises :class:`InvalidArgument` (one line naming the file) when it is not valid TOML,
+    a table is malformed, or it exists and cannot be read (a directory, no permission).
     """
     path = Path(corpus) / FILENAME
-    if not path.is_file():
+    if not path.exists():
         path = DEFAULT
-    if not path.is_file():
+    if not path.exists():
         return []
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise InvalidArgument(f"{path}: not valid TOML ({e})") from None
+    except OSError as e:
+        # a directory or an unreadable file: read as "no known bugs", a campaign filed a
+        # known bug as new and exited 1 (fresh user 52's B1)
+        raise InvalidArgument(f"{path}: cannot be read ({e.strerror or e})") from None
     extra = sorted(set(data) - {"bug"})
     if extra:  # e.g. [[bugs]]: silently no known bug at all
         raise InvalidArgument(f"{path}: unknown table(s) {extra} (known bugs are [[bug]])")

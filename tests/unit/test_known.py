@@ -832,3 +832,12 @@ def test_rotating_zero_buffers_in_a_scripted_loop_are_75794():
     inputs = {**root, "evidence": ["control"]}
     assert match(bugs, inputs, {"loop_rotate3_accumulate"}, {"torchscript"})[0] is None
     assert match(bugs, {**root, "stage": "ts-frontend"}, ops, {"torchscript"})[0] is None
+
+
+def test_a_known_toml_that_cannot_be_read_is_an_error_not_no_known_bugs(tmp_path):
+    # fresh user 52's B1: a directory in its place fell back to no known bugs, and a campaign
+    # filed #196657 as a new miscompile and exited 1
+    (tmp_path / "known.toml").mkdir()
+    with pytest.raises(InvalidArgument, match=r"known\.toml: cannot be read \("):
+        load_known(tmp_path)
+    assert load_known(tmp_path / "elsewhere")  # none there: the checkout's own list
