@@ -54,6 +54,7 @@ lacks are in :data:`ABSENT_ON_TORCH_2_11`, with what 2.11 has instead.
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import inspect
 import os
@@ -203,7 +204,10 @@ def _load_one(path: Path) -> PluginAPI:
     modname = f"aliasfuzz_plugin_{path.stem}_{digest}"
     api = PluginAPI(path.stem)
     try:
-        spec = importlib.util.spec_from_file_location(modname, path)
+        # the loader named, not guessed from the suffix: a file without ".py" got no spec,
+        # and the error read "'NoneType' object has no attribute 'loader'" (fresh user 52's B8)
+        loader = importlib.machinery.SourceFileLoader(modname, str(path))
+        spec = importlib.util.spec_from_file_location(modname, path, loader=loader)
         module = importlib.util.module_from_spec(spec)
         sys.modules[modname] = module
         spec.loader.exec_module(module)

@@ -81,6 +81,16 @@ def test_broken_and_missing_plugins_are_one_line_errors(tmp_path):
         plugins.load_plugins([bad])
     with pytest.raises(InvalidArgument, match="no such file"):
         plugins.load_plugins([tmp_path / "absent.py"])
+    # fresh user 52's B8: a file without ".py" said "'NoneType' object has no attribute
+    # 'loader'"; it loads as Python source, and fails in its own words when it is none
+    text = tmp_path / "afile"
+    text.write_text("not: python\n")
+    with pytest.raises(InvalidArgument, match="afile failed to load: SyntaxError") as e:
+        plugins.load_plugins([text])
+    assert "NoneType" not in str(e.value)
+    side = tmp_path / "side_plugin"
+    side.write_text("def install(api):\n    pass\n")
+    assert [a.name for a in plugins.load_plugins([side])] == ["side_plugin"]
 
 
 def test_activate_exports_absolute_paths_for_workers(tmp_path, monkeypatch):
