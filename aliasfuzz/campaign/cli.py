@@ -22,6 +22,7 @@ import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from aliasfuzz.campaign.journal import finding_entries, new_root
 from aliasfuzz.errors import InvalidArgument, not_a_folder
@@ -111,7 +112,7 @@ def _cmd_run(args) -> int:
         opts.validate()
         _check_named_corpus(opts.corpus, opts.source("corpus"))
     from aliasfuzz.campaign import _judge
-    from aliasfuzz.campaign.corpus import list_entries, load_entry
+    from aliasfuzz.campaign.corpus import list_entries
     from aliasfuzz.campaign.driver import (
         campaign_done,
         latest_failed,
@@ -158,7 +159,7 @@ def _cmd_run(args) -> int:
     check_controls(load_known(opts.corpus))
     # a corrupt entry would fail the campaign when its first finding is recorded beside it
     # (the fourteenth session's fresh user: the finding was kept only for --resume)
-    _check_entries(opts.corpus, list_entries, load_entry)
+    _check_entries(opts.corpus, list_entries, _runnable_entry)
     opts.plugins = tuple(activate_plugins(opts.plugins))
     if resume is None:
         _note_fresh_default_corpus(opts.corpus)
@@ -423,6 +424,22 @@ def _check_entries(corpus: str, list_entries, load_entry) -> None:
         raise InvalidArgument(
             f"--corpus {corpus}: {len(bad)} corrupt entr{'y' if len(bad) == 1 else 'ies'} "
             f"({names}); first: {bad[0][1]}; `aliasfuzz replay {corpus}` says why for each")
+
+
+def _runnable_entry(path: Path) -> Any:
+    """:func:`aliasfuzz.campaign.corpus.load_entry`, and its ``expected.pipeline`` one this
+    campaign can replay (a built-in or ``debug-*`` name, before torch is imported): ``run``
+    took an entry ``replay`` refuses (fresh user 52's B3). Its device is not asked: a GPU
+    campaign's entry stays in a corpus a CPU campaign reads. Raises
+    :class:`InvalidArgument` naming the meta.json."""
+    from aliasfuzz.campaign.corpus import load_entry
+    from aliasfuzz.campaign.options import _unknown_pipeline
+
+    entry = load_entry(path)
+    said = _unknown_pipeline(entry.meta["expected"]["pipeline"], None)
+    if said:
+        raise InvalidArgument(f"{Path(path) / 'meta.json'}: {said} in expected.pipeline")
+    return entry
 
 
 def _entry_known(corpus: str, entry: str, issue: str | None = None) -> bool:

@@ -341,6 +341,18 @@ def test_replay_and_run_refuse_a_meta_json_of_the_wrong_shape(tmp_path):
     assert not (tmp_path / "state").exists()
 
 
+def test_run_refuses_an_entry_whose_pipeline_replay_refuses(tmp_path):
+    # fresh user 52's B3: expected.pipeline "nosuch" was a corrupt entry to replay (exit 2)
+    # and none to run, which went on writing entries beside it
+    c = tmp_path / "corpus"
+    e = _entry(c, pipeline="nosuch")
+    r = run_cli("replay", e)
+    assert r.returncode == 2 and "unknown pipeline 'nosuch'" in r.stderr, r.stderr
+    argv = _run(tmp_path)
+    _one_line_error(argv, "1 corrupt entry", e.name, "unknown pipeline 'nosuch'")
+    assert not (tmp_path / "state").exists()
+
+
 # -- run: config files --------------------------------------------------------------------
 @pytest.mark.parametrize(
     "text, needle",
