@@ -767,6 +767,9 @@ def test_an_eval_dropout_alias_lost_is_115249_and_its_lost_mutation_195422():
     bug, related = match(bugs, root, {"dropout_eval"}, {"inductor-reinplace"})
     assert bug is not None and bug.issue == "pytorch/pytorch#115249", bug
     assert [b.issue for b in related] == ["pytorch/pytorch#195422"]
+    # fresh user 52's B2: the repro's "Why it is a bug:" quoted this why, which ended "an
+    # alias PyTorch's schema does not promise", arguing the opposite of the exit status
+    assert "does not promise" not in bug.why and "tracks" in bug.why, bug.why
     bug, _ = match(bugs, {**root, "check": "values"}, {"dropout_eval"}, {"inductor"})
     assert bug is not None and bug.issue == "pytorch/pytorch#195422", bug
 
