@@ -197,8 +197,11 @@ def _cmd_run(args) -> int:
     if res.status == "interrupted":  # fresh user 24: nothing said how to go on
         # the campaign's own folder: `--resume --state` takes the latest unfinished campaign
         # of the state, another one when two share it (fresh user 45's B1)
-        print(f"aliasfuzz: interrupted; `aliasfuzz run --resume {res.dir}` continues it",
-              file=sys.stderr)
+        # fresh user 52's B5: "0 corpus entries written" beside a table of miscompiles read
+        # as lost findings; those in flight are in the journal, filed when it resumes
+        print(f"aliasfuzz: interrupted; `aliasfuzz run --resume {res.dir}` continues it (a "
+              "finding still being confirmed or shrunk when it stopped is filed then: the "
+              "journal keeps its program)", file=sys.stderr)
     if res.stages:
         from aliasfuzz.campaign.costs import format_table, table
 

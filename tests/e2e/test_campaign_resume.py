@@ -126,6 +126,8 @@ def test_sigterm_interrupts_a_campaign_that_resume_finishes(tmp_path, monkeypatc
     # the command it prints names this campaign's own folder: `--resume --state` takes the
     # latest unfinished campaign of the state, another one when two share it (fresh user 45)
     (said,) = re.findall(r"`aliasfuzz (run --resume [^`]+)` continues it", err)
+    # fresh user 52's B5: findings in flight are not lost, and the line says so
+    assert "still being confirmed or shrunk when it stopped is filed then" in err, err
     (run_dir,) = state.glob("runs/*")
     assert said.split() == ["run", "--resume", str(run_dir)], err
     r = run_cli(*said.split(), "-q")
