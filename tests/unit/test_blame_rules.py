@@ -1002,8 +1002,11 @@ def test_the_donated_buffer_control_names_the_backward_only_when_it_agrees(
                          runner)
     assert (got.stage == DONATED_BUFFER) is moved, got.trail
     if moved:
-        # the reinplace-off check was asked too; it departed, so it adds no entry
-        assert got.trail[-1] == ("donated-buffer", "donated_buffer=False: agrees"), got.trail
+        # the reinplace-off check was asked too; it departed, which its row says (audit 51:
+        # the row was left out, and "reinplace agrees" read as the pass not being needed)
+        assert got.trail[-2:] == [("donated-buffer", "donated_buffer=False: agrees"),
+                                  ("enabled-by", "reinplace disabled: departs; the blame stands")], \
+            got.trail
         assert len(asked) == 2 and "disabled_passes" in asked[1].inductor_config
         # the finding's own options are kept under the control
         assert asked[0].functorch_config == {"view_replay_for_aliased_outputs": True,
