@@ -1112,17 +1112,17 @@ def enabled_by_reinplace(b: Blame, pipeline: str, opts: Any, runner: Callable[[A
             or not ran:
         return b
     got = runner(opts.with_passes_off(pass_name("reinplace")))
+    rule = got.removeprefix(UNSUPPORTED) if got.startswith(UNSUPPORTED) else None
     if got == "agrees":
         b.trail.append((ENABLED_BY, "reinplace disabled: agrees; the blame stands (the pass's "
                                     "own graph runs right eagerly)"))
-    elif got[len(UNSUPPORTED):] in _CODEGEN_REFUSALS and b.component in _BEFORE_CODEGEN:
+    elif rule in _CODEGEN_REFUSALS and b.component in _BEFORE_CODEGEN:
         # audit 51, ecaa4998b9: a CPU program with a user Triton kernel crashed in the
         # scheduler; with the pass off the compile got past it to the kernel's codegen, which
         # needs a GPU. The crash (raised before codegen) is gone, agreement cannot be seen
         # here: said as such
         from aliasfuzz.oracle.refusals import REFUSALS
 
-        rule = got[len(UNSUPPORTED):]
         why = next((r.why for r in REFUSALS if r.rule == rule), "")
         b.trail.append((ENABLED_BY, f"{ERROR_GONE}; the compile then stops at a documented "
                                     f"refusal ({rule}: {why}), so agreement with eager is not "
