@@ -24,8 +24,9 @@ output and input and keeps the candidates that still fail. Body moves, per state
   ``fz.bump_pair`` on them (:func:`_kernel_pair`): a finding that needs a kernel writing
   two tensors, not Triton, then reproduces without a GPU (audit 51, ecaa4998b9). A
   functional or scatter statement with one result that bypass cannot replace becomes
-  :data:`CANONICAL_CLONE`, ``clone`` of its first argument of the result's dtype (where the result's shape differs from every argument's: a shape equal but a dtype
-  not is no clone's), then :data:`CANONICAL_FACTORY`, ``zeros`` of the result's shape and
+  :data:`CANONICAL_CLONE`, ``clone`` of its first argument of the result's dtype (where
+  the result's shape differs from every argument's: a shape equal but a dtype not is no
+  clone's), then :data:`CANONICAL_FACTORY`, ``zeros`` of the result's shape and
   dtype (reading nothing: its argument only gives the device). A scatter that bypass can
   replace becomes ``clone`` of the argument the bypass would rebind to: the bypass makes
   the result an alias of it, the clone keeps it fresh (eleventh audit wave D, 2be6c01096:
