@@ -175,6 +175,17 @@ PyTorch #198095: the graph returns ``b[3]`` right, its replay on the synthetic b
 ``a = s[0:1]``, ``b = s[0::2]`` loses ``b``'s stride). Inputs after the call are not split
 that way (the wrappers' copy-back of mutated inputs is not observed apart from the graph).
 
+**Views of an intermediate left to the backend** (an ``aliasing`` finding): eager returns
+two outputs on one storage that no input shares (views of one intermediate) and the
+pipeline returns them apart. Every stage run eagerly keeps the views, so the cut alone
+blamed ``lowering``, while the cause is AOTAutograd's output metadata: without grad it has
+both outputs fresh (``non_alias``) and leaves their aliasing to the backend (audit 52,
+1e3744d1cf; PyTorch #191449's class). The ``functionalization`` stage and the Inductor
+snapshots observe it (:func:`aliasfuzz.passes.stages.fresh_outputs_sharing`: outputs at
+positions the metadata has fresh sharing a storage as the graph runs); for an ``aliasing``
+finding whose final result lost sharing between outputs (:func:`lost_output_sharing`) that
+observation is the stage's departure, so the blame is ``functionalization``'s.
+
 Findings that are claims about a decision of the reinplace pass (``unsafe-reinplace``,
 ``missed-reinplace`` from the candidates check) are the pass's by construction: their
 stage is ``reinplace`` without cutting. A ``missed-reinplace`` of check ``witness`` (an
@@ -215,7 +226,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "SYNTHETIC_BASE", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
-    "ALSO_FIXED_BY", "DYNAMO_REWRITES", "ENABLED_BY", "ERROR_GONE", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
+    "ALSO_FIXED_BY", "DYNAMO_REWRITES", "lost_output_sharing", "ENABLED_BY", "ERROR_GONE", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
     "pass_name",
     "pass_off",
     "scalar_codegen",
@@ -366,6 +377,22 @@ def adds_departure(eager: EagerResult, before: EagerResult, after: EagerResult) 
     if len(prev) != len(cur):
         return True
     return any(_new_departure(p, c) for p, c in zip(prev, cur, strict=True))
+
+
+def lost_output_sharing(eager: EagerResult, res: EagerResult, names: Sequence[str]) -> bool:
+    """Whether ``res`` returns apart two outputs that eager returns on one storage shared by
+    no input (views of one intermediate): some output whose eager alias set names outputs
+    only (no name of ``names``, the inputs: :func:`aliasfuzz.fuzz.eager.alias_map`) and
+    whose set in ``res`` lacks one of them. The finding the intermediate-base observation
+    (:func:`aliasfuzz.passes.stages.fresh_outputs_sharing`) explains; an output that is a
+    view of an input in eager (AOTAutograd's ``alias_of_input``) is another contract."""
+    if res.error is not None:
+        return False
+    for k, shared in eager.aliases.items():
+        if shared and not set(shared) & set(names) and \
+                not set(shared) <= set(res.aliases.get(k, ())):
+            return True
+    return False
 
 
 def _describe(e: BaseException) -> str:
@@ -562,6 +589,13 @@ def blame(
                 # fresh_output_aliasing_input)
                 fa = f"aliasing: {r.extra['fresh_output_alias']}"
                 why = fa if why is None else f"{why}; {fa}"
+            if r.extra.get("intermediate_alias") and check == "aliasing" and runs and \
+                    lost_output_sharing(eager, runs[-1].result, names):
+                # AOTAutograd handed two views of one intermediate to the backend as fresh
+                # outputs, and the pipeline returns them apart: the graph's own values and
+                # aliasing agree, its metadata is the departure (audit 52, 1e3744d1cf)
+                ia = f"aliasing: {r.extra['intermediate_alias']}"
+                why = ia if why is None else f"{why}; {ia}"
             inconclusive = False
             if r.result.error is not None and eager.error is None:
                 weak = _raising_verdict(pipeline, r.stage, r.result.error, crash, error)

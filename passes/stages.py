@@ -84,7 +84,8 @@ from aliasfuzz.passes.pipelines import inductor_config_patch
 from aliasfuzz.passes.tracing import copy_graph_module
 
 __all__ = ["ATEN_TRACE", "GRAPH_OUTPUTS", "GRAPH_RAN", "PIPELINE_STAGES", "SYNTHETIC_BASE_FUNCTIONS",
-           "StageRun", "aten_trace", "cut", "inductor_component", "order_dependent_copy",
+           "StageRun", "aten_trace", "cut", "fresh_outputs_sharing", "inductor_component",
+           "order_dependent_copy",
            "sequential_copy", "raised_by_aot_runtime", "synthetic_base_frame"]
 
 #: The fixed stages of each pipeline, in order; ``<inductor>`` stands for the stages
@@ -246,6 +247,7 @@ class _GraphOutputs:
         self.pending: list[Any] | None = None
         self.pairs: list[tuple[tuple[Any, ...], list[Any]]] = []
         self.order_dependent: str | None = None  # :func:`order_dependent_copy` of a call
+        self.intermediate_alias: str | None = None  # :func:`fresh_outputs_sharing` of a call
 
 
 def _user_output_span() -> tuple[int, int, int] | None:
@@ -309,18 +311,49 @@ def fresh_output_aliasing_input(outs: Sequence[Any], args: Sequence[Any],
     return None
 
 
+def fresh_outputs_sharing(outs: Sequence[Any], fresh: Sequence[int]) -> str | None:
+    """What shows AOTAutograd leaving two outputs' aliasing to the backend: the first two
+    outputs at positions of ``fresh`` (:func:`_fresh_user_outputs`, ``non_alias`` in its
+    ``ViewAndMutationMeta``) that share one storage when the functional graph runs eagerly
+    (views of one intermediate), said in words, or None. AOTAutograd tracks an output that
+    is a view of an intermediate (``alias_of_intermediate*``, regenerated from the base at
+    run time) only when the output and its base require grad
+    (``collect_metadata_analysis.py``, "We only need to handle the intermediate base case
+    when both the intermediate base and the output require gradients", torch 2.11 and 2.13);
+    otherwise both are ``non_alias`` and a backend that computes each one on its own returns
+    two tensors where eager returns views of one (audit 52, 1e3744d1cf: ``v0 = x * 2;
+    return v0.squeeze(0), v0[1:2]`` under Inductor; PyTorch #191449, where PR #191844's
+    review parks no-grad views of an intermediate). Zero-size tensors share no element and
+    are skipped."""
+    seen: dict[int, int] = {}
+    for k in fresh:
+        o = outs[k] if k < len(outs) else None
+        if isinstance(o, torch.Tensor) and o.numel() and o.untyped_storage().nbytes():
+            ptr = o.untyped_storage().data_ptr()
+            if ptr in seen:
+                return (f"graph outputs {seen[ptr]} and {k} share one storage (views of one "
+                        "intermediate) where AOTAutograd's output metadata has both fresh "
+                        "(non_alias), leaving their aliasing to the backend")
+            seen[ptr] = k
+    return None
+
+
 def _graph_call(run: Callable, seen: _GraphOutputs | None = None,
                 span: tuple[int, int, int] | None = None,
-                gm: torch.fx.GraphModule | None = None) -> Callable:
+                gm: torch.fx.GraphModule | None = None, fresh: Sequence[int] = ()) -> Callable:
     """``run`` (a boxed compiled graph) behind a frame of :func:`_graph_frame`'s code, so
     that a traceback tells whether the functional graph itself was running. With ``seen``
     and ``span``, the graph's user outputs are kept (cloned) in ``seen.pending``; with
     ``seen`` and ``gm`` (the graph ``run`` runs), an order-dependent ``copy_`` of the call
-    (:func:`order_dependent_copy`) in ``seen.order_dependent``."""
+    (:func:`order_dependent_copy`) in ``seen.order_dependent``; with ``seen`` and ``fresh``
+    (the positions of outputs AOTAutograd has fresh), two of them sharing a storage
+    (:func:`fresh_outputs_sharing`) in ``seen.intermediate_alias``."""
     def graph(args):
         if seen is not None and gm is not None and seen.order_dependent is None:
             seen.order_dependent = order_dependent_copy(gm, args)
         outs = run(args)
+        if seen is not None and fresh and seen.intermediate_alias is None:
+            seen.intermediate_alias = fresh_outputs_sharing(outs, fresh)
         if seen is not None and span is not None and len(outs) == span[2]:
             seen.pending = [o.detach().clone() if isinstance(o, torch.Tensor) else o
                             for o in outs[span[0]:span[0] + span[1]]]
@@ -529,7 +562,9 @@ def _functionalization_backend(pipeline: str, seen: _GraphOutputs | None = None)
 
     def fw_compiler(gm, example_inputs):
         span = _user_output_span() if seen is not None else None
-        return _graph_call(boxed_nop(_sequential_graph(gm), example_inputs), seen, span, gm)
+        fresh = _fresh_user_outputs() if seen is not None else ()
+        return _graph_call(boxed_nop(_sequential_graph(gm), example_inputs), seen, span, gm,
+                           fresh)
 
     # the partitioner decides what the forward saves for the backward: with the default
     # one, a mutated primal's original value is saved where min-cut saves the primal
@@ -609,14 +644,19 @@ def _graph_view(res: EagerResult, seen: _GraphOutputs) -> EagerResult | None:
 
 def _functionalization_stage(
     pipeline, fn, make, names, options
-) -> tuple[EagerResult, EagerResult | None, str | None]:
+) -> tuple[EagerResult, EagerResult | None, dict[str, str]]:
     """The functionalization cut's result, the functional graph's own view of it
-    (:func:`_graph_view`; None when the wrappers changed no output value), and why a
-    functional graph's ``copy_`` was order-dependent (:func:`order_dependent_copy`)."""
+    (:func:`_graph_view`; None when the wrappers changed no output value), and what its
+    graphs' calls showed, as :class:`StageRun` ``extra`` items: ``order_dependent``, why a
+    functional graph's ``copy_`` was order-dependent (:func:`order_dependent_copy`);
+    ``intermediate_alias``, two outputs AOTAutograd has fresh that share a storage
+    (:func:`fresh_outputs_sharing`)."""
     seen = _GraphOutputs()
     res = _compiled_stage(pipeline, lambda p: _functionalization_backend(p, seen), fn, make,
                           names, options)
-    return res, _graph_view(res, seen), seen.order_dependent
+    said = {"order_dependent": seen.order_dependent,
+            "intermediate_alias": seen.intermediate_alias}
+    return res, _graph_view(res, seen), {k: v for k, v in said.items() if v}
 
 
 #: Where AOTAutograd's runtime wrappers live (``torch/_functorch/_aot_autograd/``:
@@ -956,7 +996,8 @@ def _snapshot_runner(snaps: _Snapshots, selected: list[str],
     stage being cut), made runnable once (:func:`_runnable`). With ``observed``, what the
     snapshot's calls show is kept under its name: ``order_dependent``, the first call's
     :func:`order_dependent_copy`; ``fresh_output_alias``, the first
-    :func:`fresh_output_aliasing_input` of a call (an output at a ``fresh`` position)."""
+    :func:`fresh_output_aliasing_input` of a call (an output at a ``fresh`` position);
+    ``intermediate_alias``, the first :func:`fresh_outputs_sharing` of a call."""
     def dispatch(args):
         i = _index_for(snaps.names, selected[0])
         seen = observed.setdefault(selected[0], {}) if observed is not None else None
@@ -970,6 +1011,8 @@ def _snapshot_runner(snaps: _Snapshots, selected: list[str],
         outs = run(args)
         if check:
             seen["fresh_output_alias"] = fresh_output_aliasing_input(outs, inputs, fresh)
+        if fresh and seen is not None and not seen.get("intermediate_alias"):
+            seen["intermediate_alias"] = fresh_outputs_sharing(outs, fresh)
         return outs
 
     dispatch._boxed_call = True  # AOTAutograd passes the argument list itself
@@ -1177,9 +1220,8 @@ def _cut(
         if stage in ("lowering", "scheduler"):
             res = _full_inductor(pipeline, fn, make_inputs, input_names, options, stage == "scheduler")
         elif stage == "functionalization":
-            res, graph, unordered = _functionalization_stage(
+            res, graph, extra = _functionalization_stage(
                 pipeline, fn, make_inputs, input_names, options)
-            extra = {"order_dependent": unordered} if unordered else {}
             if graph is not None:
                 # the graph computed eager's values (or not), the wrappers then changed them
                 runs.append(StageRun(stage, graph, seconds=time.perf_counter() - t,

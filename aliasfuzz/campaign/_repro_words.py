@@ -26,7 +26,7 @@ from typing import Any
 from aliasfuzz.errors import clip
 
 __all__ = [
-    "effect", "first_line", "graph_alias", "known_lines", "mismatch", "observable",
+    "effect", "first_line", "graph_alias", "intermediate_alias", "known_lines", "mismatch", "observable",
     "order_dependent", "pipeline_words", "shown", "trail_rows",
     "stage_words", "title", "ts_check",
 ]
@@ -358,7 +358,8 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
         # audit 46 (ddd5e9100d): "functionalization raises" sent the reader to the program's
         # ops; AOTAutograd raised handling graph inputs that alias one another
         words = f"{words} of a synthetic base (graph inputs that alias, one mutated)"
-    alias = None if sighting or observable(meta) == "aliasing" else graph_alias(meta)
+    alias = (intermediate_alias(meta) if observable(meta) == "aliasing" else graph_alias(meta)) \
+        if not sighting else None
     alias = alias or (None if sighting else order_dependent(meta))
     if alias:
         # audits 42 and 43 (3326c5ee66, 98e128b7e3): the program-level effect was eager code
@@ -383,6 +384,22 @@ def graph_alias(meta: dict[str, Any]) -> str | None:
         m = _GRAPH_ALIAS.search(said)
         if m and said.startswith("departs"):
             return f"makes its graph return graph input {m[2]}'s storage as fresh output {m[1]}"
+    return None
+
+
+_INTERMEDIATE_ALIAS = re.compile(r"aliasing: graph outputs \d+ and \d+ share one storage \(views "
+                                 r"of one intermediate\) where AOTAutograd's output metadata")
+
+
+def intermediate_alias(meta: dict[str, Any]) -> str | None:
+    """``records views of one intermediate as fresh outputs`` when the blamed stage's own
+    row of ``meta["trail"]`` departs by what
+    :func:`aliasfuzz.passes.stages.fresh_outputs_sharing` observes (AOTAutograd's output
+    metadata has two views of one intermediate ``non_alias``, leaving their aliasing to the
+    backend; audit 52, 1e3744d1cf); None otherwise."""
+    for said in _blamed_rows(meta):
+        if said.startswith("departs") and _INTERMEDIATE_ALIAS.search(said):
+            return "records views of one intermediate as fresh outputs"
     return None
 
 

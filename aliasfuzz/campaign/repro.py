@@ -52,6 +52,7 @@ from aliasfuzz.campaign._repro_words import (
     control_agrees,
     effect,
     first_line,
+    intermediate_alias,
     known_lines,
     stage_words,
     title,
@@ -313,6 +314,13 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             "inductor_prims.fma): with it off the program compiles and agrees with eager, while "
             f"Dynamo's graph runs right eagerly: {stage} mishandles the ops Dynamo wrote.",
             92, break_on_hyphens=False)
+    if stage and intermediate_alias(meta):
+        # audit 52, 1e3744d1cf: "lowering" was blamed where the views' values are right and
+        # AOTAutograd had told the backend the outputs were fresh
+        notes += textwrap.wrap(
+            "AOTAutograd's output metadata has these views of one intermediate fresh "
+            "(non_alias: it tracks intermediate bases only for outputs requiring grad), so the "
+            "backend may return them apart.", 92, break_on_hyphens=False)
     also = [str(what).split(" disabled:", 1)[0] for st, what in meta.get("trail") or []
             if st == ALSO_FIXED_BY and str(what).split(": ", 1)[-1].startswith("agrees")]
     if also and stage:

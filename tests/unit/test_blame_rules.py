@@ -1174,3 +1174,78 @@ def test_an_unknown_dynamo_config_entry_is_refused():
 
     with pytest.raises(InvalidArgument, match="unknown torch._dynamo.config entry 'no_such'"):
         PipelineOptions(dynamo_config={"no_such": True})
+
+
+def test_two_fresh_graph_outputs_on_one_storage_are_named():
+    from aliasfuzz.passes.stages import fresh_outputs_sharing
+
+    v0 = torch.arange(12.0).view(3, 4)
+    said = fresh_outputs_sharing([torch.ones(1), v0.squeeze(0), v0[1:2]], (1, 2))
+    assert said is not None and said.startswith("graph outputs 1 and 2 share one storage"), said
+    # not at fresh positions, apart, or zero-size: none
+    assert fresh_outputs_sharing([v0, v0[1:2]], (1,)) is None
+    assert fresh_outputs_sharing([v0.clone(), v0[1:2]], (0, 1)) is None
+    assert fresh_outputs_sharing([v0[:0], v0[1:1]], (0, 1)) is None
+
+
+def test_lost_output_sharing_is_between_outputs_only():
+    from aliasfuzz.oracle.blame import lost_output_sharing
+
+    x = torch.arange(4.0)
+    v = x * 2
+    eager = EagerResult((v[:2], v[2:]), (x,), alias_map((v[:2], v[2:]), (x,), ("x",)))
+    apart = (v[:2].clone(), v[2:].clone())
+    assert lost_output_sharing(eager, EagerResult(apart, (x,), alias_map(apart, (x,), ("x",))), ["x"])
+    assert not lost_output_sharing(eager, eager, ["x"])
+    # a view of the input in eager returned fresh: AOTAutograd's alias_of_input, not this
+    views = (x[:2], x[2:])
+    of_input = EagerResult(views, (x,), alias_map(views, (x,), ("x",)))
+    assert not lost_output_sharing(of_input, EagerResult(apart, (x,), alias_map(apart, (x,), ("x",))),
+                                   ["x"])
+
+
+def test_audit_52_1e3744d1cf_views_of_an_intermediate_are_aotautograds_not_lowerings(tmp_path):
+    # v0 = x0 * 2; return v0.squeeze(0), v0.narrow(0, 1, 1): eager returns two views of v0,
+    # Inductor two tensors. Every stage run eagerly keeps the views, so the cut blamed
+    # lowering; AOTAutograd's metadata had both outputs fresh (non_alias: no grad), leaving
+    # their aliasing to the backend (PyTorch #191449's class, PR #191844's review)
+    import subprocess
+    import sys
+
+    from aliasfuzz.campaign.known import load_known, match
+    from aliasfuzz.campaign.repro import render_repro
+
+    p = Program.from_json(json.loads((DATA / "miscompile-lowering-1e3744d1cf.json").read_text()))
+    out = _judge.evaluate(p, "inductor", "cpu")
+    assert (out["verdict"], out["check"]) == ("miscompile", "aliasing"), out
+    b = blame_program(p, "inductor", out["verdict"], out["check"])
+    assert b.stages == ("functionalization",), b.trail
+    assert "AOTAutograd's output metadata has both fresh (non_alias)" in _trail(b, "functionalization")
+    assert _trail(b, "lowering").startswith("departs (aliasing: out0 aliases out1"), b.trail
+    meta = {**_entry_meta("miscompile-functionalization-1e3744d1cf", "inductor", out, b),
+            "stages": list(b.stages)}
+    script = tmp_path / "repro.py"
+    script.write_text(render_repro(p, meta))
+    doc = " ".join(script.read_text().split('"""')[1].split())
+    assert doc.startswith("[aot_autograd] functionalization records views of one intermediate "
+                          "as fresh outputs and differs from eager only in which outputs share "
+                          "storage"), doc
+    assert "it tracks intermediate bases only for outputs requiring grad" in doc, doc
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, (run.stdout[-500:], run.stderr[-500:])
+    # PyTorch #191449 is shown beside it, the finding stays new
+    root = {"stage": b.stage, "verdict": out["verdict"], "check": out["check"]}
+    hit, related = match(load_known(Path(__file__).resolve().parents[2] / "corpus"), root, {op.op for op in p.body}, {"inductor"},
+                         explanation=out["explanation"])
+    assert hit is None and [r.issue for r in related] == ["pytorch/pytorch#191449"], related
+
+
+def test_views_of_an_intermediate_that_require_grad_are_tracked_and_not_named():
+    # with grad AOTAutograd regenerates the views from their base (alias_of_intermediate):
+    # the compiled outputs share storage, and no stage is said to leave them to the backend
+    p = Program.from_json(json.loads((DATA / "miscompile-lowering-1e3744d1cf.json").read_text()))
+    grad = Program.from_json({**p.to_json(), "inputs": [
+        {**p.inputs[0].to_json(), "requires_grad": True}]})
+    runs = stages_mod.cut("inductor", *_loaded(grad, "inductor", "cpu")[::2],
+                          [t.name for t in grad.inputs], program=grad, only=["functionalization"])
+    assert runs and all("intermediate_alias" not in r.extra for r in runs), [r.extra for r in runs]
