@@ -20,10 +20,13 @@ compiled expressions). Single braces (Python f-string fields) are left alone by 
 #: B3). ``os._exit``: an uncaught exception's status is 1 whatever ``sys.excepthook`` does.
 #: A ``python`` without torch at all exits 2, a mistake of the set-up that the bisect recipe
 #: of ``corpus/README.md`` stops on: as a "skip" every commit was skipped (fresh user 34's B5).
+#: Without torch it says so in one line, not a traceback (fresh user 52's B4).
 BROKE = [
     "import os, sys, traceback  # an exception outside the check exits 125: the repro broke",
-    "sys.excepthook = lambda *e: (traceback.print_exception(*e), sys.stdout.flush(), sys.stderr.flush(), "
-    "os._exit(2 if isinstance(e[1], ModuleNotFoundError) and e[1].name == 'torch' else 125))",
+    "sys.excepthook = lambda t, e, tb: ((no := isinstance(e, ModuleNotFoundError) and e.name == 'torch'), "
+    "print(f'{sys.executable} has no torch: run this repro with the python of the torch under test', "
+    "file=sys.stderr) if no else traceback.print_exception(t, e, tb), sys.stdout.flush(), sys.stderr.flush(), "
+    "os._exit(2 if no else 125))",
 ]
 
 TEMPLATE = r'''"""{{ title }}

@@ -241,7 +241,10 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     found = f"torch {v.get('torch', '?')}" + (f", triton {v['triton']}" if plan_.cuda and v.get("triton") else "")
     if not plan_.cuda and v.get("threads"):  # a CPU kernel may need several threads to fail
         found += f", {v['threads']} CPU thread{'' if v['threads'] == '1' else 's'}"
-    exits = "1 the bug shows, 0 fixed" + (", 3 no GPU here" if plan_.cuda else "") + ", 125 it broke"
+    # 125's meaning is the first code line's comment; 2 is listed for bisect scripts (fresh
+    # user 52's B4), in place of words that would push a repro past MAX_LINES
+    exits = "1 the bug shows, 0 fixed" + (", 3 no GPU here" if plan_.cuda else "") + \
+        ", 125 it broke, 2 no torch"
     named = stage if words == stage else f"{stage} ({words})"
     stages = [str(x) for x in meta.get("stages") or [] if x]
     moved = pass_off_move(meta, stage)
@@ -330,8 +333,8 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             f"{', '.join(sorted({str(pass_name(a)) for a in also}))}): both passes take part; "
             f"the blame stays on {stage}, whose graph is the first that departs from eager.",
             92, break_on_hyphens=False)
-    notes += textwrap.wrap(f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits} "
-                           "(an exception outside the check).", 92, break_on_hyphens=False)
+    notes += textwrap.wrap(f"Found by aliasfuzz ({meta.get('id', 'an entry')}, {found}). Exit: {exits}.",
+                           92, break_on_hyphens=False)
     silent = _silent_sighting(plan_, meta)
     if silent:  # audit 51, baa68a8925: the crash hid a wrong dtype computed without an error
         notes += textwrap.wrap(f"Filed with it as one root cause: wrong results without an error "
@@ -661,7 +664,7 @@ def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
                  f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
                  f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed, "
                  "4 no claim (f or f_witness compiled no longer gives eager's values), 125 it broke "
-                 "(an exception outside the check).", 92, break_on_hyphens=False),
+                 "(an exception outside the check), 2 no torch.", 92, break_on_hyphens=False),
              *textwrap.wrap(f"A cost claim ({rule}): f and f_witness compute the same values; "
                             "Inductor's code for f moves more bytes per call than for "
                             f"f_witness (Inductor's own count, the first figure of the "

@@ -157,3 +157,9 @@ def test_a_python_without_torch_exits_2_not_skip(tmp_path):
         r = subprocess.run([sys.executable, "-c", run, str(script)], capture_output=True,
                            text=True, timeout=600, cwd=tmp_path)
         assert r.returncode == code, (stub, r.stdout + r.stderr)
+        if code == 2:
+            # fresh user 52's B4: one line saying what to do, not a traceback; and the
+            # docstring, which travels into bisect scripts, lists the status
+            assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
+            assert "has no torch: run this repro with the python of the torch under test" in r.stderr
+    assert "2 no torch" in " ".join(script.read_text().split('"""')[1].split())
