@@ -42,6 +42,9 @@ _TEMPLATE = r"""# {{ title }}
 
 {{ description }}
 
+**Why it is a bug** (the fuzzer's ground; check it, and complete it by hand before filing):
+{{ why }}
+
 {% if witness %}
 Blame:
 {% else %}
@@ -125,6 +128,53 @@ def _trail(trail: list[Any]) -> list[tuple[str, str]]:
     return out
 
 
+#: check -> the contract the draft's "Why it is a bug" cites (``oracle/README.md``'s table of
+#: observables and the contracts that promise them)
+_CONTRACTS = {
+    "values": "compiled code computes eager's values up to floating-point reassociation (the "
+              "torch.compile FAQ on numerical differences); these differ beyond the default "
+              "tolerances, and a float difference was confirmed against an fp64 eager run.",
+    "inputs": "functionalization replays every input mutation onto the caller's tensors "
+              "(AOTAutograd's input-mutation epilogue; TorchScript runs the program's own "
+              "writes), so the inputs after the call must hold eager's values.",
+    "aliasing": "which outputs share storage decides what a caller's later in-place write "
+                "changes: AOTAutograd regenerates an output that views an input as a view of "
+                "it and keeps a fresh output fresh (OutputType.alias_of_input / non_alias). "
+                "Every value agrees; say why the sharing matters here.",
+    "requires_grad": "outputs' requires_grad is part of AOTAutograd's output metadata "
+                     "(ViewAndMutationMeta.output_info) and must be eager's.",
+    "grads": "a compiled function's backward computes eager's gradients (AOTAutograd traces "
+             "the joint graph from the same derivative formulas).",
+}
+#: Words of a PyTorch error that calls the program itself ill-defined or unsupported: the
+#: draft must then argue why it is defined (fresh users 51 and 52's B6: unfold's "banned as
+#: the behavior is not well defined" on a view with one window, which overlaps nothing)
+_CALLS_IT_UNDEFINED = ("not well defined", "banned", "undefined behavior", "not supported",
+                       "unsupported")
+
+
+def _why(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
+    """The draft's "Why it is a bug": the contract the finding's observable breaks, or for
+    a crash that eager runs the program; flagged to be written by hand where the fuzzer's
+    ground is not enough (an error that calls the program ill-defined, an aliasing claim)."""
+    exp = sighting or meta.get("expected") or {}
+    verdict, check = exp.get("verdict"), exp.get("check")
+    said = str(exp.get("explanation") if sighting else meta.get("explanation") or "")
+    if verdict == "missed-reinplace":
+        return ("no wrong result: the compiled code keeps a copy that writing in place avoids "
+                "(the repro prints the bytes); file it as a performance issue.")
+    if verdict in ("crash", "timeout"):
+        why = ("eager runs this program and returns a result; the compiled call "
+               + ("raises instead" if verdict == "crash" else "does not finish") + ".")
+        if any(w in said.lower() for w in _CALLS_IT_UNDEFINED):
+            why += (" PyTorch's error calls the program ill-defined or unsupported: write "
+                    "down why it is well defined (what eager computes, and why that is its "
+                    "only meaning) before filing, or do not file it.")
+        return why
+    return _CONTRACTS.get(str(check), "compiled code departs from eager on a program eager "
+                          "runs; say which promise of torch.compile it breaks.")
+
+
 def _description(meta: dict[str, Any], how: str, stage_words: str,
                  sighting: dict[str, Any] | None = None, witness: bool = False) -> str:
     exp = sighting or meta.get("expected") or {}
@@ -202,6 +252,7 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         trail=_trail(meta.get("trail") or []),
         blamed=set(meta.get("stages") or ([stage] if stage else [])),
         blamed_words=words,
+        why=_why(meta, p.sighting()),
         how=how,
         cuda=p.cuda,
         harness="" if witness else p.harness,  # the witness repro is public API only

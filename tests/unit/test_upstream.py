@@ -90,3 +90,22 @@ def test_a_witness_draft_describes_the_cost_claim_and_names_no_stage():
     # fresh user 47's B11: a cost claim has no wrong result to call "actual"
     assert "Expected (eager) vs actual" not in text
     assert "What the fuzzer measured (torch.compile(backend=\"inductor\"); values agree" in text
+
+
+def test_a_draft_says_why_it_is_a_bug_or_that_the_reason_is_still_to_write():
+    # fresh users 51 and 52's B6: a draft quoting PyTorch's "banned as the behavior is not
+    # well defined" gave no reason why it is a bug; a triager would close it as by design
+    def why(md: str) -> str:
+        return md.split("**Why it is a bug**", 1)[1].split("\n\n", 1)[0]
+
+    program, meta = _case("b05-inductor")
+    assert "eager's values up to floating-point reassociation" in why(render_draft(program, meta))
+    program, meta = _case("crash-torchscript")
+    said = why(render_draft(program, meta))
+    assert "eager runs this program" in said and "ill-defined" not in said, said
+    banned = {**meta, "explanation": "RuntimeError: unsupported operation: this is banned as "
+                                     "the behavior is not well defined"}
+    said = why(render_draft(program, banned))
+    assert "write down why it is well defined" in said, said
+    program, meta = _case("b20-missed-fast-hidden")
+    assert "performance issue" in why(render_draft(program, meta))
