@@ -34,7 +34,10 @@ output and input and keeps the candidates that still fail. Body moves, per state
   fresh result the reinplace pass then writes into the input). Only scatters: the same
   rewrite of every bypassable functional op cost 24-33 % more shrink executions on
   ``tests/unit/test_shrink.py``'s ten-statement program (29 -> 37, 15 -> 20), close to
-  the campaign's budget of 40. A statement that writes nothing and whose results nothing
+  the campaign's budget of 40. A custom op that writes nothing and returns a fresh tensor
+  (``fz.scaled``) becomes ``clone`` of its argument of the result's shape and dtype, fresh
+  as the op's result was (fresh users 51/52's B9: 20e6e2b026's Dynamo crash reproduces with
+  ``x0 * 2`` in its place). A statement that writes nothing and whose results nothing
   reads (in the program as found) becomes ``clone`` of the argument it reads, an input on a
   shared storage first: all it does is keep that input a graph input, so a dead ``movedim``,
   ``clone`` or ``slice_scatter`` of the second alias of a mutated input is one program, not
@@ -272,6 +275,14 @@ def _canonical(step, taken: set[str]) -> dict[str, Op]:
         mutated = step.opdef.mutated_indices(len(step.args))
         if kind == OpKind.TRITON and len(mutated) == 2 and not outs:
             return _kernel_pair([step.args[i] for i in mutated], [op.args[i] for i in mutated])
+        if kind == OpKind.CUSTOM and not mutated and len(outs) == 1 and outs[0] is not None:
+            # a custom op that writes nothing and returns a fresh tensor (fz.scaled): clone of
+            # its argument of the result's type keeps the result fresh, so a finding that
+            # needs no custom op loses it (fresh users 51/52's B9, 20e6e2b026: its
+            # mylib::scaled was six lines of noise in an upstream repro)
+            src = next((a for a, m in zip(op.args, step.args, strict=True)
+                        if m is not None and _same_type(outs[0], m)), None)
+            return {CANONICAL_CLONE: Op("clone", (src,), {}, op.out)} if src else {}
         if len(mutated) != 1 or len(outs) > 1:
             return {}
         t = step.args[mutated[0]]

@@ -1006,3 +1006,23 @@ def test_a_launch_writing_two_tensors_shrinks_to_a_custom_op_that_runs_on_cpu():
     assert "KeyError: 'op3'" in got["explanation"], got
     assert [op.op for op in small.body][-1] == "fz.bump_pair", small.body
     assert "triton" not in needed_features(small)["op_kinds"]
+
+
+def test_a_custom_op_returning_a_fresh_tensor_shrinks_to_a_clone():
+    # fresh users 51/52's B9: 20e6e2b026's Dynamo crash kept mylib::scaled, six lines of
+    # noise in an upstream repro, where x0 * 2 (or a clone) reproduces it
+    p = Program(
+        (_f32("s0", 16, 1),),
+        (TensorSpec("x", "s0", (4, 4), (4, 1)),),
+        (Op("fz.scaled", ("x",), {}, ("v0",)), Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v1",))),
+        ("v1",),
+    )
+    forms = canonical_forms(p)
+    assert forms[0] == {CANONICAL_CLONE: Op("clone", ("x",), {}, ("v0",))}, forms
+    assert CANONICAL_CLONE in statement_options(bypass_targets(p), forms)[0]
+    small = reduce_program(p, [CANONICAL_CLONE, KEEP], [True])
+    small.validate()
+    assert _rows(small)[0] == ("clone", ("x",), ("v0",))
+    # a mutating custom op keeps its canonical write, not a clone
+    assert canonical_forms(_writes_program())[2] == {
+        CANONICAL_WRITE: Op("add_.Scalar", ("v0",), {"other": 1.0}, ("v0_w",))}
