@@ -191,8 +191,10 @@ def _nan_bits_only(e: torch.Tensor, c: torch.Tensor) -> bool:
     neither as the canonical one keep the exact comparison: -1 against -2 is an integer bug."""
     if e.is_floating_point() or e.is_complex() or e.dtype == torch.bool or e.numel() == 0:
         return False
-    eb = e.contiguous().view(-1).view(torch.uint8)
-    cb = c.contiguous().view(-1).view(torch.uint8)
+    # a copy of standard strides: a contiguous one-element tensor may keep any stride
+    # (campaign 53, program 300: stride 3, which view(uint8) refuses)
+    eb = e.detach().reshape(-1).clone(memory_format=torch.contiguous_format).view(torch.uint8)
+    cb = c.detach().reshape(-1).clone(memory_format=torch.contiguous_format).view(torch.uint8)
     for f, bits, canonical in _CANONICAL_NAN:
         if eb.numel() % f.itemsize:
             continue

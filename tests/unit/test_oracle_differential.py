@@ -132,3 +132,15 @@ def test_a_float32_mismatch_is_said_in_float32_digits_not_float64_s():
     assert "3.3619375228881836 in eager" in said, said
     said = differential(_res((torch.tensor([7, 8]),)), _res((torch.tensor([7, 9]),)), ["x"])[0].message
     assert said.endswith("8 in eager, 9 compiled"), said
+
+
+def test_integers_of_any_layout_are_compared_without_an_internal_error():
+    # campaign 53, program 300: a one-element int32 output of stride 3 is contiguous, so
+    # contiguous().view(-1) kept the stride and view(torch.uint8) raised in the oracle
+    from aliasfuzz.oracle.differential import _nan_bits_only
+
+    def odd(v: int) -> torch.Tensor:
+        return torch.empty_strided((1,), (3,), dtype=torch.int32).fill_(v)
+
+    assert not _nan_bits_only(odd(5), odd(6))
+    assert _nan_bits_only(odd(0x7FC00000), odd(0x7FC00001))  # NaN payloads of float32 bits
