@@ -500,7 +500,11 @@ def collect(cid: str, *, state: str | Path, corpus: str | Path) -> dict[str, Any
         "root_causes": causes,
         "counts": {
             "raw_findings": raw,
-            "shrunk_findings": len(findings),
+            # every finding written (fresh user 53's B4: "shrunk_findings" counted them all,
+            # the known-first and budget-spent ones too, where the report said "13 shrunk")
+            "written_findings": len(findings),
+            "shrunk_findings": sum(1 for f in findings
+                                   if not f.get("known_first") and not f.get("budget_spent")),
             # of them, recorded as found as a known bug's sighting (driver.known_first)
             "known_first": sum(1 for f in findings if f.get("known_first")),
             # of them, written neither shrunk nor blamed: the campaign's time was up

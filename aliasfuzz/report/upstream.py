@@ -23,7 +23,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from aliasfuzz.campaign._repro_words import effect, known_lines, mismatch, pipeline_words, shown
+from aliasfuzz.campaign._repro_words import (
+    effect,
+    fake_tensor_error,
+    known_lines,
+    mismatch,
+    pipeline_words,
+    shown,
+)
 from aliasfuzz.campaign.repro import cost_blame
 
 __all__ = ["render_draft", "write_drafts"]
@@ -225,6 +232,10 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
     stage = root.get("stage")
     _, words = stage_words(stage, p.pipeline)
     how = _HOW[p.mode].format(backend=p.backend)
+    if p.mode == "compile" and p.options.get("dynamic"):
+        # fresh user 53's B1: a finding of dynamic shapes was said to be backend='aot_eager''s
+        # own; the repro compiles with dynamic=True
+        how = how[:-1] + ", dynamic=True)"
     exp = meta.get("expected") or {}
     total = Counter(str(h.get("pipeline")) for h in meta.get("hits") or [])
     # pipelines as PyTorch names what runs them (fresh user 47's B5)
@@ -238,6 +249,15 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
     diff = shown(meta.get("diff") or meta.get("explanation") or "").strip()
     if diff.startswith(f"{exp.get('pipeline')}: "):  # the oracle's own first line
         diff = f"{seen_by}: {diff[len(str(exp.get('pipeline'))) + 2:]}"
+    said = shown(meta.get("explanation") or "").strip()
+    if p.pipeline != exp.get("pipeline") and p.explanation:
+        # the repro shows another sighting: its words, not the entry's pipeline's (fresh
+        # user 53's B2: "Inductor up to its post-grad passes" above an aot_eager repro)
+        seen_by = pipeline_words(p.pipeline)
+        diff = said = shown(p.explanation).strip()
+    caught = fake_tensor_error(meta)
+    if caught and caught not in said:  # the error Dynamo caught, not only its wrapper (B2)
+        said += f"\n(the error Dynamo caught on fake tensors: {caught})"
     pt2 = p.pipeline != "torchscript"
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined, autoescape=False)
@@ -267,7 +287,7 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         # requires_grad drafts carried the paragraph)
         tolerance=_TOLERANCE if exp.get("verdict") == "miscompile" and exp.get("check") in (
             "values", "inputs", "grads", None) else "",
-        error=shown(meta.get("explanation") or "").strip() if exp.get("verdict") in ("crash", "timeout") else "",
+        error=said if p.verdict in ("crash", "timeout") else "",
         effect=effect(meta, p.sighting()),
         versions={"torch": "?", "triton": "?", "python": "?", **(meta.get("versions") or {})},
         # a Triton kernel found on CPU ran in Triton's interpreter; its repro launches it on

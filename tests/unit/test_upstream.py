@@ -109,3 +109,21 @@ def test_a_draft_says_why_it_is_a_bug_or_that_the_reason_is_still_to_write():
     assert "write down why it is well defined" in said, said
     program, meta = _case("b20-missed-fast-hidden")
     assert "performance issue" in why(render_draft(program, meta))
+
+
+def test_a_dynamic_shape_sighting_s_draft_names_dynamic_its_pipeline_and_the_caught_error():
+    # fresh user 53's B1/B2 (campaign 53, 20e6e2b026, known #122773 unset to get a draft):
+    # the prose said backend='aot_eager' without dynamic=True (static compiles run), the
+    # "actual" heading named the entry's pipeline (Inductor up to its post-grad passes) above
+    # an aot_eager repro, and "Error logs" held only Dynamo's wrapper of the error
+    from pathlib import Path
+
+    entry = store.load_entry(Path(__file__).resolve().parents[1] / "data" / "upstream"
+                             / "crash-dynamo-20e6e2b026")
+    meta = {**entry.meta, "known": None}
+    md = render_draft(entry.program, meta)
+    assert "torch.compile(f, backend='aot_eager', dynamic=True) raises" in md, md[:1500]
+    assert "Minimal repro (torch.compile(f, backend='aot_eager', dynamic=True);" in md
+    assert "Expected (eager) vs actual (torch.compile(backend=\"aot_eager\")" in md, md
+    logs = md.split("### Error logs", 1)[1].split("### Versions", 1)[0]
+    assert "Cannot call numel() on tensor with symbolic sizes/strides" in logs, logs
