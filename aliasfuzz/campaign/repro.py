@@ -10,7 +10,10 @@ CUDA finding) and there is none. Nothing in it imports aliasfuzz.
 How it compiles (:func:`plan`): the entry's root cause may have been hit through several
 pipelines (``meta["hits"]``, each with its minimized program); the repro takes the hit
 with the most public way to show it, in this order (a sighting where a value differs
-goes before one that differs only in output aliasing, whatever its way):
+goes before one that differs only in output aliasing, whatever its way; hits of one row
+show the same way, the entry's own program first: fresh user 53's B3, a campaign's
+``inductor`` hit of another program replaced the ``inductor-reinplace`` one that
+``torch.compile`` reproduced):
 
 =====================================  ================================================
 hit                                    repro
@@ -82,7 +85,8 @@ _WAYS: dict[str, tuple[int, str, str | None]] = {
     "fx-reinplace": (3, "fx", None),
     "torchscript": (4, "jit", None),
 }
-_FAST = (2, "compile", "inductor")  # inductor-reinplace that full torch.compile reproduces
+# inductor-reinplace that full torch.compile reproduces: the same way as inductor's own hit
+_FAST = (1, "compile", "inductor")
 _HARNESS = (5, "fastpath", None)
 
 @dataclass(frozen=True)

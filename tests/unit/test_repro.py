@@ -137,6 +137,15 @@ def test_a_repro_of_another_sighting_says_program_json_differs():
     assert "Shown by another sighting (aot_eager)" in doc
     own = meta_v2(b07, "aot_eager", "miscompile", "values", "decomposition")
     assert "another sighting" not in R.render_repro(b07, own)
+    # fresh user 53's B3: a full-inductor sighting of another program replaced the entry's own
+    # inductor-reinplace one that full torch.compile reproduces, though both compile the same
+    # way: a tracked repro churned after a campaign. The same way keeps the entry's own
+    fast = meta_v2(b07, "inductor-reinplace", "miscompile", "values", "decomposition",
+                   full="reproduces")
+    fast["hits"].append({**fast["hits"][0], "pipeline": "inductor", "full": None,
+                         "program": other.to_json(), "program_index": 5})
+    p = R.plan(b07, fast)
+    assert (p.own, p.pipeline, p.mode, p.backend) == (True, "inductor-reinplace", "compile", "inductor")
 
 
 def test_harness_says_why_in_its_docstring(results):
