@@ -173,7 +173,10 @@ def print_rows(rows: list[ReplayRow]) -> int:
     statuses = ("reproduces", "fixed", "changed", "corrupt")
     counts = {s: sum(r.status == s for r in rows) for s in statuses}
     print(", ".join(f"{n} {s}" for s, n in counts.items()))
-    gpu = [r.entry for r in rows if r.repro_needs_gpu and r.status != "corrupt"]
+    # a repro.py that is missing or broken is said so below, not also "needing a GPU"
+    # (fresh user 53's B5)
+    gpu = [r.entry for r in rows if r.repro_needs_gpu and r.status != "corrupt"
+           and not r.repro_problem]
     if gpu:
         print(f"note: judged by aliasfuzz's harness only here, their repro.py needing a GPU "
               f"(exit 3 on this host): {', '.join(gpu)}")

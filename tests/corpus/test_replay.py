@@ -112,6 +112,10 @@ def test_replay_says_which_rows_are_the_harness_alone_where_the_repro_needs_a_gp
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == ("note: judged by aliasfuzz's harness only here, their repro.py needing a "
                     f"GPU (exit 3 on this host): {gpu.id}"), last
+    # fresh user 53's B5: a deleted repro.py was also said to need a GPU
+    assert print_rows([ReplayRow(gpu.id, "reproduces", "a", "a", "", True, "missing")]) == 0
+    out = capsys.readouterr().out
+    assert "needing a GPU" not in out and f"{gpu.id} (missing)" in out, out
 
 
 def test_replay_notes_an_entry_whose_repro_is_missing_or_broken(tmp_path, monkeypatch, capsys):
