@@ -264,13 +264,15 @@ compiled_f = {{ compiled }}  # outside the check: an error building it is not th
 {% endif %}
 {# the error without Dynamo's closing advice (Set TORCHDYNAMO_VERBOSE=1 ...), which was a
    crash repro's last line and read as its error (fresh user 32's B7), then its first line
-   again, last: a long message ended with Dynamo's source carets (fresh user 34's B6) #}
+   again, last: a long message ended with Dynamo's source carets (fresh user 34's B6); and
+   without ATen's C++ backtrace (Exception raised from ..., frame #0 ...: 57 frames hid the
+   verdict, fresh user 53's B6) #}
 {% if backward %}
 grads(f(*a), a)
 try:
     grads(compiled_f(*b), b)  # the forward, then the backward of the same loss
 except Exception as e:
-    raise SystemExit(f"{str(e).split('Set TORCHDYNAMO_VERBOSE')[0].rstrip()}\neager ran, the compiled forward or backward raised {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+    raise SystemExit(f"{str(e).split('Set TORCHDYNAMO_VERBOSE')[0].split('Exception raised from ')[0].rstrip()}\neager ran, the compiled forward or backward raised {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
 {% else %}
 f(*a)
 try:
@@ -279,7 +281,7 @@ try:
 {% endfor %}
     {{ "compiled_f" if mode != "fx" else compiled }}(*b)
 except Exception as e:
-    raise SystemExit(f"{str(e).split('Set TORCHDYNAMO_VERBOSE')[0].rstrip()}\neager ran, the compiled call raised {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+    raise SystemExit(f"{str(e).split('Set TORCHDYNAMO_VERBOSE')[0].split('Exception raised from ')[0].rstrip()}\neager ran, the compiled call raised {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
 {% endif %}
 {% if oob %}
 if not checked:  # no wrapper bound reinterpret_tensor where the check looks: the repro broke

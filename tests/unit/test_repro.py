@@ -490,3 +490,21 @@ def test_a_crash_s_repro_names_a_silent_wrong_result_filed_with_it():
            "of meta.json: out0: dtype torch.int64 in eager, torch.float32 compiled)" in doc, doc
     crashes = {**meta, "hits": [h for h in meta["hits"] if h["verdict"] == "crash"]}
     assert "wrong results without an error" not in R.render_repro(program, crashes)
+
+
+def test_a_crash_repro_says_its_verdict_without_aten_s_cpp_backtrace(tmp_path):
+    # fresh user 53's B6: 20e6e2b026's repro printed 57 C++ frames inside its SystemExit
+    # message before the one-line verdict (PyTorch's own fake-tensor log keeps its own)
+    import subprocess
+    import sys
+
+    from aliasfuzz.campaign import corpus as store
+
+    e = store.load_entry(ROOT / "tests" / "data" / "upstream" / "crash-dynamo-20e6e2b026")
+    script = tmp_path / "repro.py"
+    script.write_text(R.render_repro(e.program, e.meta))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stderr[-800:]
+    ours = [x for x in r.stderr.splitlines() if not x.startswith(("E1", "W1", "I1"))]
+    assert ours[-1].startswith("eager ran, the compiled call raised TorchRuntimeError"), ours[-3:]
+    assert not any("frame #" in x or "Exception raised from" in x for x in ours), ours
