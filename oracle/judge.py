@@ -344,7 +344,11 @@ def schema_alias_only(
     #195422, but never declared the alias in the schema). So when every op tagged
     ``alias_beyond_schema`` (:mod:`aliasfuzz.fuzz.ops.core`) is replaced by ``clone`` (the
     schema's meaning), eager's result changes, and TorchScript then agrees with eager, the
-    finding is ``unknown`` with this reason, never a finding."""
+    finding is ``unknown`` with this reason, never a finding. So it is too when eager's
+    result stays the same but the program writes after the op and TorchScript agrees with
+    clone in its place: taking the result for fresh, TorchScript may move a write past it,
+    and the alias eager's kernel returns at run time shows the move (audit 53,
+    e43bef2def). Called for a TorchScript finding (the original program departs)."""
     from aliasfuzz.fuzz.ir import Op
     from aliasfuzz.fuzz.ops import lookup
     from aliasfuzz.oracle.differential import differential
@@ -357,9 +361,21 @@ def schema_alias_only(
     alt = judge(faithful, "torchscript", device=device, options=options, confirm=False)
     if alt.verdict is not Verdict.OK or alt.eager is None:
         return None
-    if all(c.passed for c in differential(eager, alt.eager, names)):
-        return None  # the alias does not change eager's result: not what differs
     ops = sorted({op.op for op in program.body if "alias_beyond_schema" in lookup(op.op).tags})
+    if all(c.passed for c in differential(eager, alt.eager, names)):
+        # eager's result is the same with clone: the alias matters only if the program writes
+        # after the op, where TorchScript, taking the result for fresh, may reorder the write
+        # and the run-time alias then shows it (campaign 53, e43bef2def, audit 53:
+        # v1 = dropout(x1.unsqueeze(1)); x1.add_(1.0); v1[0::2] = 2.0 lost the add_ under the
+        # profiling executor). A program that only reads it keeps its finding
+        first = next(k for k, op in enumerate(program.body)
+                     if "alias_beyond_schema" in lookup(op.op).tags)
+        if not any(lookup(op.op).mutated_indices(len(op.args)) for op in program.body[first + 1:]):
+            return None
+        return (f"TorchScript takes the result of {', '.join(ops)} for fresh, as its ATen schema "
+                "declares, and orders the program's later writes by that, while eager's kernel "
+                "returns its input (with clone in its place the program is ok under "
+                "torchscript): not a TorchScript contract")
     return (f"eager's result rests on {', '.join(ops)} returning its input, an alias its ATen "
             "schema does not declare; TorchScript follows the schema (with clone in its place "
             "the program is ok under torchscript): not a TorchScript contract")
