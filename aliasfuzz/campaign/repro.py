@@ -282,6 +282,10 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         blamed = f"Blamed stage: {named}, the first whose result departs from eager."
         if len(stages) > 1:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
+    if plan_.options.get("dynamic") and plan_.mode in ("compile", "fastpath"):
+        # audit 53, 0fe554f63b: a symbolic size that is 1 at run time was the bug; the
+        # docstring did not say the program was compiled with dynamic shapes
+        blamed += " Found with dynamic shapes: the script compiles with dynamic=True."
     notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved or stage == DONATED_BUFFER \
         else [blamed]
     raised_in = next(iter(trail_rows(meta, RAISED_IN)), None)

@@ -508,3 +508,18 @@ def test_a_crash_repro_says_its_verdict_without_aten_s_cpp_backtrace(tmp_path):
     ours = [x for x in r.stderr.splitlines() if not x.startswith(("E1", "W1", "I1"))]
     assert ours[-1].startswith("eager ran, the compiled call raised TorchRuntimeError"), ours[-3:]
     assert not any("frame #" in x or "Exception raised from" in x for x in ours), ours
+
+
+def test_a_dynamic_shape_finding_s_docstring_says_so():
+    # audit 53, 0fe554f63b: the bug needed dynamic=True (a symbolic size 1 at run time), which
+    # only the compile call's argument said
+    from aliasfuzz.campaign import corpus as store
+
+    e = store.load_entry(ROOT / "tests" / "data" / "upstream" / "crash-dynamo-20e6e2b026")
+    text = R.render_repro(e.program, e.meta)
+    doc = " ".join(ast.get_docstring(ast.parse(text)).split())
+    assert "Found with dynamic shapes: the script compiles with dynamic=True." in doc, doc
+    assert "dynamic=True" in text.split('"""', 2)[2]
+    static = {**e.meta, "pipeline_options": {},
+              "hits": [{**h, "pipeline_options": {}} for h in e.meta["hits"]]}
+    assert "dynamic shapes" not in R.render_repro(e.program, static)
