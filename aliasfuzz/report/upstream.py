@@ -140,7 +140,8 @@ def _trail(trail: list[Any]) -> list[tuple[str, str]]:
 _CONTRACTS = {
     "values": "compiled code computes eager's values up to floating-point reassociation (the "
               "torch.compile FAQ on numerical differences); these differ beyond the default "
-              "tolerances, and a float difference was confirmed against an fp64 eager run.",
+              "tolerances (a float difference is confirmed against an fp64 eager run, "
+              "integers are compared exactly).",
     "inputs": "functionalization replays every input mutation onto the caller's tensors "
               "(AOTAutograd's input-mutation epilogue; TorchScript runs the program's own "
               "writes), so the inputs after the call must hold eager's values.",
