@@ -53,29 +53,29 @@ def test_the_rule_holds_only_where_the_undeclared_alias_changes_eager():
     assert _rests_on_alias(Program((StorageSpec("s0", 8),), (x0,), plain, ("v0",))) is None
 
 
-def test_the_audited_torchscript_dropout_entry_is_unknown():
-    # tests/data/not_findings/miscompile-ts-optimizer-c12c39ea01 (tenth and eleventh audits)
+def _held_unknown(entry: str) -> tuple[Program, str]:
+    """The program of ``tests/data/not_findings/<entry>`` and TorchScript's explanation,
+    asserted ``unknown`` of check ``schema-alias``."""
     from pathlib import Path
 
-    entry = Path(__file__).resolve().parents[1] / "data" / "not_findings" / \
-        "miscompile-ts-optimizer-c12c39ea01"
-    p = Program.loads((entry / "program.json").read_text())
+    folder = Path(__file__).resolve().parents[1] / "data" / "not_findings" / entry
+    p = Program.loads((folder / "program.json").read_text())
     j = judge(p, "torchscript", confirm=False)
     assert (j.verdict.value, j.check) == ("unknown", "schema-alias"), j.explanation
+    return p, j.explanation
+
+
+def test_the_audited_torchscript_dropout_entry_is_unknown():
+    # tests/data/not_findings/miscompile-ts-optimizer-c12c39ea01 (tenth and eleventh audits)
+    _held_unknown("miscompile-ts-optimizer-c12c39ea01")
 
 
 def test_a_write_after_the_op_that_torchscript_orders_by_the_schema_is_unknown():
     # campaign 53, e43bef2def (audit 53: not a bug): with clone in the dropout's place eager
     # gives the same result, yet the profiling executor, taking the result for fresh, moves
     # the write to it before x1.add_ and the alias eager's kernel returns shows the move
-    from pathlib import Path
-
-    entry = Path(__file__).resolve().parents[1] / "data" / "not_findings" / \
-        "miscompile-ts-optimizer-e43bef2def"
-    p = Program.loads((entry / "program.json").read_text())
-    j = judge(p, "torchscript", confirm=False)
-    assert (j.verdict.value, j.check) == ("unknown", "schema-alias"), j.explanation
-    assert "orders the program's later writes by that" in j.explanation
+    p, said = _held_unknown("miscompile-ts-optimizer-e43bef2def")
+    assert "orders the program's later writes by that" in said
     # the same program with clone written by hand: TorchScript agrees, no rule needed
     clone = p.with_body(tuple(Op("clone", op.args[:1], {}, op.out) if op.op == "dropout_eval"
                               else op for op in p.body), p.outputs)
