@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from aliasfuzz.campaign._repro_frames import inductor_settings
 from aliasfuzz.campaign._repro_words import (
     effect,
     fake_tensor_error,
@@ -111,7 +112,7 @@ Related: {{ b.issue }} ({{ b.title }}).
 
 #: pipeline -> what runs it, in words
 _HOW = {
-    "compile": "torch.compile(f, backend={backend!r})",
+    "compile": "torch.compile(f, backend={backend!r}{args})",
     "fastpath": "torch.compile with Inductor stopped after its post-grad passes",
     "fx": "make_fx(torch.func.functionalize(f)) then torch.fx.passes.reinplace",
     "jit": "torch.jit.script",
@@ -161,13 +162,12 @@ _CALLS_IT_UNDEFINED = ("not well defined", "banned", "undefined behavior", "not 
                        "unsupported")
 
 
-def _why(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
-    """The draft's "Why it is a bug": the contract the finding's observable breaks, or for
-    a crash that eager runs the program; flagged to be written by hand where the fuzzer's
+def _why(p: Any) -> str:
+    """The draft's "Why it is a bug" for the sighting plan ``p`` shows
+    (:func:`aliasfuzz.campaign.repro.plan`): the contract its observable breaks, or for a
+    crash that eager runs the program; flagged to be written by hand where the fuzzer's
     ground is not enough (an error that calls the program ill-defined, an aliasing claim)."""
-    exp = sighting or meta.get("expected") or {}
-    verdict, check = exp.get("verdict"), exp.get("check")
-    said = str(exp.get("explanation") if sighting else meta.get("explanation") or "")
+    verdict, check, said = p.verdict, p.check, p.explanation
     if verdict == "missed-reinplace":
         return ("no wrong result: the compiled code keeps a copy that writing in place avoids "
                 "(the repro prints the bytes); file it as a performance issue.")
@@ -232,11 +232,9 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
     root = meta.get("root") or {}
     stage = root.get("stage")
     _, words = stage_words(stage, p.pipeline)
-    how = _HOW[p.mode].format(backend=p.backend)
-    if p.mode == "compile" and p.options.get("dynamic"):
-        # fresh user 53's B1: a finding of dynamic shapes was said to be backend='aot_eager''s
-        # own; the repro compiles with dynamic=True
-        how = how[:-1] + ", dynamic=True)"
+    # the repro's own compile arguments (fresh user 53's B1: a finding of dynamic shapes was
+    # said to be backend='aot_eager''s own; the repro compiles with dynamic=True)
+    how = _HOW[p.mode].format(backend=p.backend, args=inductor_settings(p)[1])
     exp = meta.get("expected") or {}
     total = Counter(str(h.get("pipeline")) for h in meta.get("hits") or [])
     # pipelines as PyTorch names what runs them (fresh user 47's B5)
@@ -273,7 +271,7 @@ def render_draft(program: Any, meta: dict[str, Any], *, campaign_hits: dict[str,
         trail=_trail(meta.get("trail") or []),
         blamed=set(meta.get("stages") or ([stage] if stage else [])),
         blamed_words=words,
-        why=_why(meta, p.sighting()),
+        why=_why(p),
         how=how,
         cuda=p.cuda,
         harness="" if witness else p.harness,  # the witness repro is public API only
