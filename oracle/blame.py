@@ -557,6 +557,9 @@ def blame(
     trail: list[tuple[str, str]] = []
     kept: list[tuple[Any, list[Any]]] = []  # conclusive stages: (run, departure masks or None)
     crash = verdict in ("crash", "timeout")
+    # the pipeline's own result returns apart outputs eager shares: what makes a stage's
+    # intermediate-base observation a departure (module docstring)
+    lost = check == "aliasing" and bool(runs) and lost_output_sharing(eager, runs[-1].result, names)
     for r in runs:
         if "verdict" in r.extra:  # torchscript: the stage judged itself call by call
             # only this finding's verdict is a departure: a stage that breaks a graph
@@ -589,8 +592,7 @@ def blame(
                 # fresh_output_aliasing_input)
                 fa = f"aliasing: {r.extra['fresh_output_alias']}"
                 why = fa if why is None else f"{why}; {fa}"
-            if r.extra.get("intermediate_alias") and check == "aliasing" and runs and \
-                    lost_output_sharing(eager, runs[-1].result, names):
+            if r.extra.get("intermediate_alias") and lost:
                 # AOTAutograd handed two views of one intermediate to the backend as fresh
                 # outputs, and the pipeline returns them apart: the graph's own values and
                 # aliasing agree, its metadata is the departure (audit 52, 1e3744d1cf)

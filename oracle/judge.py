@@ -353,24 +353,23 @@ def schema_alias_only(
     from aliasfuzz.fuzz.ops import lookup
     from aliasfuzz.oracle.differential import differential
 
-    body = tuple(Op("clone", op.args[:1], {}, op.out)
-                 if "alias_beyond_schema" in lookup(op.op).tags else op for op in program.body)
-    if body == program.body:
+    tagged = [k for k, op in enumerate(program.body) if "alias_beyond_schema" in lookup(op.op).tags]
+    if not tagged:
         return None
+    body = tuple(Op("clone", op.args[:1], {}, op.out) if k in tagged else op
+                 for k, op in enumerate(program.body))
     faithful = program.with_body(body, program.outputs)
     alt = judge(faithful, "torchscript", device=device, options=options, confirm=False)
     if alt.verdict is not Verdict.OK or alt.eager is None:
         return None
-    ops = sorted({op.op for op in program.body if "alias_beyond_schema" in lookup(op.op).tags})
+    ops = sorted({program.body[k].op for k in tagged})
     if all(c.passed for c in differential(eager, alt.eager, names)):
         # eager's result is the same with clone: the alias matters only if the program writes
         # after the op, where TorchScript, taking the result for fresh, may reorder the write
         # and the run-time alias then shows it (campaign 53, e43bef2def, audit 53:
         # v1 = dropout(x1.unsqueeze(1)); x1.add_(1.0); v1[0::2] = 2.0 lost the add_ under the
         # profiling executor). A program that only reads it keeps its finding
-        first = next(k for k, op in enumerate(program.body)
-                     if "alias_beyond_schema" in lookup(op.op).tags)
-        if not any(lookup(op.op).mutated_indices(len(op.args)) for op in program.body[first + 1:]):
+        if not any(lookup(op.op).mutated_indices(len(op.args)) for op in program.body[tagged[0] + 1:]):
             return None
         return (f"TorchScript takes the result of {', '.join(ops)} for fresh, as its ATen schema "
                 "declares, and orders the program's later writes by that, while eager's kernel "

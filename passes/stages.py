@@ -288,6 +288,14 @@ def _fresh_user_outputs() -> tuple[int, ...]:
         return ()
 
 
+def _element_storage(t: Any) -> int | None:
+    """The data pointer of ``t``'s storage when ``t`` is a tensor with elements on a storage
+    of bytes, else None: a zero-size tensor shares no element."""
+    if isinstance(t, torch.Tensor) and t.numel() and t.untyped_storage().nbytes():
+        return t.untyped_storage().data_ptr()
+    return None
+
+
 def fresh_output_aliasing_input(outs: Sequence[Any], args: Sequence[Any],
                                 fresh: Sequence[int]) -> str | None:
     """What shows a graph returning an input's storage where AOTAutograd expects a fresh
@@ -297,17 +305,16 @@ def fresh_output_aliasing_input(outs: Sequence[Any], args: Sequence[Any],
     being its view (``._base`` None): eager's result is either fresh or a view (#198094,
     audit 21 finding 5: graph 2 of the program then asserts "mixed autograd ._base
     states"). Zero-size tensors share no element and are skipped."""
-    ptrs = {}
+    ptrs: dict[int, int] = {}
     for j, a in enumerate(args):
-        if isinstance(a, torch.Tensor) and a.numel() and a.untyped_storage().nbytes():
-            ptrs.setdefault(a.untyped_storage().data_ptr(), j)
+        ptr = _element_storage(a)
+        if ptr is not None:
+            ptrs.setdefault(ptr, j)
     for k in fresh:
-        o = outs[k] if k < len(outs) else None
-        if isinstance(o, torch.Tensor) and o.numel() and o.untyped_storage().nbytes():
-            j = ptrs.get(o.untyped_storage().data_ptr())
-            if j is not None:
-                return (f"graph output {k} shares graph input {j}'s storage where "
-                        "AOTAutograd's output metadata has it fresh (non_alias)")
+        j = ptrs.get(_element_storage(outs[k] if k < len(outs) else None))
+        if j is not None:
+            return (f"graph output {k} shares graph input {j}'s storage where "
+                    "AOTAutograd's output metadata has it fresh (non_alias)")
     return None
 
 
@@ -327,13 +334,12 @@ def fresh_outputs_sharing(outs: Sequence[Any], fresh: Sequence[int]) -> str | No
     are skipped."""
     seen: dict[int, int] = {}
     for k in fresh:
-        o = outs[k] if k < len(outs) else None
-        if isinstance(o, torch.Tensor) and o.numel() and o.untyped_storage().nbytes():
-            ptr = o.untyped_storage().data_ptr()
-            if ptr in seen:
-                return (f"graph outputs {seen[ptr]} and {k} share one storage (views of one "
-                        "intermediate) where AOTAutograd's output metadata has both fresh "
-                        "(non_alias), leaving their aliasing to the backend")
+        ptr = _element_storage(outs[k] if k < len(outs) else None)
+        if ptr in seen:
+            return (f"graph outputs {seen[ptr]} and {k} share one storage (views of one "
+                    "intermediate) where AOTAutograd's output metadata has both fresh "
+                    "(non_alias), leaving their aliasing to the backend")
+        if ptr is not None:
             seen[ptr] = k
     return None
 
