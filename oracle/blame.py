@@ -115,6 +115,12 @@ changed the graph is disabled too (:data:`_ALSO_TRIED`): if that also agrees, th
 (``also-fixed-by``) and the repro's notes say both passes take part (audit 38); the blame
 stays.
 
+**Exposing-pass control** (:func:`order_exposed`, Inductor's pipelines): a stage that is
+not an Inductor pass and departs only by an order-dependent write (its graph, run eagerly,
+gives eager's values) keeps the blame, and the passes after it are disabled in turn (reorder
+passes first) to name the one that makes Inductor's write order differ (``exposed-by``;
+audit 53, f132a3c672: ``reorder_for_locality``).
+
 **Donated-buffer control** (:func:`donated_buffer`, a finding of a program whose inputs
 require grad, blamed on ``lowering`` or ``scheduler`` of an Inductor pipeline that ran the
 backward before comparing, after the scalar-codegen control): the pipeline is compiled again
@@ -226,7 +232,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "SYNTHETIC_BASE", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
-    "ALSO_FIXED_BY", "DYNAMO_REWRITES", "lost_output_sharing", "ENABLED_BY", "ERROR_GONE", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
+    "ALSO_FIXED_BY", "EXPOSED_BY", "order_exposed", "DYNAMO_REWRITES", "lost_output_sharing", "ENABLED_BY", "ERROR_GONE", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
     "pass_name",
     "pass_off",
     "scalar_codegen",
@@ -773,7 +779,7 @@ def blame_program(
         b = donated_buffer(b, pipeline, opts, runner)
     if any(op.op in DYNAMO_REWRITES for op in program.body):
         b = dynamo_rewrite(b, pipeline, opts, runner)
-    return pass_off(b, pipeline, opts, runner)
+    return order_exposed(pass_off(b, pipeline, opts, runner), pipeline, opts, runner)
 
 
 def _loaded(program: Any, pipeline: str, device: str) -> tuple[Callable, list[str], Callable]:
@@ -1296,6 +1302,59 @@ def _also_fixed_by(b: Blame, control: Callable[[str], str]) -> None:
                             + ("; both passes take part, the blame stays on "
                                f"{b.stage} (its graph is the first that departs)"
                                if got == "agrees" else "")))
+
+
+#: The trail entry of :func:`order_exposed`.
+EXPOSED_BY = "exposed-by"
+#: At most this many controls of :func:`order_exposed` per finding (a full compile each).
+_MAX_EXPOSING = 4
+#: A blamed stage's own trail row when its graph departs by an order-dependent write alone
+#: (:func:`blame`): run eagerly its values are eager's.
+_ORDER_ONLY = "departs (order-dependent write"
+
+
+def order_exposed(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
+    """The passes that expose a blamed stage's order-dependent write, on Inductor's pipelines.
+
+    When the stage ``b`` blames is not an Inductor pass (``functionalization``: its
+    write-back of a self-overlapping input is one ``copy_`` whose result depends on the
+    write order) and its own trail row departs by that alone (its graph, run eagerly, gives
+    eager's values), the cut names where the graph lost its single meaning but not what made
+    Inductor's order differ from eager's. Each Inductor pass after it that changed the graph
+    (reorder passes first, :data:`_REORDERS`; at most :data:`_MAX_EXPOSING`) is disabled in
+    turn (``runner(options)``, as :func:`pass_off`); the first whose control agrees is noted
+    (:data:`EXPOSED_BY`), else that none did. The blame stays: the pass does not make the
+    write order-dependent, it only changes which order Inductor's code writes in (audit 53,
+    f132a3c672: ``reorder_for_locality`` moved a reader of the input after the scatter, so the
+    reinplace pass kept the whole-input ``copy_``; with the pass off Inductor agreed, and the
+    audit found the trail's "departs" rows a prediction that named no pass). Returns ``b``."""
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    if (pipeline not in _PASS_OFF or b.stage is None or pass_name(b.stage) is not None
+            or b.stage == "aot"):
+        return b
+    own = [w for s, w in b.trail if s == b.stage]
+    if not own or not own[0].startswith(_ORDER_ONLY):
+        return b
+    opts = opts or PipelineOptions()
+    seen = [s for s, _ in b.trail]
+    later = [s for s in seen[seen.index(b.stage) + 1:] if pass_name(s) is not None]
+    order = [s for s in later if pass_name(s) in _REORDERS] + \
+        [s for s in later if pass_name(s) not in _REORDERS]
+    tried: list[str] = []
+    for stage in order:
+        name = pass_name(stage)
+        if name in tried or len(tried) >= _MAX_EXPOSING:
+            continue
+        tried.append(str(name))
+        got = runner(opts.with_passes_off(name))
+        if got == "agrees":
+            b.trail.append((EXPOSED_BY, f"{stage} disabled: agrees; it changes the order "
+                                        f"Inductor's code writes in, the blame stays on {b.stage}"))
+            return b
+    b.trail.append((EXPOSED_BY, f"no pass's control agrees ({', '.join(tried) or 'none tried'}): "
+                                "Inductor's own code writes in another order than eager"))
+    return b
 
 
 def pass_off(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:

@@ -427,7 +427,8 @@ def record(
     knowns: list[str | None] = []
     for root in roots(small, outcome, pipeline, blame):
         bug, related = match(bugs, root, set(ops), {pipeline}, blame.get("controls"),
-                             blame.get("controls_removed"), str(outcome.get("explanation") or ""))
+                             blame.get("controls_removed"), str(outcome.get("explanation") or ""),
+                             program=small)
         if bug:
             root = known_root(root, bug.issue)
         meta = {

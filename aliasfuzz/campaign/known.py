@@ -31,6 +31,9 @@ holds one ``[[bug]]`` table per tracked root cause::
                                      # sighting's explanation must contain (re.search): the
                                      # symptom where the root key cannot tell it (TorchScript's
                                      # executors, whose root cause has no op-level evidence)
+    pattern = "custom-op-reads-clone-of-written"  # optional: a program shape of
+                                     # PATTERNS the finding's program must have: the issue's
+                                     # own construction where ops and decisions cannot tell it
 
 A finding matches a bug when every field given matches (:func:`match`). ``related``
 entries are shown with the finding but do not make it known. A bug with a ``control`` is
@@ -63,7 +66,7 @@ FILENAME = "known.toml"
 DEFAULT = Path(__file__).resolve().parents[2] / "corpus" / FILENAME
 
 _FIELDS = {"issue", "title", "stage", "verdict", "ops", "evidence", "absent", "pipelines", "related",
-           "why", "checks", "control", "torch", "explanation"}
+           "why", "checks", "control", "torch", "explanation", "pattern"}
 
 #: What a ``control`` may set: :class:`aliasfuzz.passes.pipelines.PipelineOptions` fields
 #: (listed here so that loading the table needs no torch; a test keeps them equal).
@@ -100,6 +103,8 @@ class KnownBug:
     torch: str = ""
     #: a regular expression the sighting's explanation must contain ("" any)
     explanation: str = ""
+    #: a name of :data:`PATTERNS` the finding's program must have ("" any)
+    pattern: str = ""
 
     def control_options(self, options: dict[str, Any] | None) -> dict[str, Any]:
         """The finding's pipeline options (a JSON dict of
@@ -184,6 +189,34 @@ def _unknown_witness_rules(evidence: tuple[str, ...]) -> list[str]:
     return bad
 
 
+def _custom_op_reads_clone_of_written(program: Any) -> bool:
+    """Whether a custom op (``fz.*``) of ``program`` takes as one argument ``clone(a)`` and
+    as another ``a`` itself, which it writes: ``c = x.clone(); op(c, x)``, PyTorch #198031's
+    own program (``remove_noop_ops`` drops the clone, the op then reads what it writes).
+    Audit 53 found a second sighting filed under the issue by its ops and decisions alone
+    (7ab134e145, program 308: ``clone(x0)``, ``add_one_(x0)``, then an ``index_add`` written
+    through a full-range ``slice_scatter`` of ``x0``), where no op reads a clone."""
+    from aliasfuzz.fuzz.ops import REGISTRY, OpKind
+
+    clones: dict[str, str] = {}
+    for op in program.body:
+        if op.op == "clone" and len(op.args) == 1 and len(op.out) == 1:
+            clones[op.out[0]] = op.args[0]
+            continue
+        d = REGISTRY.get(op.op)
+        if d is None or d.kind is not OpKind.CUSTOM:
+            continue
+        written = {op.args[i] for i in d.mutated_indices(len(op.args)) if i < len(op.args)}
+        if any(clones.get(a) in written for a in op.args):
+            return True
+    return False
+
+
+#: Program shapes a bug's ``pattern`` may name: name -> predicate over an IR program
+#: (:class:`aliasfuzz.fuzz.ir.Program`).
+PATTERNS = {"custom-op-reads-clone-of-written": _custom_op_reads_clone_of_written}
+
+
 def _bug(where: str, t: Any) -> KnownBug:
     if not isinstance(t, dict):
         raise InvalidArgument(f"{where}: not a table")
@@ -242,7 +275,10 @@ def _bug(where: str, t: Any) -> KnownBug:
         re.compile(pattern)
     except re.error as e:
         raise InvalidArgument(f"{where}: explanation must be a regular expression ({e})") from None
-    return KnownBug(t["issue"], t["title"], t["stage"], t.get("verdict"),
+    shape = t.get("pattern", "")
+    if shape != "" and shape not in PATTERNS:
+        raise InvalidArgument(f"{where}: unknown pattern {shape!r} (one of {', '.join(PATTERNS)})")
+    return KnownBug(t["issue"], t["title"], t["stage"], t.get("verdict"), pattern=shape,
                     related=t.get("related", False), why=" ".join(t.get("why", "").split()),
                     control=tuple(sorted(control.items())), torch=spec, explanation=pattern,
                     **lists)
@@ -404,7 +440,7 @@ def control_removes(
 def match(
     bugs: list[KnownBug], root: dict[str, Any], ops: set[str], pipelines: set[str],
     controls: dict[str, str] | None = None, removed: dict[str, bool] | None = None,
-    explanation: str = "",
+    explanation: str = "", program: Any = None,
 ) -> tuple[KnownBug | None, list[KnownBug]]:
     """The known bug a root cause is (or None), and the related ones it resembles.
 
@@ -417,14 +453,17 @@ def match(
     otherwise; so is a bug whose ``checks`` do not hold the root's check (:func:`_observed`);
     a control recorded as :data:`SAME_OPTIONS` (the finding's options already were the
     workaround's) makes the bug neither. ``explanation`` is the sighting's (the oracle's
-    words), which a bug's ``explanation`` pattern must be found in.
+    words), which a bug's ``explanation`` pattern must be found in; ``program`` the entry's
+    (:class:`aliasfuzz.fuzz.ir.Program`), of which a bug's ``pattern`` must hold (None: a
+    bug with a ``pattern`` does not match).
     """
     hit, related = None, []
     for b in bugs:
         if b.control and (controls or {}).get(b.issue) == SAME_OPTIONS:
             continue  # the finding ran under the issue's workaround: another bug
         ok = _fields_match(b, root, ops, pipelines) and (
-            not b.explanation or re.search(b.explanation, explanation) is not None)
+            not b.explanation or re.search(b.explanation, explanation) is not None) and (
+            not b.pattern or (program is not None and PATTERNS[b.pattern](program)))
         if ok and not _observed(b, root):
             related.append(b)  # the same fields, another symptom than the issue's
             continue

@@ -413,7 +413,8 @@ class Pool:
             issues = []
             for root in roots(program, outcome, pipeline, kept):
                 hit, _ = match(self.all_bugs, root, ops, {pipeline}, kept.get("controls"),
-                               kept.get("controls_removed"), str(outcome.get("explanation") or ""))
+                               kept.get("controls_removed"), str(outcome.get("explanation") or ""),
+                               program=program)
                 if hit is None or not filed(root["stage"], hit.issue):
                     return None
                 issues.append(hit.issue)

@@ -57,6 +57,7 @@ from aliasfuzz.campaign._repro_words import (
     first_line,
     intermediate_alias,
     known_lines,
+    order_dependent,
     stage_words,
     title,
     trail_rows,
@@ -233,6 +234,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         ENABLED_BY,
         ENABLED_BY_DYNAMO,
         ERROR_GONE,
+        EXPOSED_BY,
         RAISED_IN,
         SYNTHETIC_BASE,
         pass_name,
@@ -278,6 +280,12 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     elif stages and stages[0] != stage:  # a stacked bug: this root is a later stage's own
         blamed = (f"Blamed stage: {named}, which adds a departure of its own to a result that "
                   f"already departs from eager after {stages[0]} (blamed apart).")
+    elif order_dependent(meta):
+        # its graph, run eagerly, gives eager's values: "departs" read as an observed
+        # difference where it is a write with no single meaning (audit 53, f132a3c672)
+        blamed = (f"Blamed stage: {named}, the first whose graph has no single meaning (one op "
+                  "writes a storage element twice with different values; run eagerly, it gives "
+                  "eager's values).")
     else:
         blamed = f"Blamed stage: {named}, the first whose result departs from eager."
         if len(stages) > 1:
@@ -287,7 +295,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         # docstring did not say the program was compiled with dynamic shapes
         blamed += " Found with dynamic shapes: the script compiles with dynamic=True."
     notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved or stage == DONATED_BUFFER \
-        else [blamed]
+        or order_dependent(meta) else [blamed]
     raised_in = next(iter(trail_rows(meta, RAISED_IN)), None)
     if raised_in and stage and raised_in.startswith(SYNTHETIC_BASE):
         # the stage is AOTAutograd's, and the op it traced is its own (audit 46, ddd5e9100d)
@@ -332,6 +340,14 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             "AOTAutograd's output metadata has these views of one intermediate fresh "
             "(non_alias: it tracks intermediate bases only for outputs requiring grad), so the "
             "backend may return them apart.", 92, break_on_hyphens=False)
+    exposed = [r.split(" disabled:", 1)[0] for r in trail_rows(meta, EXPOSED_BY)
+               if r.split(" disabled: ", 1)[-1].startswith("agrees")]
+    if exposed and stage:
+        # the pass that made Inductor's write order differ; the audit found it by hand
+        notes += textwrap.wrap(
+            f"With {exposed[0]} disabled (disabled_passes {pass_name(exposed[0])}) it agrees "
+            f"with eager: that pass changes the order Inductor's code writes in; the blame "
+            f"stays on {stage}.", 92, break_on_hyphens=False)
     also = [str(what).split(" disabled:", 1)[0] for st, what in meta.get("trail") or []
             if st == ALSO_FIXED_BY and str(what).split(": ", 1)[-1].startswith("agrees")]
     if also and stage:

@@ -22,10 +22,13 @@ from aliasfuzz.oracle.blame import (
     DONATED_BUFFER,
     ENABLED_BY,
     ENABLED_BY_DYNAMO,
+    EXPOSED_BY,
+    Blame,
     WorkerDied,
     _loaded,
     blame,
     blame_program,
+    order_exposed,
 )
 from aliasfuzz.passes import stages as stages_mod
 from aliasfuzz.passes.stages import StageRun
@@ -1249,3 +1252,76 @@ def test_views_of_an_intermediate_that_require_grad_are_tracked_and_not_named():
     runs = stages_mod.cut("inductor", *_loaded(grad, "inductor", "cpu")[::2],
                           [t.name for t in grad.inputs], program=grad, only=["functionalization"])
     assert runs and all("intermediate_alias" not in r.extra for r in runs), [r.extra for r in runs]
+
+
+_OD = ("departs (order-dependent write: copy_ into a (4, 3, 3) tensor of strides (6, 1, 5) "
+       "whose indices [2, 2, 1] and [3, 1, 0] reach one storage element)")
+
+
+def _order_blame(first: str = _OD) -> Blame:
+    trail = [("dynamo", "agrees"), ("functionalization", first), ("aot", _OD),
+             ("joint:remove_noop_ops", _OD), ("post-grad:reorder_for_locality", _OD),
+             ("reinplace", _OD), ("lowering", "departs (inputs: ...)")]
+    return Blame("functionalization", ("functionalization",), trail)
+
+
+def test_an_order_dependent_blame_tries_reorder_passes_first_and_keeps_the_blame():
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    asked = []
+
+    def runner(o):
+        asked.append(o.inductor_config["disabled_passes"])
+        return "agrees" if asked[-1] == "REINPLACE_INPLACEABLE_OPS" else "departs"
+
+    b = order_exposed(_order_blame(), "inductor", PipelineOptions(), runner)
+    assert asked == ["REORDER_FOR_LOCALITY", "REMOVE_NOOP_OPS", "REINPLACE_INPLACEABLE_OPS"], asked
+    assert b.stage == "functionalization" and b.trail[-1] == (
+        EXPOSED_BY, "reinplace disabled: agrees; it changes the order Inductor's code writes in, "
+                    "the blame stays on functionalization"), b.trail
+
+
+def test_an_order_dependent_blame_says_when_no_pass_exposes_it_and_others_run_no_control():
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    asked = []
+
+    def runner(o):
+        asked.append(o)
+        return "departs"
+
+    b = order_exposed(_order_blame(), "inductor-reinplace", PipelineOptions(), runner)
+    assert len(asked) == 3 and b.trail[-1][0] == EXPOSED_BY, b.trail
+    assert b.trail[-1][1].startswith("no pass's control agrees (REORDER_FOR_LOCALITY, "), b.trail
+    # a stage whose values depart as well, a pipeline without Inductor's passes: no control
+    for b2, pipeline in ((_order_blame("departs (inputs: x0 differs; " + _OD[9:]), "inductor"),
+                         (_order_blame(), "aot_eager")):
+        asked.clear()
+        assert order_exposed(b2, pipeline, PipelineOptions(), runner).trail[-1][0] == "lowering"
+        assert asked == [], asked
+
+
+def test_audit_53_f132a3c672_names_the_pass_that_exposes_an_order_dependent_write_back(tmp_path):
+    # x0 (4, 3, 3), strides (6, 1, 5), overlaps itself; x0[2, 2::2, 1] = 3 becomes a
+    # select_scatter and a whole-input copy_ whose indices [2, 2, 1] and [3, 1, 0] write one
+    # element with 3.0 and 23.0. Run eagerly every graph gives eager's order; Inductor lost
+    # the write once reorder_for_locality moved the reader after the scatter (the reinplace
+    # pass then kept the copy). The audit found "departs" a prediction naming no pass.
+    import subprocess
+    import sys
+
+    from aliasfuzz.campaign.repro import render_repro
+
+    entry = "miscompile-functionalization-f132a3c672"
+    out, b = _judged_and_blamed(entry, "inductor")
+    assert (out["verdict"], out["check"]) == ("miscompile", "inputs"), out
+    assert b.stages == ("functionalization",), b.trail
+    assert _trail(b, EXPOSED_BY).startswith("post-grad:reorder_for_locality disabled: agrees"), b.trail
+    script = tmp_path / "repro.py"
+    script.write_text(render_repro(_program(entry), _entry_meta(entry, "inductor", out, b)))
+    doc = " ".join(script.read_text().split('"""')[1].split())
+    assert "functionalization, the first whose graph has no single meaning" in doc, doc
+    assert "With post-grad:reorder_for_locality disabled (disabled_passes REORDER_FOR_LOCALITY) " \
+           "it agrees with eager" in doc, doc
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, (run.stdout[-500:], run.stderr[-500:])

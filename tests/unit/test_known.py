@@ -423,14 +423,42 @@ def test_a_slice_update_then_index_put_temporary_is_the_generalized_scatter_bug(
 def test_a_clone_dropped_before_a_custom_op_reinplaced_into_its_input_is_the_noop_clone_bug():
     # audit 23, 2be6c01096: c = x.clone(); op(c, x) compiles to op(x, x) (seed b01's own
     # program, pytorch#198031); the tool had shown the issue as related only
+    from aliasfuzz.fuzz.ir import Program
+
     bugs = load_known(CORPUS)
+    own = Program.from_json(json.loads((DATA / "rotate_left_into_clone.json").read_text()))
     root = _root("reinplace", ["auto_functionalized_v2:reinplaced"], "miscompile")
-    bug, _ = match(bugs, root, {"clone", "fz.rotate_left_into"}, {"inductor"})
+    bug, _ = match(bugs, root, {"clone", "fz.rotate_left_into"}, {"inductor"}, program=own)
     assert bug is not None and bug.issue.endswith("#198031") and not bug.related, bug
     # the same family with another verdict is still only related
     cost = _root("reinplace", ["auto_functionalized_v2:reinplaced"], "missed-reinplace")
-    none, related = match(bugs, cost, {"clone", "fz.rotate_left_into"}, {"inductor"})
+    none, related = match(bugs, cost, {"clone", "fz.rotate_left_into"}, {"inductor"}, program=own)
     assert none is None and any(b.issue.endswith("#198031") for b in related)
+
+
+def test_a_clone_no_custom_op_reads_is_not_the_noop_clone_bug():
+    # audit 53, 7ab134e145's program 308: v1 = x0.clone(); add_one_(x0); index_add(x0, 0, i,
+    # v1, out=x0.slice_scatter(x0)) writes x0 compiled (remove_noop_ops drops the full-range
+    # slice_scatter); it was filed under #198031 by its ops and decisions, and no op reads a
+    # clone of what it writes there. It is shown as related, and is new
+    from aliasfuzz.fuzz.ir import Program
+
+    bugs = load_known(CORPUS)
+    p308 = Program.from_json(json.loads((DATA / "index_add_through_noop_slice_scatter.json").read_text()))
+    root = _root("reinplace", ["auto_functionalized_v2:reinplaced"], "miscompile")
+    ops = {op.op for op in p308.body}
+    bug, related = match(bugs, root, ops, {"inductor"}, program=p308)
+    assert bug is None and [b.issue for b in related] == ["pytorch/pytorch#198031"], (bug, related)
+    assert not known.PATTERNS["custom-op-reads-clone-of-written"](p308)
+    # without the program a row with a pattern cannot be told: not the bug
+    assert match(bugs, root, {"clone", "fz.rotate_left_into"}, {"inductor"})[0] is None
+
+
+def test_an_unknown_pattern_is_a_one_line_error(tmp_path):
+    (tmp_path / "known.toml").write_text('[[bug]]\nissue = "a/b#1"\ntitle = "t"\n'
+                                         'stage = "reinplace"\npattern = "no-such-shape"\n')
+    with pytest.raises(InvalidArgument, match="unknown pattern 'no-such-shape'"):
+        load_known(tmp_path)
 
 
 def test_contiguous_after_an_in_place_op_on_a_strided_input_is_the_strides_bug():
