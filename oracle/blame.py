@@ -115,6 +115,10 @@ changed the graph is disabled too (:data:`_ALSO_TRIED`): if that also agrees, th
 (``also-fixed-by``) and the repro's notes say both passes take part (audit 38); the blame
 stays.
 
+**Static-shapes control** (:func:`static_shapes`): a blamed finding of a program compiled
+with dynamic shapes is run again with ``dynamic=False``; the trail says whether it needs
+symbolic sizes (audit 53, 0fe554f63b).
+
 **Exposing-pass control** (:func:`order_exposed`, Inductor's pipelines): a stage that is
 not an Inductor pass and departs only by an order-dependent write (its graph, run eagerly,
 gives eager's values) keeps the blame, and the passes after it are disabled in turn (reorder
@@ -232,7 +236,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "SYNTHETIC_BASE", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
-    "ALSO_FIXED_BY", "EXPOSED_BY", "order_exposed", "DYNAMO_REWRITES", "lost_output_sharing", "ENABLED_BY", "ERROR_GONE", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
+    "ALSO_FIXED_BY", "EXPOSED_BY", "STATIC_SHAPES", "order_exposed", "static_shapes", "DYNAMO_REWRITES", "lost_output_sharing", "ENABLED_BY", "ERROR_GONE", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
     "pass_name",
     "pass_off",
     "scalar_codegen",
@@ -775,6 +779,7 @@ def blame_program(
     b = scalar_codegen(b, pipeline, opts, device, runner)
     if verdict == "timeout" or b.stage == CPP_VECTORIZED:
         return b  # a control of a timeout would hang as the pipeline did
+    b = static_shapes(b, pipeline, opts, runner)
     if grads:
         b = donated_buffer(b, pipeline, opts, runner)
     if any(op.op in DYNAMO_REWRITES for op in program.body):
@@ -1302,6 +1307,28 @@ def _also_fixed_by(b: Blame, control: Callable[[str], str]) -> None:
                             + ("; both passes take part, the blame stays on "
                                f"{b.stage} (its graph is the first that departs)"
                                if got == "agrees" else "")))
+
+
+#: The trail entry of :func:`static_shapes`.
+STATIC_SHAPES = "static-shapes"
+#: Pipelines that compile through Dynamo, where ``dynamic`` means symbolic sizes.
+_DYNAMIC = ("aot_eager", "inductor", "inductor-reinplace", "inductor-noreinplace")
+
+
+def static_shapes(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
+    """A blamed finding of a program compiled with dynamic shapes (``opts.dynamic``), run
+    again with ``dynamic=False`` (``runner(options)``, as :func:`pass_off`): the trail's
+    :data:`STATIC_SHAPES` entry says ``dynamic=False: agrees`` when the finding needs
+    symbolic sizes, else what the control gave. The blame stays. Audit 53 (0fe554f63b):
+    a slice of size ``(s0+1)//3``, 1 at run time, read past its buffer under
+    ``dynamic=True`` only (``ExpandView.make_reindexer`` broadcasts a literal 1), and the
+    repro did not say dynamic shapes were needed. Returns ``b``."""
+    from dataclasses import replace
+
+    if b.stage is None or pipeline not in _DYNAMIC or not getattr(opts, "dynamic", False):
+        return b
+    b.trail.append((STATIC_SHAPES, f"dynamic=False: {runner(replace(opts, dynamic=False))}"))
+    return b
 
 
 #: The trail entry of :func:`order_exposed`.

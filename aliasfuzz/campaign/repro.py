@@ -236,6 +236,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         ERROR_GONE,
         EXPOSED_BY,
         RAISED_IN,
+        STATIC_SHAPES,
         SYNTHETIC_BASE,
         pass_name,
     )
@@ -290,12 +291,19 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         blamed = f"Blamed stage: {named}, the first whose result departs from eager."
         if len(stages) > 1:
             blamed += f" Later stages add departures of their own: {', '.join(stages[1:])}."
+    dynamic = ""
     if plan_.options.get("dynamic") and plan_.mode in ("compile", "fastpath"):
         # audit 53, 0fe554f63b: a symbolic size that is 1 at run time was the bug; the
         # docstring did not say the program was compiled with dynamic shapes
-        blamed += " Found with dynamic shapes: the script compiles with dynamic=True."
+        dynamic = "Found with dynamic shapes: the script compiles with dynamic=True"
+        static = next(iter(trail_rows(meta, STATIC_SHAPES)), "")
+        # audit 53: that dynamic=True was essential was the auditor's own control
+        dynamic += ("; with dynamic=False it agrees with eager." if static.endswith(": agrees")
+                    else "; it departs with dynamic=False too." if static.endswith(": departs")
+                    else ".")
     notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved or stage == DONATED_BUFFER \
         or order_dependent(meta) else [blamed]
+    notes += textwrap.wrap(dynamic, 92, break_on_hyphens=False)
     raised_in = next(iter(trail_rows(meta, RAISED_IN)), None)
     if raised_in and stage and raised_in.startswith(SYNTHETIC_BASE):
         # the stage is AOTAutograd's, and the op it traced is its own (audit 46, ddd5e9100d)
@@ -340,7 +348,8 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             "AOTAutograd's output metadata has these views of one intermediate fresh "
             "(non_alias: it tracks intermediate bases only for outputs requiring grad), so the "
             "backend may return them apart.", 92, break_on_hyphens=False)
-    exposed = [r.split(" disabled:", 1)[0] for r in trail_rows(meta, EXPOSED_BY)
+    rows = trail_rows(meta, EXPOSED_BY)
+    exposed = [r.split(" disabled:", 1)[0] for r in rows
                if r.split(" disabled: ", 1)[-1].startswith("agrees")]
     if exposed and stage:
         # the pass that made Inductor's write order differ; the audit found it by hand
@@ -348,6 +357,11 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             f"With {exposed[0]} disabled (disabled_passes {pass_name(exposed[0])}) it agrees "
             f"with eager: that pass changes the order Inductor's code writes in; the blame "
             f"stays on {stage}.", 92, break_on_hyphens=False)
+    elif stage and rows and rows[0].startswith("no pass's control agrees ("):
+        tried = rows[0].split("(", 1)[1].split(")", 1)[0]
+        notes += textwrap.wrap(
+            f"Disabling the Inductor passes after it ({tried}) does not remove it: Inductor's "
+            "own code writes in another order than eager.", 92, break_on_hyphens=False)
     also = [str(what).split(" disabled:", 1)[0] for st, what in meta.get("trail") or []
             if st == ALSO_FIXED_BY and str(what).split(": ", 1)[-1].startswith("agrees")]
     if also and stage:

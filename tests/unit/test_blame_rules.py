@@ -29,6 +29,7 @@ from aliasfuzz.oracle.blame import (
     blame,
     blame_program,
     order_exposed,
+    static_shapes,
 )
 from aliasfuzz.passes import stages as stages_mod
 from aliasfuzz.passes.stages import StageRun
@@ -1325,3 +1326,36 @@ def test_audit_53_f132a3c672_names_the_pass_that_exposes_an_order_dependent_writ
            "it agrees with eager" in doc, doc
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, (run.stdout[-500:], run.stderr[-500:])
+
+
+def test_a_dynamic_shape_finding_s_blame_runs_a_static_shapes_control_and_keeps_its_stage():
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    asked = []
+
+    def runner(o):
+        asked.append(o.dynamic)
+        return "agrees"
+
+    b = static_shapes(Blame("lowering", ("lowering",), []), "inductor", PipelineOptions(dynamic=True),
+                      runner)
+    assert (b.stage, b.trail, asked) == ("lowering", [("static-shapes", "dynamic=False: agrees")],
+                                         [False])
+    for pipeline, opts, stage in (("inductor", PipelineOptions(), "lowering"),
+                                  ("torchscript", PipelineOptions(dynamic=True), "ts-optimizer"),
+                                  ("inductor", PipelineOptions(dynamic=True), None)):
+        assert static_shapes(Blame(stage, (), []), pipeline, opts, runner).trail == []
+    assert asked == [False]
+
+
+def test_audit_53_0fe554f63b_needs_dynamic_shapes_and_the_trail_says_so():
+    # x1.add_(1)[1::3] has size (s0+1)//3, 1 at run time; ExpandView.make_reindexer broadcasts
+    # only a literal 1, so Inductor reads past the buffer under dynamic=True only
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    p = _program("miscompile-lowering-0fe554f63b")
+    opts = PipelineOptions(dynamic=True)
+    out = _judge.evaluate(p, "inductor", "cpu", options={"dynamic": True})
+    assert out["verdict"] == "miscompile", out
+    b = blame_program(p, "inductor", out["verdict"], out["check"], options=opts)
+    assert b.stage == "lowering" and _trail(b, "static-shapes") == "dynamic=False: agrees", b.trail

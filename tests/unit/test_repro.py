@@ -519,7 +519,30 @@ def test_a_dynamic_shape_finding_s_docstring_says_so():
     text = R.render_repro(e.program, e.meta)
     doc = " ".join(ast.get_docstring(ast.parse(text)).split())
     assert "Found with dynamic shapes: the script compiles with dynamic=True." in doc, doc
+    # the static-shapes control's answer (oracle.blame.static_shapes), when the trail has it
+    for got, said in (("agrees", "with dynamic=False it agrees with eager."),
+                      ("departs", "it departs with dynamic=False too.")):
+        meta = {**e.meta, "trail": [*e.meta.get("trail", []), ["static-shapes", f"dynamic=False: {got}"]]}
+        doc = " ".join(ast.get_docstring(ast.parse(R.render_repro(e.program, meta))).split())
+        assert f"the script compiles with dynamic=True; {said}" in doc, doc
     assert "dynamic=True" in text.split('"""', 2)[2]
     static = {**e.meta, "pipeline_options": {},
               "hits": [{**h, "pipeline_options": {}} for h in e.meta["hits"]]}
     assert "dynamic shapes" not in R.render_repro(e.program, static)
+
+
+def test_an_order_dependent_blame_says_the_graph_has_no_single_meaning_and_what_exposes_it():
+    # audit 53, f132a3c672: "the first whose result departs" was a prediction (every graph
+    # run eagerly gave eager's values), and no pass was named; ec5377b470's controls all depart
+    from aliasfuzz.campaign import corpus as store
+
+    e = store.load_entry(ROOT / "corpus" / "miscompile-functionalization-ec5377b470")
+    doc = " ".join(ast.get_docstring(ast.parse(R.render_repro(e.program, e.meta))).split())
+    assert "functionalization, the first whose graph has no single meaning" in doc, doc
+    assert "the first whose result departs" not in doc, doc
+    assert "Disabling the Inductor passes after it (REORDER_FOR_LOCALITY, " in doc, doc
+    agrees = [["exposed-by", "post-grad:reorder_for_locality disabled: agrees; ..."]]
+    meta = {**e.meta, "trail": [t for t in e.meta["trail"] if t[0] != "exposed-by"] + agrees}
+    doc = " ".join(ast.get_docstring(ast.parse(R.render_repro(e.program, meta))).split())
+    assert "With post-grad:reorder_for_locality disabled (disabled_passes REORDER_FOR_LOCALITY) " \
+           "it agrees with eager" in doc and "Disabling the Inductor passes" not in doc, doc
