@@ -115,6 +115,11 @@ changed the graph is disabled too (:data:`_ALSO_TRIED`): if that also agrees, th
 (``also-fixed-by``) and the repro's notes say both passes take part (audit 38); the blame
 stays.
 
+**Stacked stages** (:func:`stacked_pass_off`, a value finding of an Inductor pipeline whose
+cut blames a later Inductor pass too): the pipeline is run with that pass disabled; when its
+result is unchanged, the pass's departure in the cut is not a root cause of its own and the
+stage is dropped (audit 55, 2be6c01096).
+
 **Static-shapes control** (:func:`static_shapes`): a blamed finding of a program compiled
 with dynamic shapes is run again with ``dynamic=False``; the trail says whether it needs
 symbolic sizes (audit 53, 0fe554f63b).
@@ -236,7 +241,8 @@ __all__ = [
     "NOT_REPRODUCED",
     "OVERLAP_ERRORS", "RAISED_IN", "SYNTHETIC_BASE", "Blame",
     "REORDER_ONLY", "ChildDied", "KilledFromOutside", "WorkerDied", "adds_departure",
-    "ALSO_FIXED_BY", "EXPOSED_BY", "STATIC_SHAPES", "order_exposed", "static_shapes", "DYNAMO_REWRITES", "lost_output_sharing", "ENABLED_BY", "ERROR_GONE", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
+    "ALSO_FIXED_BY", "EXPOSED_BY", "STATIC_SHAPES", "order_exposed", "stacked_pass_off",
+    "static_shapes", "DYNAMO_REWRITES", "lost_output_sharing", "ENABLED_BY", "ERROR_GONE", "ENABLED_BY_DYNAMO", "aten_trace_control", "blame", "donated_buffer", "dynamo_rewrite", "enabled_by_reinplace",
     "pass_name",
     "pass_off",
     "scalar_codegen",
@@ -776,6 +782,9 @@ def blame_program(
         b = aten_trace_control(b, pipeline, verdict, check, eager,
                                lambda: aten_trace(pipeline, fn, make, names, options=opts),
                                names, shadow=shadow, error=error)
+    if iso is None and verdict not in ("crash", "timeout"):
+        b = stacked_pass_off(b, pipeline, opts,
+                             lambda o: _control_result(pipeline, fn, make, names, o, device), names)
     b = scalar_codegen(b, pipeline, opts, device, runner)
     if verdict == "timeout" or b.stage == CPP_VECTORIZED:
         return b  # a control of a timeout would hang as the pipeline did
@@ -849,6 +858,29 @@ def _departed_by(said: str) -> str:
 CPP_VECTORIZED = "codegen:cpp-vectorized"
 
 
+def _control_result(
+    pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str], opts: Any,
+    device: str,
+) -> EagerResult:
+    """The pipeline's result with a control's options ``opts``, on fresh inputs (its error,
+    if it raised, in ``error``); a view past its storage that Inductor's wrapper makes
+    raises (:func:`aliasfuzz.oracle.wrapper_bounds.checked_views`)."""
+    from aliasfuzz.oracle.judge import _as_result
+
+    return _as_result(_run_control(pipeline, fn, make, names, opts, device))
+
+
+def _run_control(pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str],
+                 opts: Any, device: str) -> Any:
+    """The pipeline's :class:`~aliasfuzz.passes.execution.Execution` with options ``opts``
+    on fresh inputs, stopping at a view past its storage that Inductor's wrapper makes."""
+    from aliasfuzz.oracle.wrapper_bounds import checked_views
+    from aliasfuzz.passes.pipelines import run_function
+
+    with checked_views(stop=True):
+        return run_function(pipeline, fn, make(), input_names=names, device=device, options=opts)
+
+
 def _control(
     pipeline: str, fn: Callable, make: Callable[[], tuple], names: Sequence[str], opts: Any,
     device: str, eager: EagerResult, shadow: Callable[[], EagerResult | None],
@@ -862,11 +894,8 @@ def _control(
     (:func:`aliasfuzz.oracle.wrapper_bounds.checked_views`), before a kernel writes through it."""
     from aliasfuzz.oracle.judge import _as_result
     from aliasfuzz.oracle.refusals import classify
-    from aliasfuzz.oracle.wrapper_bounds import checked_views
-    from aliasfuzz.passes.pipelines import run_function
 
-    with checked_views(stop=True):
-        ex = run_function(pipeline, fn, make(), input_names=names, device=device, options=opts)
+    ex = _run_control(pipeline, fn, make, names, opts, device)
     res = _as_result(ex)
     if res.error is not None:
         refusal = classify(pipeline, ex.failure, make())
@@ -1307,6 +1336,47 @@ def _also_fixed_by(b: Blame, control: Callable[[str], str]) -> None:
                             + ("; both passes take part, the blame stays on "
                                f"{b.stage} (its graph is the first that departs)"
                                if got == "agrees" else "")))
+
+
+#: What a stacked stage's pass-off entry says when disabling its pass leaves the pipeline's
+#: result as it was (:func:`stacked_pass_off`).
+NOT_ITS_OWN = "the same result: the departure it adds is not its own, not blamed apart"
+
+
+def stacked_pass_off(
+    b: Blame, pipeline: str, opts: Any, result_of: Callable[[Any], EagerResult],
+    names: Sequence[str],
+) -> Blame:
+    """A blame of several stages (a later one adds a departure of its own in the cut) whose
+    later stages are Inductor passes, checked by disabling each of those passes in the
+    pipeline itself: when the pipeline's result with the pass off is the one it gives with
+    the pass on (``result_of(options)``, :func:`_control_result`, compared by the finding's
+    checks), that pass adds nothing to what the program computes, and its departure in the
+    cut is not a root cause of its own: it is dropped from ``stages`` (the trail says
+    :data:`NOT_ITS_OWN`). Otherwise it stays, the trail saying the result changes. The first
+    stage is never dropped; a pipeline that raises under a control keeps every stage.
+    Audit 55 (2be6c01096): ``v0 = slice_scatter(x1, x1)`` then a custom op on ``v0[0]`` was
+    filed as two root causes, functionalization's and "the reinplace pass, blamed apart",
+    while disabling the reinplace pass left the wrong result unchanged (``remove_noop_ops``'s
+    swap of the fresh scatter for the offset input did it). Returns a new :class:`Blame`."""
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    later = [s for s in b.stages[1:] if pass_name(s) is not None]
+    if pipeline not in _PASS_OFF or not later:
+        return b
+    opts = opts or PipelineOptions()
+    base = result_of(opts)
+    if base.error is not None:
+        return b
+    keep = list(b.stages)
+    for stage in later:
+        off = result_of(opts.with_passes_off(str(pass_name(stage))))
+        same = off.error is None and departure(pipeline, base, off, names) is None
+        b.trail.append(("pass-off", f"{stage} disabled: "
+                        + (NOT_ITS_OWN if same else "the result changes: blamed apart")))
+        if same:
+            keep.remove(stage)
+    return Blame(b.stage, tuple(keep), b.trail, b.reason, b.component, b.moved_from, b.own_off)
 
 
 #: The trail entry of :func:`static_shapes`.

@@ -29,6 +29,7 @@ from aliasfuzz.oracle.blame import (
     blame,
     blame_program,
     order_exposed,
+    stacked_pass_off,
     static_shapes,
 )
 from aliasfuzz.passes import stages as stages_mod
@@ -1359,3 +1360,39 @@ def test_audit_53_0fe554f63b_needs_dynamic_shapes_and_the_trail_says_so():
     assert out["verdict"] == "miscompile", out
     b = blame_program(p, "inductor", out["verdict"], out["check"], options=opts)
     assert b.stage == "lowering" and _trail(b, "static-shapes") == "dynamic=False: agrees", b.trail
+
+
+def test_a_stacked_pass_whose_control_leaves_the_result_unchanged_is_not_blamed_apart():
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    wrong, other = torch.tensor([2.0, 2.0]), torch.tensor([0.0, 2.0])
+    results = {"": wrong, "REINPLACE_INPLACEABLE_OPS": wrong, "REMOVE_NOOP_OPS": other}
+    asked = []
+
+    def result_of(o):
+        asked.append(o.inductor_config.get("disabled_passes", ""))
+        return EagerResult(inputs_after=(results[asked[-1]].clone(),))
+
+    b = Blame("functionalization", ("functionalization", "reinplace"), [])
+    got = stacked_pass_off(b, "inductor", PipelineOptions(), result_of, ["x"])
+    assert got.stages == ("functionalization",) and asked == ["", "REINPLACE_INPLACEABLE_OPS"]
+    assert got.trail[-1][1].startswith("reinplace disabled: the same result"), got.trail
+    # a pass whose control changes the result stays blamed apart; a lone stage is not asked
+    asked.clear()
+    b = Blame("functionalization", ("functionalization", "joint:remove_noop_ops"), [])
+    got = stacked_pass_off(b, "inductor-reinplace", PipelineOptions(), result_of, ["x"])
+    assert got.stages == ("functionalization", "joint:remove_noop_ops"), got.trail
+    asked.clear()
+    assert stacked_pass_off(Blame("reinplace", ("reinplace",), []), "inductor", PipelineOptions(),
+                            result_of, ["x"]).stages == ("reinplace",) and asked == []
+
+
+def test_audit_55_2be6c01096_the_reinplace_pass_is_not_blamed_apart_when_its_control_changes_nothing():
+    # v0 = slice_scatter(x1, x1, 0, 0, 2); bump_pair(x0, v0[0]); x1.addcmul_(x0, v0): the
+    # functional graph already loses the write (auto_functionalized_v2 regenerates v0[0] at
+    # fake tensor's offset 0); the reinplace snapshot changes the wrong value again, and was
+    # filed as a second root cause, though the pipeline without the pass gives the same result
+    out, b = _judged_and_blamed("miscompile-functionalization-d9e37610db", "inductor-reinplace")
+    assert (out["verdict"], out["check"]) == ("miscompile", "inputs"), out
+    assert b.stages == ("functionalization",), b.trail
+    assert "reinplace disabled: the same result" in _trail(b, "pass-off"), b.trail
