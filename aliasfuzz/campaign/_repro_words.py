@@ -348,7 +348,8 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     if (root.get("stage") or meta.get("stage")) == "ts-frontend":
         # the frontend's graph is every executor's: "profiling call 0 (profiled): ..." above a
         # repro that runs the simple executor read as a contradiction (fresh user 33)
-        detail = re.sub(r"^\w+ call \d+ \([^)]*\): ", "", detail)
+        # (audit 55, d176cf2a7f: a crash's "profiling call 0 (profiled) raised ..." kept it)
+        detail = re.sub(r"^\w+ call \d+ \([^)]*\)(: | raised )", "", detail)
     only = _one_executor(_said(meta, sighting)) if str(root.get("stage") or meta.get("stage")) in (
         "ts-optimizer", "ts-fuser") else None
     if only and words.startswith("TorchScript executor"):

@@ -64,3 +64,16 @@ def test_a_frontend_finding_names_no_executor_in_its_headline():
     legacy = meta_v2(program, "torchscript", "miscompile", "torchscript", "ts-optimizer",
                      explanation=said.replace("profiling", "legacy"))
     assert ": legacy call 0 (profiled): input x1" in title(legacy), title(legacy)
+
+
+def test_a_frontend_crash_names_no_executor_in_its_headline():
+    # audit 55, d176cf2a7f: "profiling call 0 (profiled) raised RuntimeError: ..." above a
+    # repro that runs the simple executor (the miscompile's form alone was stripped)
+    from aliasfuzz.campaign._repro_words import title
+    from tests.common.repro_cases import meta_v2
+
+    program, _, _ = CASES["ok-aot_eager"]
+    said = "profiling call 0 (profiled) raised RuntimeError: output with shape [0, 1] doesn't match"
+    front = meta_v2(program, "torchscript", "crash", "torchscript", "ts-frontend", explanation=said)
+    assert title(front).endswith("where eager does not: RuntimeError: output with shape [0, 1] "
+                                 "doesn't match"), title(front)
