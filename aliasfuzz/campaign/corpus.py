@@ -559,6 +559,41 @@ def _check_meta_types(meta: dict[str, Any], where: Path) -> None:
         _check_fields(hit, _HIT_TYPES, str(where), f"hits[{k}].")
 
 
+def _check_meta_values(meta: dict[str, Any], where: Path) -> None:
+    """Raise :class:`InvalidArgument` (one line naming ``where``) for values of ``meta``
+    of the right type that aliasfuzz cannot read right: a ``meta_version`` newer than
+    :data:`META_VERSION`, a verdict (``root``'s, a sighting's) that is no
+    :class:`~aliasfuzz.oracle.verdict.Verdict`, a sighting's pipeline that is none, and a
+    ``root`` that does not hash to the entry's ``id`` (:func:`entry_id`: later sightings of
+    that root would be filed elsewhere). Fresh user 55's B2: ``root.verdict = "miscompil"``,
+    ``meta_version = 7`` and ``hits[0].pipeline = "inductr"`` were accepted by run and replay."""
+    from aliasfuzz.campaign import _debug
+    from aliasfuzz.oracle.verdict import Verdict
+    from aliasfuzz.passes.pipelines import PIPELINES
+
+    version = meta.get("meta_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= META_VERSION:
+        raise InvalidArgument(f"{where}: meta_version {json.dumps(version)[:20]} is not one this "
+                              f"aliasfuzz reads (1 to {META_VERSION})")
+    named = [("root.verdict", (meta.get("root") or {}).get("verdict"))]
+    named += [(f"hits[{k}].verdict", h.get("verdict")) for k, h in enumerate(meta.get("hits") or [])]
+    for key, v in named:
+        if v is None:
+            continue
+        try:
+            Verdict.parse(v)
+        except InvalidArgument as e:
+            raise InvalidArgument(f"{where}: {key}: {e}") from None
+    pipelines = set(PIPELINES) | set(_debug.DEBUG_PIPELINES)
+    for k, h in enumerate(meta.get("hits") or []):
+        if "pipeline" in h and h["pipeline"] not in pipelines:
+            raise InvalidArgument(f"{where}: hits[{k}].pipeline {h['pipeline']!r} is no pipeline "
+                                  f"(one of {', '.join(sorted(PIPELINES))})")
+    if isinstance(meta.get("id"), str) and "root" in meta and entry_id(meta["root"]) != meta["id"]:
+        raise InvalidArgument(f"{where}: root {json.dumps(meta['root'])[:80]} does not hash to the "
+                              f"entry's id {meta['id']!r} (edited by hand?)")
+
+
 def load_entry(path: str | os.PathLike) -> CorpusEntry:
     """Load ``path`` (an entry folder) from JSON; :class:`InvalidArgument` if corrupt."""
     p = Path(path)
@@ -586,6 +621,7 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
     except InvalidArgument as e:
         raise InvalidArgument(f"{p / 'meta.json'}: expected.verdict: {e}") from None
     _check_meta_types(meta, p / "meta.json")
+    _check_meta_values(meta, p / "meta.json")
     if isinstance(meta.get("id"), str) and meta["id"] != p.name:
         # the id is the root-cause hash the folder is named by (entry_id): a copy renamed by
         # hand, or an id edited, would file sightings under the wrong root (fresh user 30)

@@ -30,6 +30,7 @@ from aliasfuzz.campaign.follow import accepts
 from aliasfuzz.campaign.gpus import visible_gpus, worker_gpu
 from aliasfuzz.campaign.options import CampaignOptions, task_options
 from aliasfuzz.campaign.shrink import same_failure, shrink, unconfirmed_replay
+from aliasfuzz.campaign.torn_kernels import remove_torn
 from aliasfuzz.campaign.worker import OUTSIDE_SIGNALS, Worker
 from aliasfuzz.fuzz.ir import Program
 from aliasfuzz.oracle.heap import CORRUPTION_CHECKS, DIED_OF, HEAP_MESSAGE, may_be_corruption
@@ -211,6 +212,9 @@ class Pool:
         cache = kernel_cache_dir(opts)
         if cache is not None:
             env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+            # builds a killed campaign left half-written (fresh user 55's B1: after kill -9
+            # and --resume, "main.so: file too short" was filed as a new crash)
+            remove_torn(cache)
         #: the GPUs a CUDA campaign's workers are spread over (:mod:`.gpus`), worker k on
         #: ``gpus[k % len(gpus)]``; empty on CPU (workers see what the driver sees)
         self.gpus = visible_gpus() if opts.device == "cuda" else []

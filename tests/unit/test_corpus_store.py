@@ -99,14 +99,14 @@ def test_a_hit_whose_program_is_already_there_is_stored_as_a_reference(tmp_path)
     path, _ = store.write_entry(tmp_path, p, {**_meta(p), "hits": []})
     other = replace(p, outputs=p.outputs[:0] + p.outputs)  # the same program, re-spelled
     bigger = replace(p, meta={"index": 9})
-    assert store.add_hit(path, {"pipeline": "a", "campaign": "c", "program_index": 1,
+    assert store.add_hit(path, {"pipeline": "aot_eager", "campaign": "c", "program_index": 1,
                                 "program": other.to_json()})
     different = p.to_json() | {"outputs": []}
-    assert store.add_hit(path, {"pipeline": "b", "campaign": "c", "program_index": 2,
+    assert store.add_hit(path, {"pipeline": "inductor", "campaign": "c", "program_index": 2,
                                 "program": different})
-    assert store.add_hit(path, {"pipeline": "c", "campaign": "c", "program_index": 3,
+    assert store.add_hit(path, {"pipeline": "torchscript", "campaign": "c", "program_index": 3,
                                 "program": {**different, "meta": {"index": 3}}})
-    assert store.add_hit(path, {"pipeline": "d", "campaign": "c", "program_index": 4,
+    assert store.add_hit(path, {"pipeline": "fx-reinplace", "campaign": "c", "program_index": 4,
                                 "program": bigger.to_json()})
     hits = store.load_entry(path).meta["hits"]
     assert [h.get("program_of", "copy") for h in hits] == ["entry", "copy", 1, "entry"]
@@ -162,6 +162,14 @@ def test_repro_is_standalone_python(tmp_path):
     # fresh user 39's B11: replayed as "changed", exit 1
     ("expected", {"pipeline": "aot_eager", "verdict": "bogus-verdict", "check": None},
      "expected.verdict: unknown verdict 'bogus-verdict'"),
+    # fresh user 55's B2: run and replay went on with these
+    ("meta_version", 7, "meta_version 7 is not one this aliasfuzz reads (1 to 2)"),
+    ("root", {"stage": "reinplace", "verdict": "miscompil", "check": "values", "evidence": []},
+     "root.verdict: unknown verdict 'miscompil'"),
+    ("hits", [{"pipeline": "inductr"}], "hits[0].pipeline 'inductr' is no pipeline"),
+    ("hits", [{"pipeline": "inductor", "verdict": "oops"}], "hits[0].verdict: unknown verdict 'oops'"),
+    ("root", {"stage": "reinplace", "verdict": "miscompile", "check": "values", "evidence": ["x"]},
+     "does not hash to the entry's id"),
 ])
 def test_a_meta_key_of_the_wrong_type_is_corrupt(tmp_path, key, value, needle):
     # fresh user 21: "hits": "oops" passed replay, report and run's start-up check
