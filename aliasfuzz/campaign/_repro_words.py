@@ -361,7 +361,12 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
         words = f"{words} of a synthetic base (graph inputs that alias, one mutated)"
     alias = (intermediate_alias(meta) if observable(meta) == "aliasing" else graph_alias(meta)) \
         if not sighting else None
-    alias = alias or (None if sighting else order_dependent(meta))
+    od = None if sighting or alias else order_dependent(meta)
+    if od:
+        # fresh user 55's B4 (ec5377b470): "functionalization ... and mutates an input
+        # differently" read as functionalization's own result, which eager-run agrees with
+        return (f"[{comp}] {words} {od.rstrip(',')}; compiled, the program {effect(meta, sighting)}"
+                + (f": {detail}" if detail else ""))
     if alias:
         # audits 42 and 43 (3326c5ee66, 98e128b7e3): the program-level effect was eager code
         # after a graph break acting on an output that aliased the input; the alias the

@@ -112,9 +112,11 @@ def test_a_title_says_the_blamed_stage_wrote_a_self_overlapping_tensor():
                       ["lowering", "departs (inputs: input x0: values differ)"]]}
     assert title(meta) == (
         "[aot_autograd] functionalization writes a self-overlapping (3, 4, 2) tensor of strides "
-        "(12, 2, 4) with one copy_, whose result depends on the write order, and mutates an "
-        "input differently from eager: input x0: values differ at [2, 0, 1]: 30.0 in eager, "
-        "28.0 compiled")
+        "(12, 2, 4) with one copy_, whose result depends on the write order; compiled, the "
+        "program mutates an input differently from eager: input x0: values differ at "
+        "[2, 0, 1]: 30.0 in eager, 28.0 compiled")
+    # fresh user 55's B4: "..., and mutates an input differently" read as the stage's own
+    # result, where its graph run eagerly gives eager's values
     # the order-dependent row of another stage than the blamed one: not this stage's words
     meta["root"]["stage"] = "lowering"
     assert "self-overlapping" not in title(meta)
