@@ -27,7 +27,7 @@ from aliasfuzz.errors import clip
 
 __all__ = [
     "effect", "first_line", "graph_alias", "intermediate_alias", "known_lines", "mismatch", "observable",
-    "order_dependent", "pipeline_words", "shown", "trail_rows",
+    "order_dependent", "overlap_refusal", "pipeline_words", "shown", "trail_rows",
     "stage_words", "title", "ts_check",
 ]
 
@@ -463,6 +463,42 @@ def order_dependent(meta: dict[str, Any]) -> str | None:
             return (f"writes a self-overlapping {m['shape']} tensor of strides {m['strides']} "
                     f"with one {m['op']}, whose result depends on the write order,")
     return None
+
+
+#: Functionalization's refusal of a mutated view it takes for self-overlapping
+#: (``While executing unfold, functionalization encountered a tensor being mutated that has
+#: internal overlap. ... banned as the behavior is not well defined``).
+_OVERLAP_REFUSAL = re.compile(r"While executing (\w+), functionalization encountered a tensor "
+                              r"being mutated that has internal overlap")
+
+
+def overlap_refusal(meta: dict[str, Any], program: Any) -> str | None:
+    """Why a crash of functionalization's internal-overlap refusal is a bug, when it is one:
+    every view the refused op makes in ``program`` (an IR program; its layouts as
+    :func:`aliasfuzz.fuzz.validate.infer` types them) reaches as many storage elements as it
+    has, so nothing overlaps and eager's in-place write is well defined. None when the error
+    is another, the op is not in the program, or one of its views does overlap (then the
+    refusal may be right). Fresh user 55's B3 (b5b1f4cc64): ``x.unfold(0, 3, 2)`` of a
+    (3, 3) input is one window, (1, 3, 3) of strides (6, 1, 3), and PyTorch's error "banned
+    as the behavior is not well defined" read as intended behaviour."""
+    m = _OVERLAP_REFUSAL.search(str(meta.get("explanation") or ""))
+    if m is None or program is None:
+        return None
+    from aliasfuzz.fuzz.validate import infer
+
+    try:
+        typed = infer(program)
+    except Exception:  # an entry whose program no longer types: say nothing
+        return None
+    views = [o for st in typed.steps if st.op.op.split(".")[0] == m[1] for o in st.outs
+             if o is not None]
+    if not views or any(v.has_internal_overlap() for v in views):
+        return None
+    v = views[0]
+    return (f"the {m[1]} view the program writes, {tuple(v.shape)} of strides {tuple(v.stride)}, "
+            f"reaches {v.numel} distinct storage elements for its {v.numel} elements: nothing "
+            "overlaps, eager's in-place write is well defined, and functionalization refuses it "
+            "as overlapping.")
 
 
 def executor_verdicts(explanation: str) -> dict[str, str]:

@@ -58,6 +58,7 @@ from aliasfuzz.campaign._repro_words import (
     intermediate_alias,
     known_lines,
     order_dependent,
+    overlap_refusal,
     stage_words,
     title,
     trail_rows,
@@ -394,8 +395,11 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         notes += textwrap.wrap("Cost: " + said + " (oracle/confirm.py measure_excess)." + prints,
                                92, break_on_hyphens=False)
     known = known_lines(meta, plan_.sighting())
+    refused = overlap_refusal(meta, plan_.program) if plan_.own else None
     if len(known) > 1:  # why the known bug is one, when it explains the observable shown
         notes += textwrap.wrap("Why it is a bug: " + known[1], 92, break_on_hyphens=False)
+    elif refused:  # PyTorch's error calls the program ill-defined (fresh user 55's B3)
+        notes += textwrap.wrap("Why it is a bug: " + refused, 92, break_on_hyphens=False)
     if plan_.harness:
         notes += textwrap.wrap("HARNESS, not public API alone: " + plan_.harness + ".", 92,
                                break_on_hyphens=False)

@@ -29,6 +29,7 @@ from aliasfuzz.campaign._repro_words import (
     fake_tensor_error,
     known_lines,
     mismatch,
+    overlap_refusal,
     pipeline_words,
     shown,
 )
@@ -174,7 +175,10 @@ def _why(p: Any) -> str:
     if verdict in ("crash", "timeout"):
         why = ("eager runs this program and returns a result; the compiled call "
                + ("raises instead" if verdict == "crash" else "does not finish") + ".")
-        if any(w in said.lower() for w in _CALLS_IT_UNDEFINED):
+        refused = overlap_refusal({"explanation": said}, p.program)
+        if refused:  # the view it calls overlapping does not overlap (fresh user 55's B3)
+            why += " PyTorch's error calls it ill-defined, but " + refused
+        elif any(w in said.lower() for w in _CALLS_IT_UNDEFINED):
             why += (" PyTorch's error calls the program ill-defined or unsupported: write "
                     "down why it is well defined (what eager computes, and why that is its "
                     "only meaning) before filing, or do not file it.")

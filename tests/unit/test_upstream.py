@@ -127,3 +127,32 @@ def test_a_dynamic_shape_sighting_s_draft_names_dynamic_its_pipeline_and_the_cau
     assert "Expected (eager) vs actual (torch.compile(backend=\"aot_eager\")" in md, md
     logs = md.split("### Error logs", 1)[1].split("### Versions", 1)[0]
     assert "Cannot call numel() on tensor with symbolic sizes/strides" in logs, logs
+
+
+def test_an_overlap_refusal_of_a_view_that_overlaps_nothing_says_why_it_is_a_bug():
+    # fresh user 55's B3 (b5b1f4cc64): x1.unfold(0, 3, 2) of a (3, 3) input is one window;
+    # functionalization refuses the add_ on it as "banned as the behavior is not well
+    # defined", and neither the repro nor the draft said the view overlaps nothing
+    import ast
+    import json
+    from pathlib import Path
+
+    from aliasfuzz.campaign import corpus as store
+    from aliasfuzz.campaign._repro_words import overlap_refusal
+    from aliasfuzz.campaign.repro import render_repro
+    from aliasfuzz.fuzz.ir import Program
+
+    e = store.load_entry(Path(__file__).resolve().parents[1] / "data" / "upstream"
+                         / "crash-functionalization-b5b1f4cc64")
+    doc = " ".join(ast.get_docstring(ast.parse(render_repro(e.program, e.meta))).split())
+    assert ("Why it is a bug: the unfold view the program writes, (1, 3, 3) of strides (6, 1, 3), "
+            "reaches 9 distinct storage elements") in doc, doc
+    md = " ".join(render_draft(e.program, e.meta).split())
+    assert "PyTorch's error calls it ill-defined, but the unfold view" in md, md
+    assert "write down why it is well defined" not in md, md
+    # windows that do overlap (size 2, step 1): the refusal may be right, nothing is said
+    d = e.program.to_json()
+    d["body"][0]["params"] = {"dim": 0, "size": 2, "step": 1}
+    overlapping = Program.from_json(json.loads(json.dumps(d)))
+    assert overlap_refusal(e.meta, overlapping) is None
+    assert overlap_refusal({**e.meta, "explanation": "RuntimeError: other"}, e.program) is None
