@@ -88,7 +88,8 @@ class Journal:
                 if n >= len(lines) - 2:  # only the last line may be torn
                     break
                 # fresh user 45's B2: a traceback and exit 1 for a line damaged by hand
-                raise InvalidArgument(f"{p}:{n + 1}: not a JSON journal event ({e.msg} at column {e.colno}); "
+                said = e.msg.removesuffix(' at')  # json's 'starting at' (fresh user 55's B6)
+                raise InvalidArgument(f"{p}:{n + 1}: not a JSON journal event ({said} at column {e.colno}); "
                                       "only the last line of a journal may be torn") from None
         return out
 

@@ -702,6 +702,9 @@ def test_a_journal_line_damaged_in_the_middle_is_one_line_and_leaves_the_state(t
               "enclosed in double quotes at column 2)")
     _one_line_error(["run", "--resume", str(d)], needle)
     assert (d / "journal.jsonl").read_text() == journal
+    # fresh user 55's B6: "(Unterminated string starting at at column 12)"
+    (d / "journal.jsonl").write_text('{"t": "start"}\n{"t": "ta\n{"t": "task", "i": 0}\n')
+    _one_line_error(["run", "--resume", str(d)], "(Unterminated string starting at column 7)")
 
 
 def _main_without_torch(argv: list[str], cwd):
