@@ -564,8 +564,8 @@ def _check_meta_values(meta: dict[str, Any], where: Path) -> None:
     of the right type that aliasfuzz cannot read right: a ``meta_version`` newer than
     :data:`META_VERSION`, a verdict (``root``'s, a sighting's) that is no
     :class:`~aliasfuzz.oracle.verdict.Verdict`, a sighting's pipeline that is none, and a
-    ``root`` that does not hash to the entry's ``id`` (:func:`entry_id`: later sightings of
-    that root would be filed elsewhere). Fresh user 55's B2: ``root.verdict = "miscompil"``,
+    ``root`` that does not hash to an ``id`` of :func:`entry_id`'s form (later sightings of
+    that root would be filed elsewhere; a hand-named entry's id claims no root). Fresh user 55's B2: ``root.verdict = "miscompil"``,
     ``meta_version = 7`` and ``hits[0].pipeline = "inductr"`` were accepted by run and replay."""
     from aliasfuzz.campaign import _debug
     from aliasfuzz.oracle.verdict import Verdict
@@ -589,7 +589,10 @@ def _check_meta_values(meta: dict[str, Any], where: Path) -> None:
         if "pipeline" in h and h["pipeline"] not in pipelines:
             raise InvalidArgument(f"{where}: hits[{k}].pipeline {h['pipeline']!r} is no pipeline "
                                   f"(one of {', '.join(sorted(PIPELINES))})")
-    if isinstance(meta.get("id"), str) and "root" in meta and entry_id(meta["root"]) != meta["id"]:
+    eid = meta.get("id")
+    # an id of entry_id's form claims its root; a hand-named entry ("01-pipeline") claims none
+    if isinstance(eid, str) and re.fullmatch(r"[\w-]+-[0-9a-f]{10}", eid) and "root" in meta \
+            and entry_id(meta["root"]) != eid:
         raise InvalidArgument(f"{where}: root {json.dumps(meta['root'])[:80]} does not hash to the "
                               f"entry's id {meta['id']!r} (edited by hand?)")
 
