@@ -365,9 +365,8 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
     if od:
         # fresh user 55's B4 (ec5377b470): "functionalization ... and mutates an input
         # differently" read as functionalization's own result, which eager-run agrees with
-        return (f"[{comp}] {words} {od.rstrip(',')}; compiled, the program {effect(meta, sighting)}"
-                + (f": {detail}" if detail else ""))
-    if alias:
+        words = f"{words} {od.rstrip(',')}; compiled, the program"
+    elif alias:
         # audits 42 and 43 (3326c5ee66, 98e128b7e3): the program-level effect was eager code
         # after a graph break acting on an output that aliased the input; the alias the
         # blamed graph made is the defect, so it leads

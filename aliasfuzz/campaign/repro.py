@@ -256,6 +256,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     named = stage if words == stage else f"{stage} ({words})"
     stages = [str(x) for x in meta.get("stages") or [] if x]
     moved = pass_off_move(meta, stage)
+    od = order_dependent(meta)
     if (not stage or stage.startswith("unblamed")) and meta.get("blame_reason") and \
             not meta.get("trail"):  # not cut at all: say why (a cost or gradient finding)
         blamed = f"No stage blamed, not cut stage by stage: {meta['blame_reason']}."
@@ -282,7 +283,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     elif stages and stages[0] != stage:  # a stacked bug: this root is a later stage's own
         blamed = (f"Blamed stage: {named}, which adds a departure of its own to a result that "
                   f"already departs from eager after {stages[0]} (blamed apart).")
-    elif order_dependent(meta):
+    elif od:
         # its graph, run eagerly, gives eager's values: "departs" read as an observed
         # difference where it is a write with no single meaning (audit 53, f132a3c672)
         blamed = (f"Blamed stage: {named}, the first whose graph has no single meaning (one op "
@@ -303,7 +304,7 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
                     else "; it departs with dynamic=False too." if static.endswith(": departs")
                     else ".")
     notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved or stage == DONATED_BUFFER \
-        or order_dependent(meta) else [blamed]
+        or od else [blamed]
     notes += textwrap.wrap(dynamic, 92, break_on_hyphens=False)
     raised_in = next(iter(trail_rows(meta, RAISED_IN)), None)
     if raised_in and stage and raised_in.startswith(SYNTHETIC_BASE):
@@ -395,10 +396,10 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         notes += textwrap.wrap("Cost: " + said + " (oracle/confirm.py measure_excess)." + prints,
                                92, break_on_hyphens=False)
     known = known_lines(meta, plan_.sighting())
-    refused = overlap_refusal(meta, plan_.program) if plan_.own else None
     if len(known) > 1:  # why the known bug is one, when it explains the observable shown
         notes += textwrap.wrap("Why it is a bug: " + known[1], 92, break_on_hyphens=False)
-    elif refused:  # PyTorch's error calls the program ill-defined (fresh user 55's B3)
+    elif plan_.own and (refused := overlap_refusal(meta, plan_.program)):
+        # PyTorch's error calls the program ill-defined (fresh user 55's B3)
         notes += textwrap.wrap("Why it is a bug: " + refused, 92, break_on_hyphens=False)
     if plan_.harness:
         notes += textwrap.wrap("HARNESS, not public API alone: " + plan_.harness + ".", 92,
