@@ -1246,20 +1246,26 @@ def cost_pass_off(program: Any, pipeline: str, device: str, opts: Any, said: str
     """The blame of a cost finding of check ``witness`` (an equivalent spelling whose code
     moves fewer bytes, :mod:`aliasfuzz.oracle.witness`). Cutting by values cannot place it
     (:data:`COST_NOT_CUT`); each control of :data:`COST_CONTROLS` compiles the program with
-    one Inductor pass off: a control that keeps eager's values and whose code moves no more
-    bytes per call than the witness (Inductor's own count, read from ``said``, the
-    finding's explanation) names that pass's stage. The trail says what each control moved;
+    one Inductor pass off: a control that keeps eager's values and whose code is as lean as
+    the witness by the claim's figure, read from ``said`` (the finding's explanation): the
+    temporaries its generated code allocates when the witness is leaner by them
+    (:func:`aliasfuzz.oracle.witness.witness_temporaries`), Inductor's own count of bytes
+    per call otherwise, names that pass's stage. The trail says what each control moved;
     with none as lean, no stage is named. ``pipeline`` other than ``inductor``, or an
     explanation without the witness's bytes: no control runs."""
     from aliasfuzz.oracle.judge import _as_result
-    from aliasfuzz.oracle.witness import witness_bytes
+    from aliasfuzz.oracle.witness import witness_bytes, witness_temporaries
     from aliasfuzz.passes.cost import total
     from aliasfuzz.passes.pipelines import PipelineOptions, run_function
 
     pair = witness_bytes(said)
     if pipeline != "inductor" or pair is None:
         return Blame(None, (), [], COST_NOT_CUT)
-    moved, lean = pair
+    # the claim's own figure: the temporaries when the witness is leaner by them (what its
+    # repro compares), Inductor's count otherwise
+    temps = witness_temporaries(said)
+    moved, lean = temps or pair
+    unit = "bytes of temporaries per call" if temps else "bytes per call"
     fn, names, make = _loaded(program, pipeline, device)
     eager = _eager(fn, names, make)
     trail: list[tuple[str, str]] = []
@@ -1273,22 +1279,31 @@ def cost_pass_off(program: Any, pipeline: str, device: str, opts: Any, said: str
             trail.append(("pass-off", f"{flags}: no longer eager's values; not a control"))
         elif counted is None or counted["unmeasured"]:
             trail.append(("pass-off", f"{flags}: bytes not measured"))
-        elif counted["inductor_bytes"] <= lean:
-            trail.append(("pass-off", f"{flags}: Inductor's code moves "
-                          f"{counted['inductor_bytes']} bytes per call, the witness {lean} (as "
-                          f"compiled {moved}): {why}"))
+        elif (got := _claimed(counted, temps is not None)) <= lean:
+            verb = "allocates" if temps else "moves"
+            trail.append(("pass-off", f"{flags}: Inductor's code {verb} {got} {unit}, the "
+                          f"witness {lean} (as compiled {moved}): {why}"))
             return Blame(stage, (stage,), trail)
         else:
-            trail.append(("pass-off", _cost_short(flags, counted["inductor_bytes"], moved, lean)))
+            trail.append(("pass-off", _cost_short(flags, got, moved, lean, unit)))
     return Blame(None, (), trail, COST_NOT_CUT)
 
 
-def _cost_short(flags: str, got: int, moved: int, lean: int) -> str:
+def _claimed(counted: dict[str, int], temporaries: bool) -> int:
+    """A control's figure for the claim: the temporaries its generated code allocates (the
+    scheduler's reading where the code was not read), or Inductor's count of bytes moved."""
+    if not temporaries:
+        return counted["inductor_bytes"]
+    code = counted.get("code_temporary_bytes", -1)
+    return code if code >= 0 else counted["temporary_bytes"]
+
+
+def _cost_short(flags: str, got: int, moved: int, lean: int, unit: str = "bytes per call") -> str:
     """The trail entry of a cost control whose code keeps eager's values but moves more than
     the witness: how much of the excess it removed. Audit 50 (eaede8e418) read "still 528
     bytes" as a control that failed, while it removed 97 % of the excess (2264 bytes as
     compiled, the witness 480; the rest another known bug's)."""
-    said = f"{flags}: {got} bytes per call (as compiled {moved}, the witness {lean})"
+    said = f"{flags}: {got} {unit} (as compiled {moved}, the witness {lean})"
     if got >= moved or moved <= lean:
         return f"{said}: no leaner; no stage named"
     share = 100 * (moved - got) // (moved - lean)

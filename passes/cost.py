@@ -24,6 +24,9 @@ scheduler is built by then) and, per lowered graph, reads the scheduler's nodes:
   what the generated loop over 2 elements moves.
 * ``temporaries``: buffers the scheduler keeps that are neither graph outputs nor writes
   into graph inputs (mutations), with their bytes: the allocations a reinplace would save.
+* ``code_temporaries``: the same read from the generated wrapper's ``call`` instead
+  (:func:`code_temporaries`: what ``TORCH_LOGS=output_code`` shows an engineer, and what a
+  cost repro checks with ``run_and_get_code``); None when it cannot be read.
 
 Mirrors ``torch/_inductor/scheduler.py`` ``BaseSchedulerNode.get_read_write_buffer_accesses``
 and the ``inductor_metrics_log`` block of ``torch/_inductor/compile_fx.py``
@@ -38,8 +41,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CodegenOnly", "GraphCost", "codegen_only", "codegen_skipped", "graph_cost",
-           "inductor_cost", "leaner_in_kind", "total"]
+__all__ = ["CodegenOnly", "GraphCost", "code_temporaries", "codegen_only", "codegen_skipped",
+           "graph_cost", "inductor_cost", "leaner_in_kind", "total"]
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,10 @@ class GraphCost:
     """One lowered graph: ``bytes`` moved per call by the loop-extent accounting (int,
     bytes), ``kernels`` (its scheduler nodes that move memory: fused kernels and extern
     calls), ``nodes`` (``(scheduler node name, bytes)`` in schedule order),
-    ``inductor_bytes`` (Inductor's ``count_bytes``, reference only) and ``temporaries``
-    (``(buffer name, bytes)`` of non-output, non-mutation buffers the code allocates)."""
+    ``inductor_bytes`` (Inductor's ``count_bytes``, reference only), ``temporaries``
+    (``(buffer name, bytes)`` of non-output, non-mutation buffers the code allocates) and
+    ``code_temporaries`` (the same read from the generated code, :func:`code_temporaries`;
+    None when the code was not written or cannot be read)."""
 
     bytes: int
     kernels: int
@@ -56,11 +61,14 @@ class GraphCost:
     inductor_bytes: int = 0
     temporaries: tuple[tuple[str, int], ...] = field(default=())
     measured: bool = True  # False: the accounting raised on this graph (its bytes are 0 here)
+    code_temporaries: tuple[tuple[str, int], ...] | None = None
 
     def to_json(self) -> dict:
+        code = None if self.code_temporaries is None else [list(t) for t in self.code_temporaries]
         return {"bytes": self.bytes, "kernels": self.kernels, "nodes": [list(n) for n in self.nodes],
                 "inductor_bytes": self.inductor_bytes,
-                "temporaries": [list(t) for t in self.temporaries], "measured": self.measured}
+                "temporaries": [list(t) for t in self.temporaries], "measured": self.measured,
+                "code_temporaries": code}
 
 
 def leaner_in_kind(bytes_: tuple[int, int], temporary_bytes: tuple[int, int]) -> str | None:
@@ -77,9 +85,13 @@ def leaner_in_kind(bytes_: tuple[int, int], temporary_bytes: tuple[int, int]) ->
 
 def total(graphs: list[GraphCost]) -> dict[str, int]:
     """``{"bytes", "inductor_bytes", "kernels", "temporaries", "temporary_bytes",
-    "unmeasured"}`` summed over ``graphs`` (``unmeasured``: graphs whose accounting raised;
-    their bytes are missing, so a comparison of two totals with one is meaningless)."""
+    "code_temporary_bytes", "unmeasured"}`` summed over ``graphs`` (``unmeasured``: graphs
+    whose accounting raised; their bytes are missing, so a comparison of two totals with one
+    is meaningless; ``code_temporary_bytes`` is -1 when a graph's code could not be read)."""
+    code = [g.code_temporaries for g in graphs]
     return {
+        "code_temporary_bytes": (-1 if any(c is None for c in code)
+                                 else sum(b for c in code for _, b in c)),
         "bytes": sum(g.bytes for g in graphs),
         "inductor_bytes": sum(g.inductor_bytes for g in graphs),
         "kernels": sum(g.kernels for g in graphs),
@@ -221,8 +233,71 @@ def graph_cost(graph: Any) -> GraphCost:
         nodes = tuple((n.get_name(), _kernel_bytes(graph, n)) for n in graph.scheduler.nodes)
         counted = graph.count_bytes()[0]
         temps = _temporaries(graph)
+    code = None
+    if getattr(graph, "cache_path", ""):  # set once compile_to_module wrote the module
+        try:
+            with open(graph.cache_path, encoding="utf-8") as fh:
+                code = code_temporaries(fh.read())
+        except OSError:
+            code = None
     return GraphCost(sum(b for _, b in nodes), sum(1 for _, b in nodes if b > 0), nodes,
-                     int(counted), temps)
+                     int(counted), temps, code_temporaries=code)
+
+
+def code_temporaries(source: str) -> tuple[tuple[str, int], ...] | None:
+    """``(buffer name, bytes)`` of each buffer the ``call`` function of Inductor's generated
+    Python wrapper (``source``: the module's text) allocates with ``empty_strided_<device>``
+    and returns neither itself nor through an alias (``reinterpret_tensor(bufN, ...)``, a
+    ``bufM = bufN`` reuse): the temporaries as an engineer reads them in the output code.
+    None when there is no ``call`` or a size is not a literal (dynamic shapes). Written
+    without this package's imports, so that a repro can carry its source
+    (:func:`aliasfuzz.campaign.repro.witness_repro`). Mirrors the wrapper lines of
+    ``torch/_inductor/codegen/wrapper.py`` (``make_buffer_allocation``), torch 2.11-2.13."""
+    import re
+
+    import torch
+
+    lines = source.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.match(r"\s*def call\(", ln)), None)
+    if start is None:
+        return None
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body = []
+    for ln in lines[start + 1:]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= indent:
+            break
+        body.append(ln)
+    alloc = re.compile(r"^\s*(buf\d+) = empty_strided_\w+\(\(([^)]*)\), \([^)]*\), torch\.(\w+)\)")
+    sizes: dict[str, int] = {}
+    alias: dict[str, set[str]] = {}
+    returned: set[str] = set()
+    for ln in body:
+        m = alloc.match(ln)
+        if m:
+            dims = [d.strip() for d in m.group(2).split(",") if d.strip()]
+            if not all(d.isdigit() for d in dims):
+                return None
+            numel = 1
+            for d in dims:
+                numel *= int(d)
+            sizes[m.group(1)] = numel * getattr(torch, m.group(3)).itemsize
+            continue
+        if ln.strip().startswith("return"):
+            returned |= set(re.findall(r"\bbuf\d+\b", ln))
+            continue
+        a = re.match(r"^\s*(buf\d+) = (.*)$", ln)
+        if a:  # a reuse or a view of another buffer: one storage
+            for b in re.findall(r"\bbuf\d+\b", a.group(2)):
+                alias.setdefault(a.group(1), set()).add(b)
+    out = set(returned)
+    grew = True
+    while grew:
+        grew = False
+        for name, srcs in alias.items():
+            if name in out and not srcs <= out:
+                out |= srcs
+                grew = True
+    return tuple((n, b) for n, b in sizes.items() if n not in out)
 
 
 @contextmanager

@@ -95,6 +95,9 @@ _EFFECTS = {
     ("invariant", None): "leaves a broken graph",
 }
 
+#: What a witness leaner by its temporaries says (``oracle/witness.py`` Witness.message).
+_TEMPORARIES = "bytes of temporaries per call, the witness"
+
 #: The note ``oracle/differential.py`` appends to a values mismatch whose output's storage
 #: sharing differs too: output, eager's sharing, compiled's sharing, inputs agreeing.
 _ALIAS_NOTE = re.compile(
@@ -318,6 +321,8 @@ def effect(meta: dict[str, Any], sighting: dict[str, Any] | None = None) -> str:
         aliased = _through_aliasing(_said(meta, sighting))
         if aliased:
             return aliased
+    if (verdict, check) == ("missed-reinplace", "witness") and _TEMPORARIES in _said(meta, sighting):
+        return "allocates a temporary that an equivalent spelling does not"
     if verdict == "miscompile" and check in ("values", "inputs"):
         metadata = _through_metadata(check, _said(meta, sighting))
         if metadata:  # the failed comparison was of a shape or dtype, not of values

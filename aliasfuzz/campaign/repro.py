@@ -662,6 +662,83 @@ def witness_function(function: list[str], explanation: str) -> tuple[str, list[s
     return (rule, out) if done else None
 
 
+def _temporaries_repro(p: Plan, meta: dict[str, Any], parts: dict[str, Any], rule: str,
+                       witness: list[str]) -> str:
+    """``repro.py`` of a witness leaner by its temporaries (:func:`aliasfuzz.oracle.witness.
+    witness_temporaries`): compiles ``f`` and ``f_witness`` with Inductor, reads each one's
+    generated code (``torch._inductor.utils.run_and_get_code``) and sums the buffers its
+    ``call`` allocates and does not return (:func:`aliasfuzz.passes.cost.code_temporaries`,
+    whose source the repro carries); exits 1 when ``f``'s code allocates more, 0 when not
+    (fixed), 4 when either compiled no longer gives eager's values, 125 when the code cannot
+    be read. Inductor's byte count is printed beside it, not judged: it counts a buffer
+    read through an index whole (audit 56, eaede8e418: 800 vs 544 bytes where the kernels
+    moved 288 vs 240)."""
+    import inspect
+
+    from aliasfuzz.passes.cost import code_temporaries
+
+    source = inspect.getsource(code_temporaries)
+    body = source.split('"""', 2)  # the docstring stays in this package
+    reader = body[0] + '"""The buffers the generated call allocates and does not return."""' + body[2]
+    notes = [*textwrap.wrap(
+                 f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
+                 f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed, "
+                 "4 no claim (f or f_witness compiled no longer gives eager's values), 125 it broke "
+                 "(an exception outside the check), 2 no torch.", 92, break_on_hyphens=False),
+             *textwrap.wrap(f"A cost claim ({rule}): f and f_witness compute the same values; "
+                            "Inductor's code for f allocates a temporary buffer that the code "
+                            "for f_witness does not (the buffers its call allocates and does "
+                            f"not return, as TORCH_LOGS=output_code shows them). {cost_blame(meta)}",
+                            92, break_on_hyphens=False)]
+    head_ = ["from typing import Optional"] * parts["optional"] + [
+        "import logging", *BROKE, "import torch", *parts["imports"],
+        "from torch._inductor import metrics", "from torch._inductor.utils import run_and_get_code",
+        "from torch.utils._pytree import tree_leaves", "",
+        "torch.compiler.config.force_disable_caches = True  # run the passes",
+        "# Inductor counts the bytes each compiled graph moves when its metrics log is on",
+        'logging.getLogger("torch._inductor.compile_fx.__inductor_metrics").setLevel(logging.INFO)']
+    run = """def compiled(fn):  # the temporaries of the generated code, Inductor's byte count; the results
+    torch._dynamo.reset()
+    metrics.reset()
+    ins = inputs()
+    out, codes = run_and_get_code(torch.compile(fn, backend="inductor"), *ins)
+    temps = [code_temporaries(c) for c in codes]
+    if not codes or any(t is None for t in temps):
+        print("the generated code could not be read: the repro broke")
+        raise SystemExit(125)
+    return [t for ts in temps for t in ts], metrics.num_bytes_accessed, tree_leaves((out, ins))
+
+
+def same(a, b):
+    try:
+        for x, y in zip(a, b, strict=True):
+            if isinstance(x, torch.Tensor):
+                torch.testing.assert_close(y, x)
+            else:
+                assert x == y
+    except (AssertionError, ValueError):
+        return False
+    return True
+
+
+print("torch", torch.__version__)
+e = inputs()
+eager = tree_leaves((f(*e), e))
+temps, moved, out = compiled(f)
+temps_witness, moved_witness, out_witness = compiled(f_witness)
+if not (same(eager, out) and same(eager, out_witness)):
+    print("f or f_witness compiled no longer gives eager's values: no cost claim")
+    raise SystemExit(4)
+print(f"temporaries: f {temps} ({sum(b for _, b in temps)} bytes), "
+      f"f_witness {temps_witness} ({sum(b for _, b in temps_witness)} bytes)")
+print(f"for reference, Inductor's own count: f {moved} bytes per call, f_witness {moved_witness}")
+raise SystemExit(1 if sum(b for _, b in temps) > sum(b for _, b in temps_witness) else 0)"""
+    blocks = [head_, [reader.rstrip()], parts["definitions"], parts["function"], witness,
+              parts["inputs"], [run]]
+    doc = f'"""{head(meta, p)}\n\n' + "\n".join(notes) + '"""'
+    return doc + "\n" + "\n\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+
+
 def is_witness(p: Plan) -> bool:
     """Whether the plan's sighting is a cost finding with a witness spelling that a
     standalone repro compares (:func:`witness_repro`; it still needs the explanation to
@@ -703,6 +780,11 @@ def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
     if got is None:
         return None
     rule, witness = got
+    from aliasfuzz.oracle.witness import witness_temporaries
+
+    explanation = p.explanation or str(meta.get("explanation") or "")
+    if witness_temporaries(explanation) is not None:
+        return _temporaries_repro(p, meta, parts, rule, witness)
     notes = [*textwrap.wrap(
                  f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
                  f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed, "

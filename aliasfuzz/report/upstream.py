@@ -192,6 +192,15 @@ def _description(meta: dict[str, Any], how: str, stage_words: str,
     exp = sighting or meta.get("expected") or {}
     verdict = exp.get("verdict")
     said = exp.get("explanation") if sighting else meta.get("explanation")
+    from aliasfuzz.oracle.witness import witness_temporaries
+
+    if witness and witness_temporaries(said or "") is not None:
+        return (f"{how} allocates a temporary buffer for `f` that the code for `f_witness`, "
+                "an equivalent spelling of the same program, does not (both give eager's "
+                "values; the repro reads the buffers each generated `call` allocates and does "
+                "not return, and prints Inductor's byte count beside them for reference). The "
+                f"excess grows with the tensor sizes.\n\n{cost_blame(meta)} The fuzzer's own "
+                f"account: {shown(said or '').strip()}")
     if witness:  # a cost claim: no stage departs from eager, so none is blamed
         return (f"{how} moves more bytes per call for `f` than for `f_witness`, an "
                 "equivalent spelling of the same program that compiles to leaner code "

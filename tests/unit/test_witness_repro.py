@@ -96,3 +96,37 @@ def test_a_witness_finding_whose_spelling_is_not_in_f_has_no_standalone_repro(tm
     assert "No standalone repro" in text and "reinplace_inplaceable_ops" not in text
     r = _run(text, tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
+
+
+TEMPS = ENTRY.parent / "missed-reinplace-unblamed-inductor-eaede8e418"
+
+
+def test_a_witness_leaner_by_its_temporaries_has_a_repro_that_reads_them(tmp_path):
+    # audit 56 (eaede8e418): Inductor's count charged the field read through an index
+    # whole (800 vs 544 bytes) where the kernels moved 288 vs 240; the claim the repro
+    # decides on is the 48-byte temporary the generated call allocates
+    program = Program.loads((TEMPS / "program.json").read_text())
+    meta = json.loads((TEMPS / "meta.json").read_text())
+    text = render_repro(program, meta)
+    assert text.startswith('"""[inductor] torch.compile(backend="inductor") allocates a temporary '
+                           "that an equivalent spelling does not"), text[:200]
+    assert "def code_temporaries(source" in text and "run_and_get_code" in text
+    r = _run(text, tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    said = re.search(r"temporaries: f \[(.*)\] \((\d+) bytes\), f_witness \[(.*)\] \((\d+) bytes\)",
+                     r.stdout)
+    assert said and int(said[2]) > int(said[4]), r.stdout
+    assert re.search(r"Inductor's own count: f [1-9]\d* bytes per call", r.stdout), r.stdout
+
+
+def test_a_temporaries_repro_exits_0_when_the_witness_allocates_as_much(tmp_path):
+    # the same claim about a spelling that saves nothing: a graph break after the store
+    program = Program.loads((TEMPS / "program.json").read_text())
+    meta = json.loads((TEMPS / "meta.json").read_text())
+    said = meta["explanation"].replace("`w1 = torch.mul(g, 0.5, out=work)` spelled",
+                                       "`field[rows] = work` spelled")
+    meta = dict(meta, explanation=said, hits=[dict(h, explanation=said) for h in meta["hits"]])
+    text = render_repro(program, meta)
+    assert "field[rows] = work\n    torch._dynamo.graph_break()  # the witness" in text
+    r = _run(text, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
