@@ -788,7 +788,9 @@ def blame_program(
     b = scalar_codegen(b, pipeline, opts, device, runner)
     if verdict == "timeout" or b.stage == CPP_VECTORIZED:
         return b  # a control of a timeout would hang as the pipeline did
-    b = static_shapes(b, pipeline, opts, runner)
+    front = None if iso is not None else (  # children run one pipeline's controls
+        lambda o: _control("aot_eager", fn, make, names, o, device, eager, shadow))
+    b = static_shapes(b, pipeline, opts, runner, front)
     if grads:
         b = donated_buffer(b, pipeline, opts, runner)
     if any(op.op in DYNAMO_REWRITES for op in program.body):
@@ -1400,20 +1402,41 @@ STATIC_SHAPES = "static-shapes"
 _DYNAMIC = ("aot_eager", "inductor", "inductor-reinplace", "inductor-noreinplace")
 
 
-def static_shapes(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str]) -> Blame:
+#: Stages ``aot_eager`` runs as Inductor's pipelines do (the same Dynamo capture and
+#: AOTAutograd): a control of :func:`static_shapes` that Inductor cannot run here is run there.
+_FRONT_END = ("dynamo", "functionalization", "aot")
+
+
+def static_shapes(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str],
+                  front: Callable[[Any], str] | None = None) -> Blame:
     """A blamed finding of a program compiled with dynamic shapes (``opts.dynamic``), run
     again with ``dynamic=False`` (``runner(options)``, as :func:`pass_off`): the trail's
     :data:`STATIC_SHAPES` entry says ``dynamic=False: agrees`` when the finding needs
     symbolic sizes, else what the control gave. The blame stays. Audit 53 (0fe554f63b):
     a slice of size ``(s0+1)//3``, 1 at run time, read past its buffer under
     ``dynamic=True`` only (``ExpandView.make_reindexer`` broadcasts a literal 1), and the
-    repro did not say dynamic shapes were needed. Returns ``b``."""
+    repro did not say dynamic shapes were needed. When the control is ``unsupported`` here
+    (a user Triton kernel in Inductor's CPU codegen) and the blamed stage is one of
+    :data:`_FRONT_END`, ``front(options)`` runs it on ``aot_eager`` and the entry ends with
+    what that gave (audit 56, 262548339d: Dynamo's crash on a SymInt stride was gone with
+    ``dynamic=False``, and the trail said only "unsupported"). Returns ``b``."""
     from dataclasses import replace
 
     if b.stage is None or pipeline not in _DYNAMIC or not getattr(opts, "dynamic", False):
         return b
-    b.trail.append((STATIC_SHAPES, f"dynamic=False: {runner(replace(opts, dynamic=False))}"))
+    static = replace(opts, dynamic=False)
+    got = runner(static)
+    if got.startswith(UNSUPPORTED) and front is not None and pipeline != "aot_eager" \
+            and b.stage in _FRONT_END:
+        got = f"{got}; on aot_eager (the same {_front_words(b.stage)}): {front(static)}"
+    b.trail.append((STATIC_SHAPES, f"dynamic=False: {got}"))
     return b
+
+
+def _front_words(stage: str) -> str:
+    """The front-end stage ``aot_eager`` shares with Inductor, in words."""
+    return {"dynamo": "Dynamo capture", "functionalization": "functionalization",
+            "aot": "AOTAutograd"}.get(stage, stage)
 
 
 #: The trail entry of :func:`order_exposed`.

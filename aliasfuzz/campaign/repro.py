@@ -300,7 +300,10 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
         dynamic = "Found with dynamic shapes: the script compiles with dynamic=True"
         static = next(iter(trail_rows(meta, STATIC_SHAPES)), "")
         # audit 53: that dynamic=True was essential was the auditor's own control
-        dynamic += ("; with dynamic=False it agrees with eager." if static.endswith(": agrees")
+        front = re.search(r"; on aot_eager \(the same ([^)]+)\): agrees$", static)
+        dynamic += (f"; with dynamic=False aot_eager (the same {front[1]}) agrees with eager "
+                    "(Inductor's control could not run where it was found)." if front
+                    else "; with dynamic=False it agrees with eager." if static.endswith(": agrees")
                     else "; it departs with dynamic=False too." if static.endswith(": departs")
                     else ".")
     notes = textwrap.wrap(blamed, 92, break_on_hyphens=False) if moved or stage == DONATED_BUFFER \

@@ -1354,6 +1354,32 @@ def test_a_dynamic_shape_finding_s_blame_runs_a_static_shapes_control_and_keeps_
     assert asked == [False]
 
 
+def test_a_static_shapes_control_inductor_cannot_run_here_runs_on_aot_eager_for_a_front_end_stage():
+    # audit 56, 262548339d: Dynamo's crash on a SymInt stride was gone with dynamic=False,
+    # and the trail said only "unsupported:inductor-cpu-user-triton"
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    def refused(o):
+        return "unsupported:inductor-cpu-user-triton"
+
+    fronts = []
+
+    def front(o):
+        fronts.append(o.dynamic)
+        return "agrees"
+
+    opts = PipelineOptions(dynamic=True)
+    b = static_shapes(Blame("dynamo", ("dynamo",), []), "inductor", opts, refused, front)
+    assert b.trail == [("static-shapes", "dynamic=False: unsupported:inductor-cpu-user-triton; on "
+                        "aot_eager (the same Dynamo capture): agrees")] and fronts == [False]
+    # a stage aot_eager does not run, or a control Inductor ran: no second control
+    assert static_shapes(Blame("lowering", (), []), "inductor", opts, refused, front).trail == [
+        ("static-shapes", "dynamic=False: unsupported:inductor-cpu-user-triton")]
+    assert static_shapes(Blame("dynamo", (), []), "inductor", opts, lambda o: "departs",
+                         front).trail == [("static-shapes", "dynamic=False: departs")]
+    assert fronts == [False]
+
+
 def test_audit_53_0fe554f63b_needs_dynamic_shapes_and_the_trail_says_so():
     # x1.add_(1)[1::3] has size (s0+1)//3, 1 at run time; ExpandView.make_reindexer broadcasts
     # only a literal 1, so Inductor reads past the buffer under dynamic=True only

@@ -169,8 +169,9 @@ def test_an_out_op_that_only_dynamic_shapes_crash_is_a_known_bug():
     control = bug.control_options({"dynamic": True})
     assert control == {"dynamic": False}
     got = _judge.evaluate(program, "aot_eager", "cpu", control)["verdict"]
-    assert match(bugs, keys[0], ops, {"aot_eager"}, {bug.issue: got})[0] == bug
-    assert match(bugs, keys[0], ops, {"aot_eager"}, {bug.issue: "crash"})[0] is None
+    said = out["explanation"]
+    assert match(bugs, keys[0], ops, {"aot_eager"}, {bug.issue: got}, explanation=said)[0] == bug
+    assert match(bugs, keys[0], ops, {"aot_eager"}, {bug.issue: "crash"}, explanation=said)[0] is None
 
 
 def test_a_size_one_dim_is_specialized_and_the_program_judged_as_any_other():

@@ -369,9 +369,11 @@ def test_a_crash_is_removed_when_its_control_gets_past_it_to_another_error_or_re
     (bug,) = [b for b in bugs if b.control and b.stage == "dynamo" and not b.ops]
     root = _root("dynamo", ["inplace", "out"], "crash")
     ops = {"index_reduce.out"}
-    assert match(bugs, root, ops, {"inductor-reinplace"}, {bug.issue: "crash"})[0] is None
+    said = _TRACE["explanation"]
     assert match(bugs, root, ops, {"inductor-reinplace"}, {bug.issue: "crash"},
-                 {bug.issue: True})[0] == bug
+                 explanation=said)[0] is None
+    assert match(bugs, root, ops, {"inductor-reinplace"}, {bug.issue: "crash"},
+                 {bug.issue: True}, explanation=said)[0] == bug
 
 
 def test_the_option_fields_a_control_may_set_are_the_pipeline_options():
@@ -712,7 +714,8 @@ def test_a_scatter_out_variant_under_dynamic_shapes_is_the_scatter_issue_not_gat
     for op, issue in (("scatter_add.out", "#194103"), ("scatter.out", "#194103"),
                       ("gather.out", "#122773")):
         hit, _ = match(bugs, root, {"clone", op}, {"inductor-reinplace"},
-                       {"pytorch/pytorch#194103": "ok", "pytorch/pytorch#122773": "ok"})
+                       {"pytorch/pytorch#194103": "ok", "pytorch/pytorch#122773": "ok"},
+                       explanation=_TRACE["explanation"])
         assert hit is not None and hit.issue.endswith(issue), (op, hit)
 
 
@@ -782,11 +785,12 @@ def test_a_second_issue_whose_row_matches_too_is_cited_as_related():
     bugs = load_known(CORPUS)
     root = {"stage": "dynamo", "verdict": "crash", "check": "exceptions", "evidence": ["out"]}
     removed = {"pytorch/pytorch#194103": "ok", "pytorch/pytorch#122773": "ok"}
-    bug, related = match(bugs, root, {"scatter_add.out"}, {"inductor"}, removed)
+    said = _TRACE["explanation"]
+    bug, related = match(bugs, root, {"scatter_add.out"}, {"inductor"}, removed, explanation=said)
     assert bug is not None and bug.issue == "pytorch/pytorch#194103"
     assert [b.issue for b in related] == ["pytorch/pytorch#122773"]
     # one issue's two rows are one citation, never known and related at once
-    bug, related = match(bugs, root, {"scatter.out"}, {"inductor"}, removed)
+    bug, related = match(bugs, root, {"scatter.out"}, {"inductor"}, removed, explanation=said)
     assert bug.issue == "pytorch/pytorch#194103" and bug.issue not in [b.issue for b in related]
 
 
@@ -876,3 +880,20 @@ def test_a_known_toml_that_cannot_be_read_is_an_error_not_no_known_bugs(tmp_path
     with pytest.raises(InvalidArgument, match=r"known\.toml: cannot be read \("):
         load_known(tmp_path)
     assert load_known(tmp_path / "elsewhere")  # none there: the checkout's own list
+
+
+def test_a_dynamic_crash_of_another_error_is_not_122773_nor_related_to_it():
+    # audit 56, 262548339d: Dynamo's "Cannot construct ConstantVariable for value of type
+    # SymInt" (a stride of index_select(out=)'s result under dynamic shapes) matched #122773's
+    # stage, evidence and control and was cited as related: a wrong lead
+    bugs = load_known(CORPUS)
+    root = {"stage": "dynamo", "verdict": "crash", "check": "exceptions", "evidence": ["out"]}
+    said = ("compiled raises _Failed: trace: AssertionError: Cannot construct `ConstantVariable` "
+            "for value of type <class 'torch.SymInt'>.; eager does not")
+    for got in ("ok", "crash"):
+        bug, related = match(bugs, root, {"index_select.out"}, {"inductor"},
+                             {"pytorch/pytorch#122773": got}, explanation=said)
+        assert bug is None and "pytorch/pytorch#122773" not in [b.issue for b in related]
+    bug, _ = match(bugs, root, {"index_select.out"}, {"inductor"},
+                   {"pytorch/pytorch#122773": "ok"}, explanation=_TRACE["explanation"])
+    assert bug is not None and bug.issue == "pytorch/pytorch#122773"

@@ -521,7 +521,11 @@ def test_a_dynamic_shape_finding_s_docstring_says_so():
     assert "Found with dynamic shapes: the script compiles with dynamic=True." in doc, doc
     # the static-shapes control's answer (oracle.blame.static_shapes), when the trail has it
     for got, said in (("agrees", "with dynamic=False it agrees with eager."),
-                      ("departs", "it departs with dynamic=False too.")):
+                      ("departs", "it departs with dynamic=False too."),
+                      # audit 56, 262548339d: Inductor's control refused on CPU, aot_eager's ran
+                      ("unsupported:inductor-cpu-user-triton; on aot_eager (the same Dynamo "
+                       "capture): agrees", "with dynamic=False aot_eager (the same Dynamo capture) "
+                       "agrees with eager (Inductor's control could not run where it was found).")):
         meta = {**e.meta, "trail": [*e.meta.get("trail", []), ["static-shapes", f"dynamic=False: {got}"]]}
         doc = " ".join(ast.get_docstring(ast.parse(R.render_repro(e.program, meta))).split())
         assert f"the script compiles with dynamic=True; {said}" in doc, doc
