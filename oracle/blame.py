@@ -608,6 +608,14 @@ def blame(
                 # fresh_output_aliasing_input)
                 fa = f"aliasing: {r.extra['fresh_output_alias']}"
                 why = fa if why is None else f"{why}; {fa}"
+            if why is not None and r.extra.get("output_types") and why.startswith("aliasing: "):
+                # the functional graph cannot return an input's alias: the runtime wrappers
+                # regenerate one only where the metadata classified the output so (audit
+                # 56, 0e76bd01f8: set_ onto a mutated input, classified non_alias)
+                from aliasfuzz.passes.stages import output_metadata_note
+
+                note = output_metadata_note(r.extra["output_types"], why)
+                why = why if note is None else f"{why}; {note}"
             if r.extra.get("intermediate_alias") and lost:
                 # AOTAutograd handed two views of one intermediate to the backend as fresh
                 # outputs, and the pipeline returns them apart: the graph's own values and

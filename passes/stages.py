@@ -248,6 +248,8 @@ class _GraphOutputs:
         self.pairs: list[tuple[tuple[Any, ...], list[Any]]] = []
         self.order_dependent: str | None = None  # :func:`order_dependent_copy` of a call
         self.intermediate_alias: str | None = None  # :func:`fresh_outputs_sharing` of a call
+        #: per compiled graph, its user outputs' ``OutputType`` names (:func:`_user_output_types`)
+        self.output_types: list[tuple[str, ...] | None] = []
 
 
 def _user_output_span() -> tuple[int, int, int] | None:
@@ -286,6 +288,42 @@ def _fresh_user_outputs() -> tuple[int, ...]:
                      if o.output_type.name == "non_alias")
     except Exception:  # an internal API: no observation rather than a wrong one
         return ()
+
+
+def _user_output_types() -> tuple[str, ...] | None:
+    """The ``OutputType`` names (``non_alias``, ``alias_of_input``, ``is_input``, ...) that
+    AOTAutograd's ``ViewAndMutationMeta`` (``collect_metadata_analysis``,
+    torch/_functorch/_aot_autograd/collect_metadata_analysis.py) gives the user outputs of
+    the graph being compiled, in order; its runtime wrappers regenerate an output that
+    aliases an input only when it is not ``non_alias``. None when the metadata is missing
+    (see :func:`_user_output_span`)."""
+    span = _user_output_span()
+    if span is None:
+        return None
+    try:
+        info = torch._guards.TracingContext.try_get().fw_metadata.output_info
+        return tuple(o.output_type.name for o in info[:span[1]])
+    except Exception:  # an internal API: no observation rather than a wrong one
+        return None
+
+
+def output_metadata_note(types: str, departure: str) -> str | None:
+    """What AOTAutograd's output metadata says of the output an aliasing departure names:
+    ``departure`` is the differential's words (``out0 aliases x1 in eager but is fresh
+    compiled``), ``types`` the functionalization cut's ``output_types`` extra (the one
+    compiled graph's user output types, comma-separated). ``"AOTAutograd's output metadata
+    has out0 non_alias ..."`` when that output is ``non_alias`` there (so the runtime
+    wrappers return the graph's fresh tensor rather than regenerating the alias:
+    audit 56, 0e76bd01f8, ``zeros(1).set_(x)`` after ``x.add_(1)``); None otherwise."""
+    import re
+
+    m = re.search(r"\bout(\d+) aliases [^;]+? in eager but is fresh compiled", departure)
+    names = types.split(",") if types else []
+    if m is None or int(m.group(1)) >= len(names) or names[int(m.group(1))] != "non_alias":
+        return None
+    return (f"AOTAutograd's output metadata (collect_metadata_analysis) has out{m.group(1)} "
+            "non_alias, so its runtime wrappers return the graph's fresh tensor instead of "
+            "regenerating the alias")
 
 
 def _element_storage(t: Any) -> int | None:
@@ -569,6 +607,8 @@ def _functionalization_backend(pipeline: str, seen: _GraphOutputs | None = None)
     def fw_compiler(gm, example_inputs):
         span = _user_output_span() if seen is not None else None
         fresh = _fresh_user_outputs() if seen is not None else ()
+        if seen is not None:
+            seen.output_types.append(_user_output_types())
         return _graph_call(boxed_nop(_sequential_graph(gm), example_inputs), seen, span, gm,
                            fresh)
 
@@ -656,12 +696,19 @@ def _functionalization_stage(
     graphs' calls showed, as :class:`StageRun` ``extra`` items: ``order_dependent``, why a
     functional graph's ``copy_`` was order-dependent (:func:`order_dependent_copy`);
     ``intermediate_alias``, two outputs AOTAutograd has fresh that share a storage
-    (:func:`fresh_outputs_sharing`)."""
+    (:func:`fresh_outputs_sharing`); ``output_types``, the user output types of AOTAutograd's
+    metadata (:func:`_user_output_types`), comma-separated, when one graph was compiled and
+    its user outputs are as many as the program's."""
     seen = _GraphOutputs()
     res = _compiled_stage(pipeline, lambda p: _functionalization_backend(p, seen), fn, make,
                           names, options)
     said = {"order_dependent": seen.order_dependent,
             "intermediate_alias": seen.intermediate_alias}
+    if len(seen.output_types) == 1 and seen.output_types[0] is not None:
+        # one graph: its user outputs are the program's, in order, when as many
+        types = seen.output_types[0]
+        if res.error is None and len(types) == len(res.outputs):
+            said["output_types"] = ",".join(types)
     return res, _graph_view(res, seen), {k: v for k, v in said.items() if v}
 
 

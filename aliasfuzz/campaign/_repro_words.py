@@ -27,7 +27,7 @@ from aliasfuzz.errors import clip
 
 __all__ = [
     "effect", "first_line", "graph_alias", "intermediate_alias", "known_lines", "mismatch", "observable",
-    "order_dependent", "overlap_refusal", "pipeline_words", "shown", "trail_rows",
+    "order_dependent", "output_metadata", "overlap_refusal", "pipeline_words", "shown", "trail_rows",
     "stage_words", "title", "ts_check",
 ]
 
@@ -410,6 +410,22 @@ def intermediate_alias(meta: dict[str, Any]) -> str | None:
     for said in _blamed_rows(meta):
         if said.startswith("departs") and _INTERMEDIATE_ALIAS.search(said):
             return "records views of one intermediate as fresh outputs"
+    return None
+
+
+_OUTPUT_METADATA = re.compile(r"AOTAutograd's output metadata \(collect_metadata_analysis\) "
+                              r"has (out\d+) non_alias")
+
+
+def output_metadata(meta: dict[str, Any]) -> str | None:
+    """The output (``out0``) whose alias of an input AOTAutograd's output metadata missed,
+    when the blamed stage's own row of ``meta["trail"]`` says so
+    (:func:`aliasfuzz.passes.stages.output_metadata_note`, audit 56, 0e76bd01f8); None
+    otherwise."""
+    for said in _blamed_rows(meta):
+        m = _OUTPUT_METADATA.search(said) if said.startswith("departs") else None
+        if m:
+            return m.group(1)
     return None
 
 

@@ -58,6 +58,7 @@ from aliasfuzz.campaign._repro_words import (
     intermediate_alias,
     known_lines,
     order_dependent,
+    output_metadata,
     overlap_refusal,
     stage_words,
     title,
@@ -345,6 +346,16 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             "enable_dynamo_decompositions: addcmul_/addcdiv_ with value= become "
             "inductor_prims.fma): with it off the program compiles and agrees with eager, while "
             f"Dynamo's graph runs right eagerly: {stage} mishandles the ops Dynamo wrote.",
+            92, break_on_hyphens=False)
+    lost = output_metadata(meta) if stage else None
+    if lost:
+        # audit 56, 0e76bd01f8: "functionalization" read as its kernels; the alias was
+        # lost where AOTAutograd classifies the outputs
+        notes += textwrap.wrap(
+            f"The functional graph cannot return an alias of an input: AOTAutograd's runtime "
+            f"wrappers regenerate one from the input where its output metadata says so, and "
+            f"that metadata (collect_metadata_analysis, torch/_functorch/_aot_autograd) "
+            f"classifies {lost} as a fresh output (non_alias): look there first.",
             92, break_on_hyphens=False)
     if stage and intermediate_alias(meta):
         # audit 52, 1e3744d1cf: "lowering" was blamed where the views' values are right and

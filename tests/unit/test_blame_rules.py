@@ -1250,6 +1250,38 @@ def test_audit_52_1e3744d1cf_views_of_an_intermediate_are_aotautograds_not_lower
     assert hit is None and [r.issue for r in related] == ["pytorch/pytorch#191449"], related
 
 
+def test_audit_56_0e76bd01f8_an_alias_lost_by_aotautograds_output_metadata_says_so():
+    # x1.t().add_(1); return zeros(1).set_(v1): eager returns a tensor on x1's storage, the
+    # compiled call a fresh one; collect_metadata_analysis has the set_ output non_alias
+    # (its storage changed), so the wrappers never regenerate the alias. "functionalization"
+    # was read as its kernels
+    from aliasfuzz.campaign.repro import render_repro
+
+    p = _program("miscompile-functionalization-0e76bd01f8")
+    out = _judge.evaluate(p, "inductor-reinplace", "cpu")
+    assert (out["verdict"], out["check"]) == ("miscompile", "aliasing"), out
+    b = blame_program(p, "inductor-reinplace", out["verdict"], out["check"])
+    assert b.stage == "functionalization", b.trail
+    assert _trail(b, "functionalization").endswith(
+        "AOTAutograd's output metadata (collect_metadata_analysis) has out0 non_alias, so its "
+        "runtime wrappers return the graph's fresh tensor instead of regenerating the alias)"), b.trail
+    meta = _entry_meta("miscompile-functionalization-0e76bd01f8", "inductor-reinplace", out, b)
+    doc = " ".join(render_repro(p, meta).split('"""')[1].split())
+    assert "that metadata (collect_metadata_analysis, torch/_functorch/_aot_autograd) classifies " \
+           "out0 as a fresh output (non_alias): look there first." in doc, doc
+
+
+def test_output_metadata_note_names_only_a_non_alias_output_of_an_aliasing_departure():
+    from aliasfuzz.passes.stages import output_metadata_note
+
+    lost = "aliasing: out1 aliases x0 in eager but is fresh compiled"
+    assert "has out1 non_alias" in output_metadata_note("alias_of_input,non_alias", lost)
+    assert output_metadata_note("non_alias,alias_of_input", lost) is None  # classified right
+    assert output_metadata_note("non_alias", lost) is None  # not as many outputs: no mapping
+    assert output_metadata_note("non_alias,non_alias",
+                                "aliasing: out1 is fresh in eager but aliases x0 compiled") is None
+
+
 def test_views_of_an_intermediate_that_require_grad_are_tracked_and_not_named():
     # with grad AOTAutograd regenerates the views from their base (alias_of_intermediate):
     # the compiled outputs share storage, and no stage is said to leave them to the backend
