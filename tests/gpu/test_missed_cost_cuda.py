@@ -47,3 +47,24 @@ def test_row_update_of_a_cuda_input_is_a_measured_missed_reinplace():
     assert "Inductor's generated code moves" in j.explanation and "65536-byte tensor" in j.explanation
     ok = judge(_inplace, "inductor", device="cuda", inputs=lambda: (torch.ones(64, 256, device="cuda"),))
     assert ok.verdict is Verdict.OK, ok.explanation
+
+
+def _c06(field, rows, work):  # shared case c06 (PyTorch #195330)
+    torch.mul(field[rows], 0.5, out=work)
+    field[rows] = work
+
+
+def test_c06_on_cuda_has_a_witness_leaner_by_the_temporary_its_generated_code_allocates():
+    # the witness repro reads the temporaries in the wrapper's call (empty_strided_cuda
+    # there): the accounting and the code agree on CUDA too (audit 56, eaede8e418)
+    from aliasfuzz.oracle.witness import witness_temporaries
+
+    def make():
+        return (torch.arange(64.0, device="cuda").reshape(16, 4),
+                torch.tensor([1, 5, 9], device="cuda"), torch.zeros(3, 4, device="cuda"))
+
+    j = judge(_c06, "inductor", device="cuda", inputs=make)
+    assert j.verdict is Verdict.MISSED_REINPLACE and j.witness is not None, j.explanation
+    assert j.witness.lean == "temporary_bytes", j.witness
+    got = witness_temporaries(j.explanation)
+    assert got is not None and got[0] > got[1], j.explanation
