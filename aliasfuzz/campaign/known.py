@@ -461,9 +461,7 @@ def match(
     for b in bugs:
         if b.control and (controls or {}).get(b.issue) == SAME_OPTIONS:
             continue  # the finding ran under the issue's workaround: another bug
-        ok = _fields_match(b, root, ops, pipelines) and (
-            not b.explanation or re.search(b.explanation, explanation) is not None) and (
-            not b.pattern or (program is not None and PATTERNS[b.pattern](program)))
+        ok = _fields_match(b, root, ops, pipelines) and _symptom_matches(b, explanation, program)
         if ok and not _observed(b, root):
             related.append(b)  # the same fields, another symptom than the issue's
             continue
@@ -492,17 +490,31 @@ def match(
     return hit, once
 
 
+def _symptom_matches(b: KnownBug, explanation: str, program: Any) -> bool:
+    """Whether a finding's ``explanation`` holds bug ``b``'s ``explanation`` pattern and its
+    ``program`` has ``b``'s ``pattern`` (each where ``b`` gives one; a ``pattern`` without
+    a program does not hold)."""
+    return (not b.explanation or re.search(b.explanation, explanation) is not None) and (
+        not b.pattern or (program is not None and PATTERNS[b.pattern](program)))
+
+
 def control_candidates(
-    bugs: list[KnownBug], roots: list[dict[str, Any]], ops: set[str], pipeline: str
+    bugs: list[KnownBug], roots: list[dict[str, Any]], ops: set[str], pipeline: str,
+    explanation: str = "", program: Any = None,
 ) -> list[KnownBug]:
     """The bugs with a ``control`` whose fields match one of ``roots`` (the finding's
-    root-cause keys) on ``pipeline``: the controls the campaign runs for this finding."""
+    root-cause keys) on ``pipeline``, and whose ``explanation`` and ``pattern`` the finding
+    (its ``explanation``, its ``program``) holds: the controls the campaign runs for this
+    finding. A control of a bug :func:`match` could never name would be a compile for
+    nothing (issue 16)."""
     return [b for b in bugs
-            if b.control and any(_fields_match(b, root, ops, {pipeline}) for root in roots)]
+            if b.control and _symptom_matches(b, explanation, program)
+            and any(_fields_match(b, root, ops, {pipeline}) for root in roots)]
 
 
 def known_first_candidates(
-    bugs: list[KnownBug], verdict: str, pipeline: str, ops: set[str], features: list[str]
+    bugs: list[KnownBug], verdict: str, pipeline: str, ops: set[str], features: list[str],
+    explanation: str = "", program: Any = None,
 ) -> list[KnownBug]:
     """The bugs with a ``control`` that an unshrunk, unblamed finding could be (issue 16's
     known-first: :meth:`aliasfuzz.campaign.pool.Pool._shrink` runs their controls before
@@ -512,9 +524,12 @@ def known_first_candidates(
     :func:`aliasfuzz.campaign.corpus.roots`' evidence for a stage other than ``reinplace``;
     shrinking only removes features, so a prefix missing here is missing after it too).
     ``stage`` and ``absent`` wait for the cut. A bug blamed on ``reinplace`` (its evidence
-    is the pass's decisions, not features) and a ``related`` row are never candidates."""
+    is the pass's decisions, not features) and a ``related`` row are never candidates, nor
+    is a bug whose ``explanation`` or ``pattern`` the finding (``explanation``, ``program``)
+    does not hold (:func:`match` would not name it)."""
     return [b for b in bugs
             if b.control and not b.related and b.stage != "reinplace"
+            and _symptom_matches(b, explanation, program)
             and _uncut_fields_match(b, verdict, ops, features, {pipeline})]
 
 

@@ -183,7 +183,8 @@ def _control_candidates(
         return []
     program = Program.from_json(task["program"])
     keys = roots(program, outcome, task["pipeline"], blame)
-    return control_candidates(list(bugs), keys, {op.op for op in program.body}, task["pipeline"])
+    return control_candidates(list(bugs), keys, {op.op for op in program.body}, task["pipeline"],
+                              str(outcome.get("explanation") or ""), program)
 
 
 #: Lines of faulthandler's dump of a dying interpreter (``Fatal Python error: ...``, then
@@ -399,7 +400,8 @@ class Pool:
 
         ops = {op.op for op in program.body}
         cands = [b for b in known_first_candidates(self.bugs, verdict, pipeline, ops,
-                                                   _features(program))
+                                                   _features(program),
+                                                   str(outcome.get("explanation") or ""), program)
                  if filed(b.stage, b.issue)]
         if not cands:
             return None

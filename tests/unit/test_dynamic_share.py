@@ -165,7 +165,7 @@ def test_an_out_op_that_only_dynamic_shapes_crash_is_a_known_bug():
     assert blame["stage"] == "dynamo", blame["trail"]
     keys, ops = roots(program, out, "aot_eager", blame), {op.op for op in program.body}
     bugs = [b for b in load_known(CORPUS) if b.issue == "pytorch/pytorch#122773"]
-    (bug,) = control_candidates(bugs, keys, ops, "aot_eager")
+    (bug,) = control_candidates(bugs, keys, ops, "aot_eager", out["explanation"])
     control = bug.control_options({"dynamic": True})
     assert control == {"dynamic": False}
     got = _judge.evaluate(program, "aot_eager", "cpu", control)["verdict"]

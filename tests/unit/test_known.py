@@ -897,3 +897,14 @@ def test_a_dynamic_crash_of_another_error_is_not_122773_nor_related_to_it():
     bug, _ = match(bugs, root, {"index_select.out"}, {"inductor"},
                    {"pytorch/pytorch#122773": "ok"}, explanation=_TRACE["explanation"])
     assert bug is not None and bug.issue == "pytorch/pytorch#122773"
+    # nor is its control run for it (a compile for nothing), before or after the cut
+    issues = [b.issue for b in known.control_candidates(bugs, [root], {"index_select.out"},
+                                                        "inductor", said)]
+    assert "pytorch/pytorch#122773" not in issues
+    assert "pytorch/pytorch#122773" in [b.issue for b in known.control_candidates(
+        bugs, [root], {"index_select.out"}, "inductor", _TRACE["explanation"])]
+    first = [b.issue for b in known.known_first_candidates(bugs, "crash", "inductor",
+                                                           {"index_select.out"}, ["out"], said)]
+    assert "pytorch/pytorch#122773" not in first
+    assert "pytorch/pytorch#122773" in [b.issue for b in known.known_first_candidates(
+        bugs, "crash", "inductor", {"index_select.out"}, ["out"], _TRACE["explanation"])]
