@@ -404,7 +404,8 @@ def _cost(ex: Any, fn: Callable, make: Callable[[], tuple]) -> dict[str, Any] | 
     return {"compiled": compiled["bytes"], "inductor_bytes": compiled["inductor_bytes"], "needed": n,
             "ratio": (compiled["bytes"] / n) if n else None,
             "kernels": compiled["kernels"], "temporaries": compiled["temporaries"],
-            "temporary_bytes": compiled["temporary_bytes"]}
+            "temporary_bytes": compiled["temporary_bytes"],
+            "code_temporary_bytes": compiled["code_temporary_bytes"]}
 
 
 def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None:
@@ -442,7 +443,8 @@ def _witness(j: Judgement, fn: Callable, names, make, device: str, opts) -> None
         return total(ex.cost) if ex.ok and ex.cost else None
 
     base = {"bytes": c["compiled"], "inductor_bytes": c["inductor_bytes"],
-            "temporary_bytes": c["temporary_bytes"]}
+            "temporary_bytes": c["temporary_bytes"],
+            "code_temporary_bytes": c.get("code_temporary_bytes", -1)}
     w = find_witness(fn, names, make, compile_run, same, use, base=base, screen=screen)
     if w is None:
         return

@@ -249,46 +249,70 @@ def code_temporaries(source: str) -> tuple[tuple[str, int], ...] | None:
     Python wrapper (``source``: the module's text) allocates with ``empty_strided_<device>``
     and returns neither itself nor through an alias (``reinterpret_tensor(bufN, ...)``, a
     ``bufM = bufN`` reuse): the temporaries as an engineer reads them in the output code.
-    None when there is no ``call`` or a size is not a literal (dynamic shapes). Written
-    without this package's imports, so that a repro can carry its source
+    A symbolic size (dynamic shapes: ``s77 = arg0_1`` in ``call``) takes the value the
+    module's own ``get_args`` gives that argument (Inductor's benchmark harness, the size
+    the graph was compiled for). None when there is no ``call`` or a size cannot be read.
+    Written without this package's imports, so that a repro can carry its source
     (:func:`aliasfuzz.campaign.repro.witness_repro`). Mirrors the wrapper lines of
-    ``torch/_inductor/codegen/wrapper.py`` (``make_buffer_allocation``), torch 2.11-2.13."""
+    ``torch/_inductor/codegen/wrapper.py`` (``make_buffer_allocation``, ``get_args``),
+    torch 2.11-2.13."""
     import re
 
     import torch
 
     lines = source.splitlines()
-    start = next((i for i, ln in enumerate(lines) if re.match(r"\s*def call\(", ln)), None)
-    if start is None:
+
+    def block(head: str) -> list[str]:
+        start = next((i for i, ln in enumerate(lines) if re.match(rf"\s*def {head}\(", ln)), None)
+        if start is None:
+            return []
+        indent = len(lines[start]) - len(lines[start].lstrip())
+        out = []
+        for ln in lines[start + 1:]:
+            if ln.strip() and len(ln) - len(ln.lstrip()) <= indent:
+                break
+            out.append(ln)
+        return out
+
+    body = block("call")
+    if not body:
         return None
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    body = []
-    for ln in lines[start + 1:]:
-        if ln.strip() and len(ln) - len(ln.lstrip()) <= indent:
-            break
-        body.append(ln)
-    alloc = re.compile(r"^\s*(buf\d+) = empty_strided_\w+\(\(([^)]*)\), \([^)]*\), torch\.(\w+)\)")
+    given = dict(re.findall(r"^\s*(arg\d+_1) = (\d+)\s*$", "\n".join(block("get_args")), re.M))
+    symbols = {s: given[a] for s, a in re.findall(r"^\s*([a-z]\d+) = (arg\d+_1)\s*$",
+                                                     "\n".join(body), re.M) if a in given}
+
+    def size(dim: str) -> int | None:
+        expr = re.sub(r"\b[a-z]\d+\b", lambda m: symbols.get(m.group(0), "?"), dim)
+        if not re.fullmatch(r"[\d\s*+\-()/%]+", expr):
+            return None
+        try:
+            return int(eval(expr, {"__builtins__": {}}))  # digits and operators only
+        except (SyntaxError, ZeroDivisionError, TypeError, ValueError):
+            return None
+
+    alloc = re.compile(r"^\s*(buf\d+) = empty_strided_\w+\(\((.*?)\), \(.*?\), torch\.(\w+)\)")
     sizes: dict[str, int] = {}
     alias: dict[str, set[str]] = {}
     returned: set[str] = set()
     for ln in body:
         m = alloc.match(ln)
         if m:
-            dims = [d.strip() for d in m.group(2).split(",") if d.strip()]
-            if not all(d.isdigit() for d in dims):
-                return None
             numel = 1
-            for d in dims:
-                numel *= int(d)
+            for d in (d.strip() for d in m.group(2).split(",")):
+                n = size(d) if d else 1
+                if n is None:
+                    return None
+                numel *= n
             sizes[m.group(1)] = numel * getattr(torch, m.group(3)).itemsize
             continue
         if ln.strip().startswith("return"):
             returned |= set(re.findall(r"\bbuf\d+\b", ln))
             continue
-        a = re.match(r"^\s*(buf\d+) = (.*)$", ln)
-        if a:  # a reuse or a view of another buffer: one storage
-            for b in re.findall(r"\bbuf\d+\b", a.group(2)):
-                alias.setdefault(a.group(1), set()).add(b)
+        # a reuse (bufM = bufN) or a view (reinterpret_tensor): one storage; an op's result
+        # (bufM = torch.ops...(bufN)) is another
+        a = re.match(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b", ln)
+        if a:
+            alias.setdefault(a.group(1), set()).add(a.group(2))
     out = set(returned)
     grew = True
     while grew:

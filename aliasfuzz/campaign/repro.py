@@ -676,6 +676,16 @@ def witness_function(function: list[str], explanation: str) -> tuple[str, list[s
     return (rule, out) if done else None
 
 
+def _witness_dynamic(run: str, p: Plan, notes: list[str]) -> str:
+    """A witness repro's ``run`` block compiling as the finding's sighting did: with
+    ``dynamic=True`` when it was found with dynamic shapes (audit 57, dfe6def6b6: found
+    dynamic, its repro compiled static), said in ``notes``."""
+    if not p.options.get("dynamic"):
+        return run.replace('"inductor"DYNAMIC', '"inductor"')
+    notes.append("Found with dynamic shapes: the script compiles f and f_witness with dynamic=True.")
+    return run.replace('"inductor"DYNAMIC', '"inductor", dynamic=True')
+
+
 def _temporaries_repro(p: Plan, meta: dict[str, Any], parts: dict[str, Any], rule: str,
                        witness: list[str]) -> str:
     """``repro.py`` of a witness leaner by its temporaries (:func:`aliasfuzz.oracle.witness.
@@ -715,7 +725,7 @@ def _temporaries_repro(p: Plan, meta: dict[str, Any], parts: dict[str, Any], rul
     torch._dynamo.reset()
     metrics.reset()
     ins = inputs()
-    out, codes = run_and_get_code(torch.compile(fn, backend="inductor"), *ins)
+    out, codes = run_and_get_code(torch.compile(fn, backend="inductor"DYNAMIC), *ins)
     temps = [code_temporaries(c) for c in codes]
     if not codes or any(t is None for t in temps):
         print("the generated code could not be read: the repro broke")
@@ -747,6 +757,7 @@ print(f"temporaries: f {temps} ({sum(b for _, b in temps)} bytes), "
       f"f_witness {temps_witness} ({sum(b for _, b in temps_witness)} bytes)")
 print(f"for reference, Inductor's own count: f {moved} bytes per call, f_witness {moved_witness}")
 raise SystemExit(1 if sum(b for _, b in temps) > sum(b for _, b in temps_witness) else 0)"""
+    run = _witness_dynamic(run, p, notes)
     blocks = [head_, [reader.rstrip()], parts["definitions"], parts["function"], witness,
               parts["inputs"], [run]]
     doc = f'"""{head(meta, p)}\n\n' + "\n".join(notes) + '"""'
@@ -819,7 +830,7 @@ def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
     torch._dynamo.reset()
     metrics.reset()
     ins = inputs()
-    out = torch.compile(fn, backend="inductor")(*ins)
+    out = torch.compile(fn, backend="inductor"DYNAMIC)(*ins)
     return (metrics.num_bytes_accessed, metrics.generated_kernel_count), tree_leaves((out, ins))
 
 
@@ -851,6 +862,7 @@ if not (same(eager, out) and same(eager, out_witness)):
 print(f"Inductor's own count: f moves {moved} bytes per call in {kernels} kernel(s), "
       f"f_witness {moved_witness} in {kernels_witness}")
 raise SystemExit(1 if moved > moved_witness else 0)"""
+    run = _witness_dynamic(run, p, notes)
     blocks = [head_, parts["definitions"], parts["function"], witness, parts["inputs"], [run]]
     doc = f'"""{head(meta, p)}\n\n' + "\n".join(notes) + '"""'
     return doc + "\n" + "\n\n\n".join("\n".join(b) for b in blocks if b) + "\n"

@@ -103,6 +103,28 @@ def get_args():
     assert code_temporaries(code) == (("buf0", 48), ("buf3", 16))
     assert code_temporaries(code.replace("(3, 4), (4, 1)", "(s0, 4), (4, 1)")) is None
     assert code_temporaries("print(1)") is None
+    # audit 57 (dfe6def6b6): a custom op's result is another tensor than its argument, and a
+    # symbolic size takes the value get_args gives its argument (dynamic shapes)
+    dynamic = """
+    def call(self, args):
+        arg0_1, arg1_1, arg2_1 = args
+        s77 = arg0_1
+        s27 = arg1_1
+        buf0 = empty_strided_cpu((s77, s27, s27), (s27*s27, s27, 1), torch.int64)
+        kernel(arg2_1, buf0, arg2_1, s27, s77)
+        buf1 = torch.ops.mylib.scaled.default(buf0)
+        del buf0
+        buf2 = buf1
+        return (buf2, )
+
+def get_args():
+    arg0_1 = 3
+    arg1_1 = 4
+    arg2_1 = rand_strided((3, 4, 4), (16, 4, 1), device='cpu', dtype=torch.int64)
+    return [arg0_1, arg1_1, arg2_1]
+"""
+    assert code_temporaries(dynamic) == (("buf0", 3 * 4 * 4 * 8),)
+    assert code_temporaries(dynamic.replace("    arg1_1 = 4\n", "")) is None  # no value for s27
 
 
 def test_no_temporaries_witness_when_the_generated_code_shows_none(monkeypatch):
@@ -116,6 +138,17 @@ def test_no_temporaries_witness_when_the_generated_code_shows_none(monkeypatch):
         return dataclasses.replace(real(graph), code_temporaries=())
 
     monkeypatch.setattr(cost, "graph_cost", no_code_temporaries)
+    j = judge(c06, "inductor", inputs=_c06_inputs)
+    assert j.witness is None, j.explanation
+
+
+def test_no_temporaries_witness_when_the_generated_code_cannot_be_read(monkeypatch):
+    # a saving the repro could not read in the code is not how the witness is leaner
+    from aliasfuzz.passes import cost
+
+    real = cost.graph_cost
+    monkeypatch.setattr(cost, "graph_cost",
+                        lambda graph: dataclasses.replace(real(graph), code_temporaries=None))
     j = judge(c06, "inductor", inputs=_c06_inputs)
     assert j.witness is None, j.explanation
 

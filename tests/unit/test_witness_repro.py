@@ -130,3 +130,17 @@ def test_a_temporaries_repro_exits_0_when_the_witness_allocates_as_much(tmp_path
     assert "field[rows] = work\n    torch._dynamo.graph_break()  # the witness" in text
     r = _run(text, tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_dynamic_witness_s_repro_compiles_with_dynamic_shapes_and_reads_past_a_custom_op(tmp_path):
+    # audit 57 (dfe6def6b6): found with dynamic=True, the repro compiled static, and read
+    # the buffer handed to a custom op as a returned output: it exited 0 ("fixed")
+    entry = ENTRY.parent / "missed-reinplace-unblamed-inductor-dfe6def6b6"
+    program = Program.loads((entry / "program.json").read_text())
+    meta = json.loads((entry / "meta.json").read_text())
+    text = render_repro(program, meta)
+    assert 'torch.compile(fn, backend="inductor", dynamic=True)' in text
+    assert "Found with dynamic shapes: the script compiles f and f_witness with dynamic=True." in text
+    r = _run(text, tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "temporaries: f [('buf0', 384)] (384 bytes), f_witness [] (0 bytes)" in r.stdout, r.stdout
