@@ -366,6 +366,11 @@ def title(meta: dict[str, Any], pipeline: str | None = None,
         words = f"{words} of a synthetic base (graph inputs that alias, one mutated)"
     alias = (intermediate_alias(meta) if observable(meta) == "aliasing" else graph_alias(meta)) \
         if not sighting else None
+    lost = output_metadata(meta) if not sighting and not alias else None
+    if lost:
+        # audit 57 (0e76bd01f8): the title said "functionalization" while the docstring
+        # pointed at AOTAutograd's output metadata
+        alias = f"classifies {lost}, an alias of an input in eager, as a fresh output (non_alias)"
     od = None if sighting or alias else order_dependent(meta)
     if od:
         # fresh user 55's B4 (ec5377b470): "functionalization ... and mutates an input

@@ -1269,6 +1269,9 @@ def test_audit_56_0e76bd01f8_an_alias_lost_by_aotautograds_output_metadata_says_
     doc = " ".join(render_repro(p, meta).split('"""')[1].split())
     assert "that metadata (collect_metadata_analysis, torch/_functorch/_aot_autograd) classifies " \
            "out0 as a fresh output (non_alias): look there first." in doc, doc
+    # the title says so too (audit 57)
+    assert doc.startswith("[aot_autograd] functionalization classifies out0, an alias of an "
+                          "input in eager, as a fresh output (non_alias) and differs"), doc
 
 
 def test_output_metadata_note_names_only_a_non_alias_output_of_an_aliasing_departure():

@@ -908,3 +908,16 @@ def test_a_dynamic_crash_of_another_error_is_not_122773_nor_related_to_it():
     assert "pytorch/pytorch#122773" not in first
     assert "pytorch/pytorch#122773" in [b.issue for b in known.known_first_candidates(
         bugs, "crash", "inductor", {"index_select.out"}, ["out"], _TRACE["explanation"])]
+
+
+def test_an_index_add_whose_scalar_codegen_agrees_is_191837():
+    # audit 57, 59b1e7f897: x.index_add_(0, idx, y.transpose(1, 2)) with two threads wrote past
+    # x (CppTile2DKernel's atomic_add applies the inner offset twice); filed new
+    bugs = load_known(CORPUS)
+    root = {"stage": "codegen:cpp-vectorized", "verdict": "miscompile", "check": "values",
+            "evidence": ["inplace", "strided-inputs"]}
+    for op in ("index_add_", "index_add", "index_add.out"):
+        bug, _ = match(bugs, root, {op}, {"inductor"})
+        assert bug is not None and bug.issue == "pytorch/pytorch#191837", op
+    bug, _ = match(bugs, {**root, "stage": "lowering"}, {"index_add_"}, {"inductor"})
+    assert bug is None or bug.issue != "pytorch/pytorch#191837"
