@@ -799,6 +799,7 @@ def blame_program(
     front = None if iso is not None else (  # children run one pipeline's controls
         lambda o: _control("aot_eager", fn, make, names, o, device, eager, shadow))
     b = static_shapes(b, pipeline, opts, runner, front)
+    b = auto_functionalized_v1(b, pipeline, opts, runner, program)
     if grads:
         b = donated_buffer(b, pipeline, opts, runner)
     if any(op.op in DYNAMO_REWRITES for op in program.body):
@@ -1408,6 +1409,37 @@ def stacked_pass_off(
 STATIC_SHAPES = "static-shapes"
 #: Pipelines that compile through Dynamo, where ``dynamic`` means symbolic sizes.
 _DYNAMIC = ("aot_eager", "inductor", "inductor-reinplace", "inductor-noreinplace")
+
+
+#: The trail entry of :func:`auto_functionalized_v1`.
+AUTO_FUNCTIONALIZED_V2 = "auto-functionalized-v2"
+#: Stages whose handling of a mutating custom op depends on its auto_functionalized form.
+_AUTO_FUNCTIONALIZED_STAGES = ("functionalization", "aot", "aot-runtime", "reinplace")
+
+
+def auto_functionalized_v1(b: Blame, pipeline: str, opts: Any, runner: Callable[[Any], str],
+                           program: Any) -> Blame:
+    """A blamed finding of a program with a custom op (IR ops ``fz.*``, which mutate through
+    ``mutates_args``), run again with ``torch._inductor.config.
+    enable_auto_functionalized_v2 = False`` (AOTAutograd wraps the op in the v1
+    ``auto_functionalized``, which copies the mutated arguments instead of regenerating them
+    from their bases): the trail's :data:`AUTO_FUNCTIONALIZED_V2` entry says what that
+    control gave. The blame stays. Audit 57 (502df9d4e6): a custom op's write into a view of
+    an input at a nonzero storage offset was lost under v2 only, which the repro did not
+    say. Only where the blamed stage is one of :data:`_AUTO_FUNCTIONALIZED_STAGES`, on the
+    pipelines that trace with Dynamo, and the finding ran v2. Returns ``b``."""
+    from dataclasses import replace
+
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    opts = opts or PipelineOptions()
+    if (b.stage not in _AUTO_FUNCTIONALIZED_STAGES or pipeline not in _DYNAMIC
+            or not getattr(opts, "auto_functionalized_v2", True)
+            or not any(str(op.op).startswith("fz.") for op in getattr(program, "body", ()))):
+        return b
+    got = runner(replace(opts, auto_functionalized_v2=False))
+    b.trail.append((AUTO_FUNCTIONALIZED_V2, f"enable_auto_functionalized_v2=False: {got}"))
+    return b
 
 
 #: Stages ``aot_eager`` runs as Inductor's pipelines do (the same Dynamo capture and

@@ -232,6 +232,7 @@ def moved_by_pass_off(trail: list[Any], stage: str | None) -> tuple[str, bool] |
 def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
     from aliasfuzz.oracle.blame import (
         ALSO_FIXED_BY,
+        AUTO_FUNCTIONALIZED_V2,
         DONATED_BUFFER,
         ENABLED_BY,
         ENABLED_BY_DYNAMO,
@@ -347,6 +348,18 @@ def _notes(plan_: Plan, meta: dict[str, Any]) -> list[str]:
             "inductor_prims.fma): with it off the program compiles and agrees with eager, while "
             f"Dynamo's graph runs right eagerly: {stage} mishandles the ops Dynamo wrote.",
             92, break_on_hyphens=False)
+    v2 = next(iter(trail_rows(meta, AUTO_FUNCTIONALIZED_V2)), "")
+    if stage and v2.endswith(": agrees"):
+        # audit 57, 502df9d4e6: the custom op's lost write needed v2, which the repro hid
+        notes += textwrap.wrap(
+            "It needs AOTAutograd's auto_functionalized_v2 (torch._inductor.config."
+            "enable_auto_functionalized_v2, on by default), which regenerates a custom op's "
+            "mutated arguments from their bases: with it False (the v1 wrapper, which copies "
+            "them) the program agrees with eager.", 92, break_on_hyphens=False)
+    elif stage and v2.endswith(": departs"):
+        notes += textwrap.wrap("It departs with torch._inductor.config."
+                               "enable_auto_functionalized_v2 = False too.", 92,
+                               break_on_hyphens=False)
     lost = output_metadata(meta) if stage else None
     if lost:
         # audit 56, 0e76bd01f8: "functionalization" read as its kernels; the alias was

@@ -1415,6 +1415,45 @@ def test_a_static_shapes_control_inductor_cannot_run_here_runs_on_aot_eager_for_
     assert fronts == [False]
 
 
+def test_a_custom_op_finding_runs_an_auto_functionalized_v1_control_and_keeps_its_stage():
+    # audit 57, 502df9d4e6: a custom op's write into a view of an input at a nonzero storage
+    # offset was lost under auto_functionalized_v2 only, which the repro did not say
+    from aliasfuzz.campaign.repro import render_repro
+    from aliasfuzz.oracle.blame import AUTO_FUNCTIONALIZED_V2, auto_functionalized_v1
+    from aliasfuzz.passes.pipelines import PipelineOptions
+
+    p = _program("miscompile-functionalization-502df9d4e6")
+    asked = []
+
+    def runner(o):
+        asked.append(o.auto_functionalized_v2)
+        return "agrees"
+
+    b = auto_functionalized_v1(Blame("functionalization", ("functionalization",), []), "inductor",
+                               PipelineOptions(), runner, p)
+    assert b.stage == "functionalization" and asked == [False]
+    assert b.trail == [(AUTO_FUNCTIONALIZED_V2, "enable_auto_functionalized_v2=False: agrees")]
+    # no custom op, another stage, a finding already on v1, or TorchScript: no control
+    plain = Program.from_json({**p.to_json(), "body": [op.to_json() for op in p.body
+                                                       if not op.op.startswith("fz.")]})
+    for stage, pipeline, opts, prog in (
+            ("functionalization", "inductor", PipelineOptions(), plain),
+            ("lowering", "inductor", PipelineOptions(), p),
+            ("functionalization", "inductor", PipelineOptions(auto_functionalized_v2=False), p),
+            ("ts-optimizer", "torchscript", PipelineOptions(), p)):
+        assert auto_functionalized_v1(Blame(stage, (), []), pipeline, opts, runner, prog).trail == []
+    assert asked == [False]
+    # the finding itself: the blame runs it, and the repro says v2 is needed
+    out = _judge.evaluate(p, "inductor-reinplace", "cpu")
+    assert (out["verdict"], out["check"]) == ("miscompile", "inputs"), out
+    b = blame_program(p, "inductor-reinplace", out["verdict"], out["check"])
+    assert _trail(b, AUTO_FUNCTIONALIZED_V2) == "enable_auto_functionalized_v2=False: agrees", b.trail
+    meta = _entry_meta("miscompile-functionalization-502df9d4e6", "inductor-reinplace", out, b)
+    doc = " ".join(render_repro(p, meta).split('"""')[1].split())
+    assert "It needs AOTAutograd's auto_functionalized_v2" in doc and \
+           "with it False (the v1 wrapper, which copies them) the program agrees with eager." in doc, doc
+
+
 def test_audit_53_0fe554f63b_needs_dynamic_shapes_and_the_trail_says_so():
     # x1.add_(1)[1::3] has size (s0+1)//3, 1 at run time; ExpandView.make_reindexer broadcasts
     # only a literal 1, so Inductor reads past the buffer under dynamic=True only
