@@ -634,6 +634,16 @@ def load_entry(path: str | os.PathLike) -> CorpusEntry:
         pass  # well-formed, no single eager meaning: judged invalid-program (replay: changed)
     except InvalidArgument as e:
         raise InvalidArgument(f"{p / 'program.json'}: {e}") from None
+    for k, hit in enumerate(meta.get("hits") or []):
+        # a sighting's own minimized program is what its repro may show (fresh user 57's B2:
+        # "program": {"body": "junk"} in a hit was replayed as "reproduces")
+        if isinstance(hit, dict) and hit.get("program") is not None:
+            try:
+                Program.from_json(hit["program"]).validate()
+            except NoEagerMeaning:
+                pass
+            except (InvalidArgument, TypeError, KeyError, AttributeError, ValueError) as e:
+                raise InvalidArgument(f"{p / 'meta.json'}: hits[{k}].program: {e}") from None
     return CorpusEntry(p, program, meta)
 
 

@@ -689,6 +689,20 @@ def witness_function(function: list[str], explanation: str) -> tuple[str, list[s
     return (rule, out) if done else None
 
 
+#: The witness repros' comparison of f's and f_witness's results with eager's.
+_WITNESS_SAME = """def same(a, b):
+    try:
+        for x, y in zip(a, b, strict=True):
+            if isinstance(x, torch.Tensor):
+                torch.testing.assert_close(y, x)
+            else:
+                assert x == y
+    except (AssertionError, ValueError):
+        return False
+    return True
+"""
+
+
 def _witness_dynamic(run: str, p: Plan, notes: list[str]) -> str:
     """A witness repro's ``run`` block compiling as the finding's sighting did: with
     ``dynamic=True`` when it was found with dynamic shapes (audit 57, dfe6def6b6: found
@@ -746,17 +760,7 @@ def _temporaries_repro(p: Plan, meta: dict[str, Any], parts: dict[str, Any], rul
     return [t for ts in temps for t in ts], metrics.num_bytes_accessed, tree_leaves((out, ins))
 
 
-def same(a, b):
-    try:
-        for x, y in zip(a, b, strict=True):
-            if isinstance(x, torch.Tensor):
-                torch.testing.assert_close(y, x)
-            else:
-                assert x == y
-    except (AssertionError, ValueError):
-        return False
-    return True
-
+""" + _WITNESS_SAME + """
 
 print("torch", torch.__version__)
 e = inputs()
@@ -847,17 +851,7 @@ def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
     return (metrics.num_bytes_accessed, metrics.generated_kernel_count), tree_leaves((out, ins))
 
 
-def same(a, b):
-    try:
-        for x, y in zip(a, b, strict=True):
-            if isinstance(x, torch.Tensor):
-                torch.testing.assert_close(y, x)
-            else:
-                assert x == y
-    except (AssertionError, ValueError):
-        return False
-    return True
-
+""" + _WITNESS_SAME + """
 
 print("torch", torch.__version__)
 e = inputs()

@@ -393,3 +393,24 @@ def test_a_sighting_s_explanation_is_stored_cut_at_a_word(tmp_path):
                            {"campaign": "t", "seed": 0, "program_index": 1}).paths
     (hit,) = json.loads((path / "meta.json").read_text())["hits"]
     assert len(hit["explanation"]) <= 300 and hit["explanation"].endswith("temporaries...")
+
+
+def test_a_sighting_whose_program_does_not_validate_is_a_corrupt_entry(tmp_path):
+    # fresh user 57's B2: "program": {"schema": 1, "body": "junk"} in a hit was replayed as
+    # "reproduces" and accepted by run, where the same fault in program.json is refused
+    import shutil
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "corpus" / "miscompile-functionalization-cbd3794b15"
+    entry = tmp_path / src.name
+    shutil.copytree(src, entry)
+    meta = json.loads((entry / "meta.json").read_text())
+    store.load_entry(entry)  # as committed
+    meta["hits"][0]["program"] = {"schema": 1, "body": "junk"}
+    (entry / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(InvalidArgument, match=r"meta.json: hits\[0\]\.program: "):
+        store.load_entry(entry)
+    # a well-formed program of another sighting stays accepted
+    meta["hits"][0]["program"] = _program().to_json()
+    (entry / "meta.json").write_text(json.dumps(meta))
+    store.load_entry(entry)
