@@ -53,6 +53,6 @@ def test_every_inductor_run_records_its_cost():
     ex = run_function("inductor", _aug_assign, (torch.arange(100.0),), input_names=["x"])
     assert ex.ok and len(ex.cost) == 1
     assert total(ex.cost) == {"bytes": 800, "inductor_bytes": 800, "kernels": 1, "temporaries": 0,
-                              "temporary_bytes": 0, "unmeasured": 0}
+                              "temporary_bytes": 0, "code_temporary_bytes": 0, "unmeasured": 0}
     fast = run_function("inductor-reinplace", _aug_assign, (torch.arange(100.0),), input_names=["x"])
     assert fast.cost == []  # no codegen, nothing to count
