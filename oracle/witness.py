@@ -402,18 +402,6 @@ def find_witness(
             return not test(a, b) and not test({**a, **flat}, {**b, **flat})
         return not test(a, b)
 
-    def lean_of(a: dict, w: dict) -> str | None:
-        """:func:`_leaner` of two full compiles: a saving in temporaries that their code
-        does not show (a size the wrapper's text cannot give) is not one the repro can
-        read, so only the bytes can make the witness leaner then."""
-        kind = _leaner(a, w)
-        if kind == "temporary_bytes" and min(a.get("code_temporary_bytes", -1),
-                                             w.get("code_temporary_bytes", -1)) < 0:
-            from aliasfuzz.passes.cost import leaner_in_kind
-
-            return leaner_in_kind((a["bytes"], w["bytes"]), (0, 0))
-        return kind
-
     def grows(a0: dict, w0: dict, a1: dict, w1: dict, lean: str) -> bool:
         return all(a1[k] - w1[k] >= SCALING * (a0[k] - w0[k]) for k in {lean, "bytes"})
 
@@ -443,7 +431,7 @@ def find_witness(
         if fails(spelled, None, lambda a, b: _leaner(a, b) is not None):
             continue
         first = measure(None)
-        lean = lean_of(*first) if first is not None else None
+        lean = _leaner(*first, full=True) if first is not None else None
         if lean is None:
             continue
         a0, w0 = first
@@ -452,7 +440,7 @@ def find_witness(
                      _leaner(a, b) == lean and grows(a0, w0, a, b, lean)):
                 continue
             big = measure(size)
-            if big is None or lean_of(*big) != lean:
+            if big is None or _leaner(*big, full=True) != lean:
                 continue
             a1, w1 = big
             # the excess in bytes moved grows, and so does what makes the witness leaner
@@ -464,20 +452,22 @@ def find_witness(
     return None
 
 
-def _leaner(a: dict[str, int], w: dict[str, int]) -> str | None:
+def _leaner(a: dict[str, int], w: dict[str, int], full: bool = False) -> str | None:
     """How the witness's code (totals ``w``) is leaner than the original's (``a``): the key
     of :func:`aliasfuzz.passes.cost.leaner_in_kind`, or None. Both accountings must also say
-    it moves fewer bytes (loop-extent, and Inductor's own count, which the repro shows)."""
+    it moves fewer bytes (loop-extent, and Inductor's own count, which the repro shows).
+    The repro reads the temporaries in the generated code, so a saving in them counts only
+    where the code shows it; code that could not be read (-1: a size the wrapper's text
+    cannot give) shows nothing for two ``full`` compiles, and leaves the screen (compiles
+    that write no code) to the full compile."""
     from aliasfuzz.passes.cost import leaner_in_kind
 
     if w["bytes"] >= a["bytes"] or w["inductor_bytes"] >= a["inductor_bytes"]:
         return None
     kind = leaner_in_kind((a["bytes"], w["bytes"]), (a["temporary_bytes"], w["temporary_bytes"]))
     code = (a.get("code_temporary_bytes", -1), w.get("code_temporary_bytes", -1))
-    if kind == "temporary_bytes" and min(code) >= 0 and code[1] >= code[0]:
-        # the repro reads the temporaries in the generated code: where they do not show
-        # the saving, it is not how the witness is leaner (a screened compile writes no
-        # code: -1, the full compile decides)
+    unread = min(code) < 0
+    if kind == "temporary_bytes" and (full if unread else code[1] >= code[0]):
         return leaner_in_kind((a["bytes"], w["bytes"]), (0, 0))
     return kind
 

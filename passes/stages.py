@@ -279,15 +279,10 @@ def _fresh_user_outputs() -> tuple[int, ...]:
     graph gives them, while an output that aliases an input is regenerated from that input
     (``gen_alias_from_base``). Empty when the metadata is missing (see
     :func:`_user_output_span`)."""
-    span = _user_output_span()
-    if span is None:
+    span, types = _user_output_span(), _user_output_types()
+    if span is None or types is None:
         return ()
-    try:
-        info = torch._guards.TracingContext.try_get().fw_metadata.output_info
-        return tuple(span[0] + i for i, o in enumerate(info[:span[1]])
-                     if o.output_type.name == "non_alias")
-    except Exception:  # an internal API: no observation rather than a wrong one
-        return ()
+    return tuple(span[0] + i for i, t in enumerate(types) if t == "non_alias")
 
 
 def _user_output_types() -> tuple[str, ...] | None:

@@ -703,6 +703,38 @@ _WITNESS_SAME = """def same(a, b):
 """
 
 
+def _witness_notes(meta: dict[str, Any], rule: str, claim: str) -> list[str]:
+    """The docstring lines of a witness repro: where it was found, its exit codes, and the
+    cost ``claim`` (a sentence) with what the blame said of it."""
+    return [*textwrap.wrap(
+                f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
+                f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed, "
+                "4 no claim (f or f_witness compiled no longer gives eager's values), 125 it broke "
+                "(an exception outside the check), 2 no torch.", 92, break_on_hyphens=False),
+            *textwrap.wrap(f"A cost claim ({rule}): f and f_witness compute the same values; "
+                           f"{claim} {cost_blame(meta)}", 92, break_on_hyphens=False)]
+
+
+def _witness_head(parts: dict[str, Any], *imports: str) -> list[str]:
+    """The imports and settings a witness repro starts with (``imports``: its own extra
+    ``from torch ... import`` lines): caches off, Inductor's metrics log on."""
+    return ["from typing import Optional"] * parts["optional"] + [
+        "import logging", *BROKE, "import torch", *parts["imports"],
+        "from torch._inductor import metrics", *imports,
+        "from torch.utils._pytree import tree_leaves", "",
+        "torch.compiler.config.force_disable_caches = True  # run the passes",
+        "# Inductor counts the bytes each compiled graph moves when its metrics log is on",
+        'logging.getLogger("torch._inductor.compile_fx.__inductor_metrics").setLevel(logging.INFO)']
+
+
+def _witness_text(p: Plan, meta: dict[str, Any], notes: list[str], blocks: list[list[str]]) -> str:
+    """A witness repro's text: the docstring of ``notes`` (with the dynamic-shapes note of
+    :func:`_witness_dynamic`), then ``blocks`` (the last one the ``run`` block)."""
+    blocks = [*blocks[:-1], [_witness_dynamic(blocks[-1][0], p, notes)]]
+    doc = f'"""{head(meta, p)}\n\n' + "\n".join(notes) + '"""'
+    return doc + "\n" + "\n\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+
+
 def _witness_dynamic(run: str, p: Plan, notes: list[str]) -> str:
     """A witness repro's ``run`` block compiling as the finding's sighting did: with
     ``dynamic=True`` when it was found with dynamic shapes (audit 57, dfe6def6b6: found
@@ -731,23 +763,10 @@ def _temporaries_repro(p: Plan, meta: dict[str, Any], parts: dict[str, Any], rul
     source = inspect.getsource(code_temporaries)
     body = source.split('"""', 2)  # the docstring stays in this package
     reader = body[0] + '"""The buffers the generated call allocates and does not return."""' + body[2]
-    notes = [*textwrap.wrap(
-                 f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
-                 f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed, "
-                 "4 no claim (f or f_witness compiled no longer gives eager's values), 125 it broke "
-                 "(an exception outside the check), 2 no torch.", 92, break_on_hyphens=False),
-             *textwrap.wrap(f"A cost claim ({rule}): f and f_witness compute the same values; "
-                            "Inductor's code for f allocates a temporary buffer that the code "
-                            "for f_witness does not (the buffers its call allocates and does "
-                            f"not return, as TORCH_LOGS=output_code shows them). {cost_blame(meta)}",
-                            92, break_on_hyphens=False)]
-    head_ = ["from typing import Optional"] * parts["optional"] + [
-        "import logging", *BROKE, "import torch", *parts["imports"],
-        "from torch._inductor import metrics", "from torch._inductor.utils import run_and_get_code",
-        "from torch.utils._pytree import tree_leaves", "",
-        "torch.compiler.config.force_disable_caches = True  # run the passes",
-        "# Inductor counts the bytes each compiled graph moves when its metrics log is on",
-        'logging.getLogger("torch._inductor.compile_fx.__inductor_metrics").setLevel(logging.INFO)']
+    notes = _witness_notes(meta, rule, "Inductor's code for f allocates a temporary buffer that "
+                           "the code for f_witness does not (the buffers its call allocates and "
+                           "does not return, as TORCH_LOGS=output_code shows them).")
+    head_ = _witness_head(parts, "from torch._inductor.utils import run_and_get_code")
     run = """def compiled(fn):  # the temporaries of the generated code, Inductor's byte count; the results
     torch._dynamo.reset()
     metrics.reset()
@@ -774,11 +793,8 @@ print(f"temporaries: f {temps} ({sum(b for _, b in temps)} bytes), "
       f"f_witness {temps_witness} ({sum(b for _, b in temps_witness)} bytes)")
 print(f"for reference, Inductor's own count: f {moved} bytes per call, f_witness {moved_witness}")
 raise SystemExit(1 if sum(b for _, b in temps) > sum(b for _, b in temps_witness) else 0)"""
-    run = _witness_dynamic(run, p, notes)
-    blocks = [head_, [reader.rstrip()], parts["definitions"], parts["function"], witness,
-              parts["inputs"], [run]]
-    doc = f'"""{head(meta, p)}\n\n' + "\n".join(notes) + '"""'
-    return doc + "\n" + "\n\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+    return _witness_text(p, meta, notes, [head_, [reader.rstrip()], parts["definitions"],
+                                          parts["function"], witness, parts["inputs"], [run]])
 
 
 def is_witness(p: Plan) -> bool:
@@ -818,31 +834,19 @@ def witness_repro(p: Plan, meta: dict[str, Any]) -> str | None:
     makes a witness only where this count agrees with its own (:func:`aliasfuzz.oracle.
     witness.find_witness`). None when the explanation's witness cannot be spelled in ``f``."""
     parts = _parts(p)
-    got = witness_function(parts["function"], p.explanation or str(meta.get("explanation") or ""))
+    explanation = p.explanation or str(meta.get("explanation") or "")
+    got = witness_function(parts["function"], explanation)
     if got is None:
         return None
     rule, witness = got
     from aliasfuzz.oracle.witness import witness_temporaries
 
-    explanation = p.explanation or str(meta.get("explanation") or "")
     if witness_temporaries(explanation) is not None:
         return _temporaries_repro(p, meta, parts, rule, witness)
-    notes = [*textwrap.wrap(
-                 f"Found by aliasfuzz ({meta.get('id', 'an entry')}, torch "
-                 f"{(meta.get('versions') or {}).get('torch', '?')}). Exit: 1 the bug shows, 0 fixed, "
-                 "4 no claim (f or f_witness compiled no longer gives eager's values), 125 it broke "
-                 "(an exception outside the check), 2 no torch.", 92, break_on_hyphens=False),
-             *textwrap.wrap(f"A cost claim ({rule}): f and f_witness compute the same values; "
-                            "Inductor's code for f moves more bytes per call than for "
-                            f"f_witness (Inductor's own count, the first figure of the "
-                            f"finding's explanation). {cost_blame(meta)}", 92,
-                            break_on_hyphens=False)]
-    head_ = ["from typing import Optional"] * parts["optional"] + [
-        "import logging", *BROKE, "import torch", *parts["imports"], "from torch._inductor import metrics",
-        "from torch.utils._pytree import tree_leaves", "",
-        "torch.compiler.config.force_disable_caches = True  # run the passes",
-        "# Inductor counts the bytes each compiled graph moves when its metrics log is on",
-        'logging.getLogger("torch._inductor.compile_fx.__inductor_metrics").setLevel(logging.INFO)']
+    notes = _witness_notes(meta, rule, "Inductor's code for f moves more bytes per call than for "
+                           "f_witness (Inductor's own count, the first figure of the finding's "
+                           "explanation).")
+    head_ = _witness_head(parts)
     run = """def compiled(fn):  # Inductor's count of the bytes its code moves per call; the results
     torch._dynamo.reset()
     metrics.reset()
@@ -869,7 +873,5 @@ if not (same(eager, out) and same(eager, out_witness)):
 print(f"Inductor's own count: f moves {moved} bytes per call in {kernels} kernel(s), "
       f"f_witness {moved_witness} in {kernels_witness}")
 raise SystemExit(1 if moved > moved_witness else 0)"""
-    run = _witness_dynamic(run, p, notes)
-    blocks = [head_, parts["definitions"], parts["function"], witness, parts["inputs"], [run]]
-    doc = f'"""{head(meta, p)}\n\n' + "\n".join(notes) + '"""'
-    return doc + "\n" + "\n\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+    return _witness_text(p, meta, notes, [head_, parts["definitions"], parts["function"], witness,
+                                          parts["inputs"], [run]])
